@@ -1,0 +1,31 @@
+//! Exact, `no_std` Rust mirror of the two C ABIs that array libraries use to hand memory to each
+//! other: **DLPack 1.3** and the **Apache Arrow C interfaces** (C Data, C Stream, C Device Data,
+//! C Device Stream and the experimental async device stream).
+//!
+//! [`raw`] mirrors the C headers item for item: the same names, field types and layouts, checked
+//! at compile time for every ABI family (LP64, i686, and 32-bit targets with 8-byte `u64`). It has
+//! no `Drop` and no `unsafe` code. The only `unsafe` in this release is the `bytemuck`
+//! [`Pod`](bytemuck::Pod)/[`Zeroable`](bytemuck::Zeroable) implementations for the raw types.
+//!
+//! The crate ships a generated C header, `include/dlpack_abi.h`, that is a drop-in for upstream
+//! `dlpack/dlpack.h` and `arrow/c/abi.h` (see the README).
+//!
+//! ```
+//! use dlpack_abi::raw::{kDLCPU, kDLFloat, DLDataType, DLDevice};
+//!
+//! let device = DLDevice { device_type: kDLCPU, device_id: 0 };
+//! let f32_type = DLDataType { code: kDLFloat, bits: 32, lanes: 1 };
+//! assert_eq!(format!("{device:?}"), "DLDevice { device_type: kDLCPU, device_id: 0 }");
+//! assert_eq!(bytemuck::bytes_of(&f32_type).len(), 4);
+//! ```
+#![no_std]
+#![deny(unsafe_op_in_unsafe_fn, missing_docs, unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
+#[cfg(feature = "alloc")]
+extern crate alloc;
+
+#[forbid(unsafe_code)]
+pub mod raw;
+
+mod pod;

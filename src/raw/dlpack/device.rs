@@ -1,0 +1,72 @@
+//! `DLDeviceType` and `DLDevice`: where a tensor's memory lives.
+
+/// The kind of memory a tensor's `data` refers to (C `DLDeviceType`).
+///
+/// An open C enum: a 4-byte `enum` in C (`enum : int32_t` in C++). Producers built from newer
+/// headers send values this crate does not name (DLPack `main` has 19-21), so this is an `i32`
+/// newtype; every value is valid and an unknown one prints as `DLDeviceType(19)`.
+#[repr(transparent)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct DLDeviceType(pub i32);
+
+/// CPU memory (plain host memory).
+pub const kDLCPU: DLDeviceType = DLDeviceType(1);
+/// CUDA device memory.
+pub const kDLCUDA: DLDeviceType = DLDeviceType(2);
+/// Pinned host memory allocated by `cudaMallocHost`.
+pub const kDLCUDAHost: DLDeviceType = DLDeviceType(3);
+/// OpenCL device memory; `data` is a `cl_mem` handle.
+pub const kDLOpenCL: DLDeviceType = DLDeviceType(4);
+/// Vulkan buffer.
+pub const kDLVulkan: DLDeviceType = DLDeviceType(7);
+/// Metal memory on Apple GPUs.
+pub const kDLMetal: DLDeviceType = DLDeviceType(8);
+/// Verilog simulator buffer.
+pub const kDLVPI: DLDeviceType = DLDeviceType(9);
+/// ROCm (HIP) device memory.
+pub const kDLROCM: DLDeviceType = DLDeviceType(10);
+/// Pinned host memory allocated by `hipMallocHost`.
+pub const kDLROCMHost: DLDeviceType = DLDeviceType(11);
+/// Reserved extension device; its meaning is implementation-defined.
+pub const kDLExtDev: DLDeviceType = DLDeviceType(12);
+/// CUDA managed (unified) memory from `cudaMallocManaged`.
+pub const kDLCUDAManaged: DLDeviceType = DLDeviceType(13);
+/// oneAPI unified shared memory on a non-partitioned device.
+pub const kDLOneAPI: DLDeviceType = DLDeviceType(14);
+/// WebGPU buffer.
+pub const kDLWebGPU: DLDeviceType = DLDeviceType(15);
+/// Qualcomm Hexagon DSP memory.
+pub const kDLHexagon: DLDeviceType = DLDeviceType(16);
+/// Microsoft MAIA device memory.
+pub const kDLMAIA: DLDeviceType = DLDeviceType(17);
+/// AWS Trainium device memory.
+pub const kDLTrn: DLDeviceType = DLDeviceType(18);
+
+open_enum_names!(DLDeviceType {
+    kDLCPU,
+    kDLCUDA,
+    kDLCUDAHost,
+    kDLOpenCL,
+    kDLVulkan,
+    kDLMetal,
+    kDLVPI,
+    kDLROCM,
+    kDLROCMHost,
+    kDLExtDev,
+    kDLCUDAManaged,
+    kDLOneAPI,
+    kDLWebGPU,
+    kDLHexagon,
+    kDLMAIA,
+    kDLTrn,
+});
+
+/// A device: a [`DLDeviceType`] and an ordinal within it.
+#[repr(C)]
+#[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
+pub struct DLDevice {
+    /// The kind of memory.
+    pub device_type: DLDeviceType,
+    /// Device ordinal, numbered by the producer; 0 for plain CPU, pinned and managed memory.
+    pub device_id: i32,
+}
