@@ -22,7 +22,14 @@ macro_rules! impl_pod {
     )+};
 }
 
-impl_pod!(DLPackVersion, DLDeviceType, DLDevice, DLDataTypeCode, DLDataType, ArrowDeviceType);
+impl_pod!(
+    DLPackVersion,
+    DLDeviceType,
+    DLDevice,
+    DLDataTypeCode,
+    DLDataType,
+    ArrowDeviceType
+);
 
 /// Implements `Zeroable` for structs of integers, raw pointers and optional callbacks.
 macro_rules! impl_zeroable {

@@ -16,7 +16,9 @@ const FAMILY: usize = match (size_of::<usize>(), align_of::<u64>()) {
     (8, 8) => 0,
     (4, 4) => 1,
     (4, 8) => 2,
-    _ => panic!("dlpack-abi supports 64-bit targets and 32-bit targets with 4- or 8-byte u64 alignment"),
+    _ => panic!(
+        "dlpack-abi supports 64-bit targets and 32-bit targets with 4- or 8-byte u64 alignment"
+    ),
 };
 
 macro_rules! assert_layout {
@@ -38,11 +40,30 @@ const fn same(n: usize) -> [usize; 3] {
 }
 
 // dlpack/dlpack.h
-assert_layout!(DLPackVersion { size: same(8), align: same(4), major: same(0), minor: same(4) });
+assert_layout!(DLPackVersion {
+    size: same(8),
+    align: same(4),
+    major: same(0),
+    minor: same(4)
+});
 const _: () = assert!(size_of::<DLDeviceType>() == 4 && align_of::<DLDeviceType>() == 4);
-assert_layout!(DLDevice { size: same(8), align: same(4), device_type: same(0), device_id: same(4) });
-const _: () = assert!(size_of::<DLDataTypeCode>() == 1, "DLDataType.code is a uint8_t");
-assert_layout!(DLDataType { size: same(4), align: same(2), code: same(0), bits: same(1), lanes: same(2) });
+assert_layout!(DLDevice {
+    size: same(8),
+    align: same(4),
+    device_type: same(0),
+    device_id: same(4)
+});
+const _: () = assert!(
+    size_of::<DLDataTypeCode>() == 1,
+    "DLDataType.code is a uint8_t"
+);
+assert_layout!(DLDataType {
+    size: same(4),
+    align: same(2),
+    code: same(0),
+    bits: same(1),
+    lanes: same(2)
+});
 assert_layout!(DLTensor {
     size: [48, 36, 40],
     align: [8, 4, 8],
@@ -61,7 +82,8 @@ assert_layout!(DLManagedTensor {
     manager_ctx: [48, 36, 40],
     deleter: [56, 40, 44],
 });
-const _: () = assert!(size_of::<DLPackFlags>() == 8 && align_of::<DLPackFlags>() == align_of::<u64>());
+const _: () =
+    assert!(size_of::<DLPackFlags>() == 8 && align_of::<DLPackFlags>() == align_of::<u64>());
 assert_layout!(DLManagedTensorVersioned {
     size: [80, 60, 64],
     align: [8, 4, 8],
@@ -71,7 +93,12 @@ assert_layout!(DLManagedTensorVersioned {
     flags: [24, 16, 16],
     dl_tensor: [32, 24, 24],
 });
-assert_layout!(DLPackExchangeAPIHeader { size: [16, 12, 12], align: [8, 4, 4], version: same(0), prev_api: same(8) });
+assert_layout!(DLPackExchangeAPIHeader {
+    size: [16, 12, 12],
+    align: [8, 4, 4],
+    version: same(0),
+    prev_api: same(8)
+});
 assert_layout!(DLPackExchangeAPI {
     size: [56, 32, 32],
     align: [8, 4, 4],
@@ -140,7 +167,12 @@ assert_layout!(ArrowDeviceArrayStream {
     release: [32, 16, 16],
     private_data: [40, 20, 20],
 });
-assert_layout!(ArrowAsyncTask { size: [16, 8, 8], align: [8, 4, 4], extract_data: same(0), private_data: [8, 4, 4] });
+assert_layout!(ArrowAsyncTask {
+    size: [16, 8, 8],
+    align: [8, 4, 4],
+    extract_data: same(0),
+    private_data: [8, 4, 4]
+});
 assert_layout!(ArrowAsyncProducer {
     size: [40, 20, 20],
     align: [8, 4, 4],

@@ -13,7 +13,9 @@ use super::{ArrowDeviceArray, ArrowDeviceType, ArrowSchema};
 pub struct ArrowAsyncTask {
     /// Moves the task's data into `out` (which the caller then owns) and cleans the task up.
     /// Returns 0 or an errno.
-    pub extract_data: Option<unsafe extern "C" fn(self_: *mut ArrowAsyncTask, out: *mut ArrowDeviceArray) -> c_int>,
+    pub extract_data: Option<
+        unsafe extern "C" fn(self_: *mut ArrowAsyncTask, out: *mut ArrowDeviceArray) -> c_int,
+    >,
     /// Producer's bookkeeping; consumers never touch it.
     pub private_data: *mut c_void,
 }
@@ -43,7 +45,10 @@ pub struct ArrowAsyncDeviceStreamHandler {
     /// Called once with the stream's schema, which the handler must move out. Non-zero stops
     /// the stream.
     pub on_schema: Option<
-        unsafe extern "C" fn(self_: *mut ArrowAsyncDeviceStreamHandler, stream_schema: *mut ArrowSchema) -> c_int,
+        unsafe extern "C" fn(
+            self_: *mut ArrowAsyncDeviceStreamHandler,
+            stream_schema: *mut ArrowSchema,
+        ) -> c_int,
     >,
     /// Called per task; `task == NULL` means end of stream. `task` and `metadata` are valid only
     /// during the call. Non-zero stops the stream.

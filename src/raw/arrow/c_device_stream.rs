@@ -12,14 +12,20 @@ pub struct ArrowDeviceArrayStream {
     /// The device type of every array this stream yields.
     pub device_type: ArrowDeviceType,
     /// Writes the stream's schema (CPU data) to `out`. Returns 0 or an errno.
-    pub get_schema: Option<unsafe extern "C" fn(self_: *mut ArrowDeviceArrayStream, out: *mut ArrowSchema) -> c_int>,
+    pub get_schema: Option<
+        unsafe extern "C" fn(self_: *mut ArrowDeviceArrayStream, out: *mut ArrowSchema) -> c_int,
+    >,
     /// Writes the next device array to `out` (`out.array.release == NULL` at end of stream).
     /// Returns 0 or an errno.
     pub get_next: Option<
-        unsafe extern "C" fn(self_: *mut ArrowDeviceArrayStream, out: *mut ArrowDeviceArray) -> c_int,
+        unsafe extern "C" fn(
+            self_: *mut ArrowDeviceArrayStream,
+            out: *mut ArrowDeviceArray,
+        ) -> c_int,
     >,
     /// After a non-zero return: a UTF-8 message or NULL, valid until the next call on the stream.
-    pub get_last_error: Option<unsafe extern "C" fn(self_: *mut ArrowDeviceArrayStream) -> *const c_char>,
+    pub get_last_error:
+        Option<unsafe extern "C" fn(self_: *mut ArrowDeviceArrayStream) -> *const c_char>,
     /// Releases the stream and sets itself to NULL.
     pub release: Option<unsafe extern "C" fn(self_: *mut ArrowDeviceArrayStream)>,
     /// Producer's bookkeeping; consumers never touch it.

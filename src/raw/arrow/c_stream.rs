@@ -10,10 +10,12 @@ use super::{ArrowArray, ArrowSchema};
 #[derive(Debug)]
 pub struct ArrowArrayStream {
     /// Writes the stream's schema to `out`, which the caller then owns. Returns 0 or an errno.
-    pub get_schema: Option<unsafe extern "C" fn(*mut ArrowArrayStream, out: *mut ArrowSchema) -> c_int>,
+    pub get_schema:
+        Option<unsafe extern "C" fn(*mut ArrowArrayStream, out: *mut ArrowSchema) -> c_int>,
     /// Writes the next array to `out` (released, i.e. `out.release == NULL`, at end of stream).
     /// Returns 0 or an errno.
-    pub get_next: Option<unsafe extern "C" fn(*mut ArrowArrayStream, out: *mut ArrowArray) -> c_int>,
+    pub get_next:
+        Option<unsafe extern "C" fn(*mut ArrowArrayStream, out: *mut ArrowArray) -> c_int>,
     /// After a non-zero return: a UTF-8 message or NULL, valid until the next call on the stream.
     pub get_last_error: Option<unsafe extern "C" fn(*mut ArrowArrayStream) -> *const c_char>,
     /// Releases the stream and sets itself to NULL.

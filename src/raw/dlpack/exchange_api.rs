@@ -15,7 +15,11 @@ pub type DLPackManagedTensorAllocator = Option<
         out: *mut *mut DLManagedTensorVersioned,
         error_ctx: *mut c_void,
         SetError: Option<
-            unsafe extern "C" fn(error_ctx: *mut c_void, kind: *const c_char, message: *const c_char),
+            unsafe extern "C" fn(
+                error_ctx: *mut c_void,
+                kind: *const c_char,
+                message: *const c_char,
+            ),
         >,
     ) -> c_int,
 >;
@@ -43,7 +47,10 @@ pub type DLPackCurrentWorkStream = Option<
 /// Imports an owning tensor into the producer's tensor type, writing a new `PyObject*` to
 /// `*out_py_object`. Takes ownership of `tensor` whether or not it succeeds.
 pub type DLPackManagedTensorToPyObjectNoSync = Option<
-    unsafe extern "C" fn(tensor: *mut DLManagedTensorVersioned, out_py_object: *mut *mut c_void) -> c_int,
+    unsafe extern "C" fn(
+        tensor: *mut DLManagedTensorVersioned,
+        out_py_object: *mut *mut c_void,
+    ) -> c_int,
 >;
 
 /// The part of an exchange API table that stays the same across versions.

@@ -1,0 +1,505 @@
+/* dlpack_abi.h: DLPack 1.3 and the Apache Arrow C data, stream, device and async interfaces.
+ *
+ * Generated from the Rust definitions of dlpack-abi 0.1.0 by its build script (cbindgen);
+ * do not edit. Regenerate with: DLPACK_ABI_BLESS=1 cargo test --features header --test header
+ *
+ * A drop-in for dlpack/dlpack.h and arrow/c/abi.h: each part sits behind the upstream include
+ * guard, so this header and the upstream ones may be included together, in any order.
+ */
+#ifndef DLPACK_ABI_H_
+#define DLPACK_ABI_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#ifndef DLPACK_DLPACK_H_
+#define DLPACK_DLPACK_H_
+
+#ifdef __cplusplus
+#define DLPACK_EXTERN_C extern "C"
+#else
+#define DLPACK_EXTERN_C
+#endif
+
+#ifdef _WIN32
+#ifdef DLPACK_EXPORTS
+#define DLPACK_DLL __declspec(dllexport)
+#else
+#define DLPACK_DLL __declspec(dllimport)
+#endif
+#else
+#define DLPACK_DLL
+#endif
+
+// Major version of the ABI mirrored here (C `DLPACK_MAJOR_VERSION`). A
+// `DLManagedTensorVersioned` whose `version.major` differs
+// has an unknown layout after `flags`: only its `deleter` may be called.
+#define DLPACK_MAJOR_VERSION 1
+
+// Minor version of the ABI mirrored here (C `DLPACK_MINOR_VERSION`). Minor versions add enum
+// values, flags and API; they never move a field.
+#define DLPACK_MINOR_VERSION 3
+
+// A DLPack version, as written by the producer into a versioned tensor or exchange API table.
+typedef struct {
+  // Layout version; a different major means an incompatible layout.
+  uint32_t major;
+  // Additions within the same layout.
+  uint32_t minor;
+} DLPackVersion;
+// The version this crate mirrors, 1.3.
+#define DLPackVersion_CURRENT (DLPackVersion){ .major = DLPACK_MAJOR_VERSION, .minor = DLPACK_MINOR_VERSION }
+
+#ifdef __cplusplus
+typedef enum : int32_t {
+#else
+typedef enum {
+#endif
+  // CPU memory (plain host memory).
+  kDLCPU = 1,
+  // CUDA device memory.
+  kDLCUDA = 2,
+  // Pinned host memory allocated by `cudaMallocHost`.
+  kDLCUDAHost = 3,
+  // OpenCL device memory; `data` is a `cl_mem` handle.
+  kDLOpenCL = 4,
+  // Vulkan buffer.
+  kDLVulkan = 7,
+  // Metal memory on Apple GPUs.
+  kDLMetal = 8,
+  // Verilog simulator buffer.
+  kDLVPI = 9,
+  // ROCm (HIP) device memory.
+  kDLROCM = 10,
+  // Pinned host memory allocated by `hipMallocHost`.
+  kDLROCMHost = 11,
+  // Reserved extension device; its meaning is implementation-defined.
+  kDLExtDev = 12,
+  // CUDA managed (unified) memory from `cudaMallocManaged`.
+  kDLCUDAManaged = 13,
+  // oneAPI unified shared memory on a non-partitioned device.
+  kDLOneAPI = 14,
+  // WebGPU buffer.
+  kDLWebGPU = 15,
+  // Qualcomm Hexagon DSP memory.
+  kDLHexagon = 16,
+  // Microsoft MAIA device memory.
+  kDLMAIA = 17,
+  // AWS Trainium device memory.
+  kDLTrn = 18,
+} DLDeviceType;
+
+// A device: a `DLDeviceType` and an ordinal within it.
+typedef struct {
+  // The kind of memory.
+  DLDeviceType device_type;
+  // Device ordinal, numbered by the producer; 0 for plain CPU, pinned and managed memory.
+  int32_t device_id;
+} DLDevice;
+
+typedef enum {
+  // Signed integer.
+  kDLInt = 0U,
+  // Unsigned integer.
+  kDLUInt = 1U,
+  // IEEE 754 binary floating point.
+  kDLFloat = 2U,
+  // Opaque handle whose meaning both sides must agree on; reserved for testing.
+  kDLOpaqueHandle = 3U,
+  // bfloat16; `bits` is 16.
+  kDLBfloat = 4U,
+  // Complex number stored as two consecutive parts; `bits` counts both (complex64 is 64).
+  kDLComplex = 5U,
+  // Boolean, one byte per element; `bits` is 8.
+  kDLBool = 6U,
+  // FP8 e3m4; `bits` is 8.
+  kDLFloat8_e3m4 = 7U,
+  // FP8 e4m3; `bits` is 8.
+  kDLFloat8_e4m3 = 8U,
+  // FP8 e4m3b11fnuz; `bits` is 8.
+  kDLFloat8_e4m3b11fnuz = 9U,
+  // FP8 e4m3fn; `bits` is 8.
+  kDLFloat8_e4m3fn = 10U,
+  // FP8 e4m3fnuz; `bits` is 8.
+  kDLFloat8_e4m3fnuz = 11U,
+  // FP8 e5m2; `bits` is 8.
+  kDLFloat8_e5m2 = 12U,
+  // FP8 e5m2fnuz; `bits` is 8.
+  kDLFloat8_e5m2fnuz = 13U,
+  // FP8 e8m0fnu (exponent only); `bits` is 8.
+  kDLFloat8_e8m0fnu = 14U,
+  // FP6 e2m3fn; `bits` must be 6. Packed unless `IS_SUBBYTE_TYPE_PADDED` is set.
+  kDLFloat6_e2m3fn = 15U,
+  // FP6 e3m2fn; `bits` must be 6. Packed unless `IS_SUBBYTE_TYPE_PADDED` is set.
+  kDLFloat6_e3m2fn = 16U,
+  // FP4 e2m1fn; `bits` must be 4. Packed unless `IS_SUBBYTE_TYPE_PADDED` is set.
+  kDLFloat4_e2m1fn = 17U,
+} DLDataTypeCode;
+
+// The element type of a tensor: `{kDLFloat, 32, 1}` is `float`, `{kDLFloat, 32, 4}` a float4
+// vector, `{kDLComplex, 64, 1}` `complex<float>`.
+typedef struct {
+  // Type code (C `uint8_t` holding a `DLDataTypeCode` value).
+  uint8_t code;
+  // Bits per lane.
+  uint8_t bits;
+  // Lanes of a vector type; 1 for scalars.
+  uint16_t lanes;
+} DLDataType;
+
+// A non-owning view of a strided array. It owns nothing; `shape` and `strides` live as long as
+// whatever produced the view (for a managed tensor: until its deleter runs).
+typedef struct {
+  // Base of the allocation, or an opaque handle (`cl_mem`, Metal buffer) on devices without
+  // direct addressing. The first element is at `data + byte_offset`. May be NULL for an empty
+  // tensor.
+  void *data;
+  // Where `data` lives.
+  DLDevice device;
+  // Number of dimensions; never negative in a valid tensor.
+  int32_t ndim;
+  // Element type.
+  DLDataType dtype;
+  // `ndim` extents; may be NULL when `ndim == 0`.
+  int64_t *shape;
+  // `ndim` strides in elements (not bytes), possibly negative or zero. NULL means compact
+  // row-major, but only from legacy producers and versioned ones older than 1.2.
+  int64_t *strides;
+  // Bytes from `data` to the first element.
+  uint64_t byte_offset;
+} DLTensor;
+
+// The legacy managed tensor (deprecated since v0.8, still the `"dltensor"` capsule): a
+// `DLTensor` plus the producer's means to free it. It has no version and no flags.
+typedef struct DLManagedTensor {
+  // The view; valid until `deleter` runs.
+  DLTensor dl_tensor;
+  // Producer's context, for the deleter's use; may be NULL.
+  void *manager_ctx;
+  // Frees `manager_ctx` and this struct. The consumer calls it exactly once when done; NULL
+  // means there is nothing to call.
+  void (*deleter)(struct DLManagedTensor *self);
+} DLManagedTensor;
+
+// Bit 0 of `flags`: the consumer must not write through the view.
+#define DLPACK_FLAG_BITMASK_READ_ONLY (1UL << 0UL)
+
+// Bit 1 of `flags`: the producer made a copy, which the consumer owns until the deleter runs.
+#define DLPACK_FLAG_BITMASK_IS_COPIED (1UL << 1UL)
+
+// Bit 2 of `flags`: a sub-byte type (FP4, FP6) is stored one element per byte, not packed.
+#define DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED (1UL << 2UL)
+
+// The versioned managed tensor (the `"dltensor_versioned"` capsule). `version`, `manager_ctx`,
+// `deleter` and `flags` are a permanent prefix: whatever `version.major` says, the deleter can
+// be found; nothing after `flags` may be read when the major differs from 1.
+typedef struct DLManagedTensorVersioned {
+  // The producer's DLPack version; check `major` before reading anything else.
+  DLPackVersion version;
+  // Producer's context, for the deleter's use; may be NULL.
+  void *manager_ctx;
+  // Frees `manager_ctx` and this struct. The consumer calls it exactly once when done, from
+  // any thread; NULL means there is nothing to call.
+  void (*deleter)(struct DLManagedTensorVersioned *self);
+  // Bit set of `DLPACK_FLAG_BITMASK_*` values (see `DLPackFlags`); 0 by default.
+  uint64_t flags;
+  // The view; valid until `deleter` runs. Last, so that a future major can change it.
+  DLTensor dl_tensor;
+} DLManagedTensorVersioned;
+
+// Allocates a new owning tensor in the producer, reading only `dtype`, `ndim`, `shape` and
+// `device` of `prototype`. On success writes `*out` and returns 0; on failure calls
+// `SetError(error_ctx, kind, message)` and returns non-zero.
+typedef int (*DLPackManagedTensorAllocator)(DLTensor *prototype,
+                                            DLManagedTensorVersioned **out,
+                                            void *error_ctx,
+                                            void (*SetError)(void *error_ctx,
+                                                             const char *kind,
+                                                             const char *message));
+
+// Exports a `PyObject*` of the table's type as an owning tensor written to `*out`, without
+// stream synchronisation. On failure sets a Python exception and returns non-zero.
+typedef int (*DLPackManagedTensorFromPyObjectNoSync)(void *py_object, DLManagedTensorVersioned **out);
+
+// Fills the caller's `DLTensor` with a non-owning view of a `PyObject*`, valid only until
+// control returns to the object's owner.
+typedef int (*DLPackDLTensorFromPyObjectNoSync)(void *py_object, DLTensor *out);
+
+// Writes the producer's current work stream for a device (NULL is allowed for CPU).
+typedef int (*DLPackCurrentWorkStream)(DLDeviceType device_type,
+                                       int32_t device_id,
+                                       void **out_current_stream);
+
+// Imports an owning tensor into the producer's tensor type, writing a new `PyObject*` to
+// `*out_py_object`. Takes ownership of `tensor` whether or not it succeeds.
+typedef int (*DLPackManagedTensorToPyObjectNoSync)(DLManagedTensorVersioned *tensor,
+                                                   void **out_py_object);
+
+// The part of an exchange API table that stays the same across versions.
+typedef struct DLPackExchangeAPIHeader {
+  // Version of the table; check `major` before using the rest.
+  DLPackVersion version;
+  // A table of an older major version, or NULL.
+  struct DLPackExchangeAPIHeader *prev_api;
+} DLPackExchangeAPIHeader;
+
+// The exchange API table. Producers keep it in static storage for the life of the process.
+typedef struct DLPackExchangeAPI {
+  // Version and link to older tables.
+  struct DLPackExchangeAPIHeader header;
+  // Non-NULL.
+  DLPackManagedTensorAllocator managed_tensor_allocator;
+  // Non-NULL.
+  DLPackManagedTensorFromPyObjectNoSync managed_tensor_from_py_object_no_sync;
+  // Non-NULL.
+  DLPackManagedTensorToPyObjectNoSync managed_tensor_to_py_object_no_sync;
+  // May be NULL: the producer offers no non-owning fast path.
+  DLPackDLTensorFromPyObjectNoSync dltensor_from_py_object_no_sync;
+  // Non-NULL.
+  DLPackCurrentWorkStream current_work_stream;
+} DLPackExchangeAPI;
+
+#endif  // DLPACK_DLPACK_H_
+
+#ifndef ARROW_C_DATA_INTERFACE
+#define ARROW_C_DATA_INTERFACE
+
+// Schema flag: the ordering of dictionary indices is meaningful.
+#define ARROW_FLAG_DICTIONARY_ORDERED 1
+
+// Schema flag: the field is semantically nullable.
+#define ARROW_FLAG_NULLABLE 2
+
+// Schema flag: map keys are sorted within each map value.
+#define ARROW_FLAG_MAP_KEYS_SORTED 4
+
+// The type of an array, and of its children. Everything it points to is owned by the
+// producer and freed by `release`.
+struct ArrowSchema {
+  // Mandatory NUL-terminated UTF-8 format string (`"f"` is float32, `"+w:4"` a fixed-size list).
+  const char *format;
+  // Optional NUL-terminated UTF-8 field name; NULL or empty.
+  const char *name;
+  // Optional binary key/value map (native-endian `int32` counts and lengths); NULL when absent.
+  const char *metadata;
+  // Bit set of `ARROW_FLAG_*` values; unknown bits must be kept.
+  int64_t flags;
+  // Number of children.
+  int64_t n_children;
+  // `n_children` pointers to the child schemas; NULL only when there are none.
+  struct ArrowSchema **children;
+  // The dictionary's value type, non-NULL iff the field is dictionary-encoded.
+  struct ArrowSchema *dictionary;
+  // Releases this schema, its children and dictionary, and sets itself to NULL. NULL means
+  // already released. Only the consumer of the base struct calls it.
+  void (*release)(struct ArrowSchema*);
+  // Producer's bookkeeping; consumers never touch it.
+  void *private_data;
+};
+
+// The data of an array, and of its children. Buffers are immutable and owned by the producer
+// until `release`.
+struct ArrowArray {
+  // Logical length in elements.
+  int64_t length;
+  // Number of null elements, or -1 if not computed.
+  int64_t null_count;
+  // Logical offset into the buffers, in elements; never negative.
+  int64_t offset;
+  // Number of buffers, fixed by the data type's layout.
+  int64_t n_buffers;
+  // Number of children.
+  int64_t n_children;
+  // `n_buffers` buffer pointers; an entry may be NULL only for an absent validity bitmap or a
+  // zero-size buffer.
+  const void **buffers;
+  // `n_children` pointers to the child arrays.
+  struct ArrowArray **children;
+  // The dictionary values, non-NULL iff the array is dictionary-encoded.
+  struct ArrowArray *dictionary;
+  // Releases this array, its children and dictionary, and sets itself to NULL. NULL means
+  // already released. Only the consumer of the base struct calls it.
+  void (*release)(struct ArrowArray*);
+  // Producer's bookkeeping; consumers never touch it.
+  void *private_data;
+};
+
+#endif  // ARROW_C_DATA_INTERFACE
+
+#ifndef ARROW_C_DEVICE_DATA_INTERFACE
+#define ARROW_C_DEVICE_DATA_INTERFACE
+
+// The kind of memory an array's buffers live in (C `typedef int32_t ArrowDeviceType`).
+//
+// Values are those of DLPack's `DLDeviceType`. Newer producers may send values this crate does
+// not name, so this is an open newtype; an unknown value prints as `ArrowDeviceType(17)`.
+typedef int32_t ArrowDeviceType;
+
+// CPU memory; `sync_event` must be NULL.
+#define ARROW_DEVICE_CPU 1
+
+// CUDA device memory; `sync_event` points to a `cudaEvent_t`.
+#define ARROW_DEVICE_CUDA 2
+
+// Pinned host memory from `cudaMallocHost`; `sync_event` points to a `cudaEvent_t`.
+#define ARROW_DEVICE_CUDA_HOST 3
+
+// OpenCL device memory; `sync_event` points to a `cl_event`.
+#define ARROW_DEVICE_OPENCL 4
+
+// Vulkan buffer; `sync_event` points to a `VkEvent`.
+#define ARROW_DEVICE_VULKAN 7
+
+// Metal memory; `sync_event` points to an `MTLEvent`.
+#define ARROW_DEVICE_METAL 8
+
+// Verilog simulator buffer.
+#define ARROW_DEVICE_VPI 9
+
+// ROCm device memory; `sync_event` points to a `hipEvent_t`.
+#define ARROW_DEVICE_ROCM 10
+
+// Pinned host memory from `hipMallocHost`; `sync_event` points to a `hipEvent_t`.
+#define ARROW_DEVICE_ROCM_HOST 11
+
+// Reserved extension device; the producer documents what `sync_event` means.
+#define ARROW_DEVICE_EXT_DEV 12
+
+// CUDA managed memory; `sync_event` points to a `cudaEvent_t`.
+#define ARROW_DEVICE_CUDA_MANAGED 13
+
+// oneAPI unified shared memory; `sync_event` points to a `sycl::event`.
+#define ARROW_DEVICE_ONEAPI 14
+
+// WebGPU buffer.
+#define ARROW_DEVICE_WEBGPU 15
+
+// Qualcomm Hexagon DSP memory.
+#define ARROW_DEVICE_HEXAGON 16
+
+// An `ArrowArray` whose buffers live on one device. Only buffer contents are device memory;
+// the structs, pointer arrays and strings are CPU memory. Released iff `array.release` is NULL.
+struct ArrowDeviceArray {
+  // The array, by value; its `release` releases the whole device array.
+  struct ArrowArray array;
+  // Device ordinal; -1 for devices without ids (Arrow C++ uses -1 for CPU).
+  int64_t device_id;
+  // The kind of memory the buffers live in.
+  ArrowDeviceType device_type;
+  // NULL when no synchronisation is needed; otherwise points to the device's event object
+  // (e.g. a `cudaEvent_t`), owned by the producer until release. Wait on it before reading.
+  void *sync_event;
+  // Reserved; producers write zeros, consumers must not reject other values.
+  int64_t reserved[3];
+};
+
+#endif  // ARROW_C_DEVICE_DATA_INTERFACE
+
+#ifndef ARROW_C_STREAM_INTERFACE
+#define ARROW_C_STREAM_INTERFACE
+
+// A pull-style stream of arrays sharing one schema. Not thread-safe: calls must be serialised.
+// Released iff `release` is NULL; releasing it leaves arrays already pulled alive.
+struct ArrowArrayStream {
+  // Writes the stream's schema to `out`, which the caller then owns. Returns 0 or an errno.
+  int (*get_schema)(struct ArrowArrayStream*, struct ArrowSchema *out);
+  // Writes the next array to `out` (released, i.e. `out.release == NULL`, at end of stream).
+  // Returns 0 or an errno.
+  int (*get_next)(struct ArrowArrayStream*, struct ArrowArray *out);
+  // After a non-zero return: a UTF-8 message or NULL, valid until the next call on the stream.
+  const char *(*get_last_error)(struct ArrowArrayStream*);
+  // Releases the stream and sets itself to NULL.
+  void (*release)(struct ArrowArrayStream*);
+  // Producer's bookkeeping; consumers never touch it.
+  void *private_data;
+};
+
+#endif  // ARROW_C_STREAM_INTERFACE
+
+#ifndef ARROW_C_DEVICE_STREAM_INTERFACE
+#define ARROW_C_DEVICE_STREAM_INTERFACE
+
+// A pull-style stream of device arrays, all on devices of one type. Not thread-safe.
+// Released iff `release` is NULL.
+struct ArrowDeviceArrayStream {
+  // The device type of every array this stream yields.
+  ArrowDeviceType device_type;
+  // Writes the stream's schema (CPU data) to `out`. Returns 0 or an errno.
+  int (*get_schema)(struct ArrowDeviceArrayStream *self, struct ArrowSchema *out);
+  // Writes the next device array to `out` (`out.array.release == NULL` at end of stream).
+  // Returns 0 or an errno.
+  int (*get_next)(struct ArrowDeviceArrayStream *self, struct ArrowDeviceArray *out);
+  // After a non-zero return: a UTF-8 message or NULL, valid until the next call on the stream.
+  const char *(*get_last_error)(struct ArrowDeviceArrayStream *self);
+  // Releases the stream and sets itself to NULL.
+  void (*release)(struct ArrowDeviceArrayStream *self);
+  // Producer's bookkeeping; consumers never touch it.
+  void *private_data;
+};
+
+#endif  // ARROW_C_DEVICE_STREAM_INTERFACE
+
+#ifndef ARROW_C_ASYNC_STREAM_INTERFACE
+#define ARROW_C_ASYNC_STREAM_INTERFACE
+
+// One unit of data a producer hands to `on_next_task`, owned by the producer. Only valid during
+// that call unless copied; `extract_data` must be called exactly once and does the cleanup.
+struct ArrowAsyncTask {
+  // Moves the task's data into `out` (which the caller then owns) and cleans the task up.
+  // Returns 0 or an errno.
+  int (*extract_data)(struct ArrowAsyncTask *self, struct ArrowDeviceArray *out);
+  // Producer's bookkeeping; consumers never touch it.
+  void *private_data;
+};
+
+// The producer's side of an async stream, owned by the producer and valid until just before
+// the handler's `release` is called.
+struct ArrowAsyncProducer {
+  // The device type of every array the producer delivers.
+  ArrowDeviceType device_type;
+  // Asks for `n` (> 0) more tasks; back-pressure.
+  void (*request)(struct ArrowAsyncProducer *self, int64_t n);
+  // Asks the producer to stop; idempotent and thread-safe.
+  void (*cancel)(struct ArrowAsyncProducer *self);
+  // NULL, or extra metadata in the schema metadata encoding, valid for the producer's life.
+  const char *additional_metadata;
+  // Producer's bookkeeping; consumers never touch it.
+  void *private_data;
+};
+
+// The consumer's callbacks for an async stream. The consumer allocates it and hands it to the
+// producer, which calls `release` last.
+struct ArrowAsyncDeviceStreamHandler {
+  // Called once with the stream's schema, which the handler must move out. Non-zero stops
+  // the stream.
+  int (*on_schema)(struct ArrowAsyncDeviceStreamHandler *self, struct ArrowSchema *stream_schema);
+  // Called per task; `task == NULL` means end of stream. `task` and `metadata` are valid only
+  // during the call. Non-zero stops the stream.
+  int (*on_next_task)(struct ArrowAsyncDeviceStreamHandler *self,
+                      struct ArrowAsyncTask *task,
+                      const char *metadata);
+  // Reports an errno-style error; the strings are valid only during the call. `release`
+  // follows.
+  void (*on_error)(struct ArrowAsyncDeviceStreamHandler *self,
+                   int code,
+                   const char *message,
+                   const char *metadata);
+  // Last call the producer makes; frees the handler's resources.
+  void (*release)(struct ArrowAsyncDeviceStreamHandler *self);
+  // Set by the producer before any callback other than `release`.
+  struct ArrowAsyncProducer *producer;
+  // Consumer's bookkeeping.
+  void *private_data;
+};
+
+#endif  // ARROW_C_ASYNC_STREAM_INTERFACE
+
+#ifdef __cplusplus
+}  // extern "C"
+#endif
+
+#endif  // DLPACK_ABI_H_
