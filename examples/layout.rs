@@ -69,17 +69,41 @@ fn constants() -> Vec<(&'static str, i64)> {
     let mut all: Vec<(&'static str, i64)> = vec![
         ("DLPACK_MAJOR_VERSION", DLPACK_MAJOR_VERSION.into()),
         ("DLPACK_MINOR_VERSION", DLPACK_MINOR_VERSION.into()),
-        ("DLPACK_FLAG_BITMASK_READ_ONLY", DLPACK_FLAG_BITMASK_READ_ONLY as i64),
-        ("DLPACK_FLAG_BITMASK_IS_COPIED", DLPACK_FLAG_BITMASK_IS_COPIED as i64),
-        ("DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED", DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED as i64),
-        ("ARROW_FLAG_DICTIONARY_ORDERED", ARROW_FLAG_DICTIONARY_ORDERED),
+        (
+            "DLPACK_FLAG_BITMASK_READ_ONLY",
+            DLPACK_FLAG_BITMASK_READ_ONLY as i64,
+        ),
+        (
+            "DLPACK_FLAG_BITMASK_IS_COPIED",
+            DLPACK_FLAG_BITMASK_IS_COPIED as i64,
+        ),
+        (
+            "DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED",
+            DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED as i64,
+        ),
+        (
+            "ARROW_FLAG_DICTIONARY_ORDERED",
+            ARROW_FLAG_DICTIONARY_ORDERED,
+        ),
         ("ARROW_FLAG_NULLABLE", ARROW_FLAG_NULLABLE),
         ("ARROW_FLAG_MAP_KEYS_SORTED", ARROW_FLAG_MAP_KEYS_SORTED),
     ];
     let named = |name: Option<&'static str>| name.expect("KNOWN values are named");
-    all.extend(DLDeviceType::KNOWN.iter().map(|v| (named(v.name()), i64::from(v.0))));
-    all.extend(DLDataTypeCode::KNOWN.iter().map(|v| (named(v.name()), i64::from(v.0))));
-    all.extend(ArrowDeviceType::KNOWN.iter().map(|v| (named(v.name()), i64::from(v.0))));
+    all.extend(
+        DLDeviceType::KNOWN
+            .iter()
+            .map(|v| (named(v.name()), i64::from(v.0))),
+    );
+    all.extend(
+        DLDataTypeCode::KNOWN
+            .iter()
+            .map(|v| (named(v.name()), i64::from(v.0))),
+    );
+    all.extend(
+        ArrowDeviceType::KNOWN
+            .iter()
+            .map(|v| (named(v.name()), i64::from(v.0))),
+    );
     all
 }
 
@@ -98,7 +122,10 @@ fn main() {
         for l in layouts() {
             println!("size {} {}\nalign {} {}", l.name, l.size, l.name, l.align);
             for (field, offset, size) in &l.fields {
-                println!("offset {}.{field} {offset}\nfieldsize {}.{field} {size}", l.name, l.name);
+                println!(
+                    "offset {}.{field} {offset}\nfieldsize {}.{field} {size}",
+                    l.name, l.name
+                );
             }
         }
         for (name, value) in constants() {
@@ -106,8 +133,16 @@ fn main() {
         }
         return;
     }
-    println!("dlpack-abi layouts on {} ({}), ABI family {}\n", std::env::consts::ARCH, std::env::consts::OS, family());
-    println!("{:<42} {:>6} {:>6} {:>6}", "type / field", "offset", "size", "align");
+    println!(
+        "dlpack-abi layouts on {} ({}), ABI family {}\n",
+        std::env::consts::ARCH,
+        std::env::consts::OS,
+        family()
+    );
+    println!(
+        "{:<42} {:>6} {:>6} {:>6}",
+        "type / field", "offset", "size", "align"
+    );
     for l in layouts() {
         println!("{:<42} {:>6} {:>6} {:>6}", l.name, "", l.size, l.align);
         for (field, offset, size) in &l.fields {

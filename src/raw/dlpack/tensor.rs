@@ -1,5 +1,9 @@
 //! `DLTensor`, the managed tensors that own one, and the flags of the versioned one.
 
+// The flag macros are C `unsigned long`: `u64` on LP64, `u32` on i686, so `as u64` is a no-op on
+// one family and a widening on the other.
+#![allow(clippy::unnecessary_cast)]
+
 use core::ffi::{c_ulong, c_void};
 
 use super::{DLDataType, DLDevice, DLPackVersion};

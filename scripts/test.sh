@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# The project's whole test suite: the README's test command, and what CI runs (.ci/run).
+#
+# Sets itself up on a fresh machine and is safe to re-run: rustup targets and components,
+# gcc-multilib/g++-multilib (apt, for the i686 C checks), and a local venv (.venv) with the pinned
+# PyPI packages that ship the real upstream headers. Then runs every check and ends with a line
+# "test.sh: N passed, M failed".
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+# Pinned upstream headers: apache-tvm-ffi ships dlpack/dlpack.h (DLPack 1.3) in tvm_ffi/include;
+# pyarrow ships arrow/c/abi.h in pyarrow/include.
+TVM_FFI_VERSION=0.1.15.post2
+PYARROW_VERSION=26.0.1
+TARGETS=(
+  x86_64-unknown-linux-gnu
+  aarch64-unknown-linux-gnu
+  i686-unknown-linux-gnu
+  armv7-unknown-linux-gnueabihf
+  thumbv7em-none-eabihf
+  wasm32-unknown-unknown
+)
+
+step() { echo; echo "==> $*"; }
+die() { echo "setup failed: $*" >&2; exit 1; }
+
+setup() {
+  step "setup: rustup targets and components"
+  rustup target add "${TARGETS[@]}" >/dev/null || die "rustup target add"
+  rustup component add clippy rustfmt >/dev/null || die "rustup component add"
+
+  step "setup: 32-bit C toolchain (gcc-multilib, g++-multilib)"
+  if ! printf 'int main(void){return 0;}\n' | gcc -m32 -x c - -o /dev/null 2>/dev/null ||
+    ! printf 'int main(){return 0;}\n' | g++ -m32 -x c++ - -o /dev/null 2>/dev/null; then
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get install -y -q gcc-multilib g++-multilib >/dev/null ||
+      { "${sudo[@]}" apt-get update -q >/dev/null && "${sudo[@]}" apt-get install -y -q gcc-multilib g++-multilib >/dev/null; } ||
+      die "apt-get install gcc-multilib g++-multilib"
+  fi
+
+  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION"
+  [ -x .venv/bin/python ] || python3 -m venv .venv || die "python3 -m venv"
+  if ! .venv/bin/python -m pip show apache-tvm-ffi pyarrow 2>/dev/null | grep -qx "Version: $PYARROW_VERSION" ||
+    ! .venv/bin/python -m pip show apache-tvm-ffi 2>/dev/null | grep -qx "Version: $TVM_FFI_VERSION"; then
+    .venv/bin/python -m pip install -q --disable-pip-version-check \
+      "apache-tvm-ffi==$TVM_FFI_VERSION" "pyarrow==$PYARROW_VERSION" || die "pip install"
+  fi
+  SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  UPSTREAM_INCLUDES=("$SITE/tvm_ffi/include" "$SITE/pyarrow/include")
+  [ -f "$SITE/tvm_ffi/include/dlpack/dlpack.h" ] || die "dlpack/dlpack.h not in apache-tvm-ffi"
+  [ -f "$SITE/pyarrow/include/arrow/c/abi.h" ] || die "arrow/c/abi.h not in pyarrow"
+}
+
+passed=0
+failed=()
+run() {
+  local name=$1
+  shift
+  step "$name: $*"
+  if "$@"; then
+    passed=$((passed + 1))
+  else
+    echo "FAILED: $name"
+    failed+=("$name")
+  fi
+}
+
+# A crate that depends on dlpack-abi with default features must not build cbindgen or syn.
+dependent_has_no_build_tools() {
+  local dir=target/dependent-check
+  mkdir -p "$dir/src"
+  printf '[package]\nname = "dependent-check"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\ndlpack-abi = { path = "../.." }\n' >"$dir/Cargo.toml"
+  : >"$dir/src/lib.rs"
+  local tree
+  tree=$(cargo tree --manifest-path "$dir/Cargo.toml" --target all -e normal,build) || return 1
+  echo "$tree"
+  ! grep -Eq '(cbindgen|syn) v' <<<"$tree"
+}
+
+cross_build() {
+  local target=$1
+  cargo build -q --target "$target" --no-default-features && cargo build -q --target "$target"
+}
+
+setup
+run fmt cargo fmt --all -- --check
+run clippy cargo clippy -q --all-targets --all-features -- -D warnings
+run test-all-features cargo test --all-features
+run test-no-default-features cargo test --no-default-features
+run test-i686 cargo test --target i686-unknown-linux-gnu
+for target in "${TARGETS[@]}"; do
+  run "build-$target" cross_build "$target"
+done
+run layout-checks-x86_64 layout-checks/run.sh x86_64 "${UPSTREAM_INCLUDES[@]}"
+run layout-checks-i686 layout-checks/run.sh i686 "${UPSTREAM_INCLUDES[@]}"
+run dependent-has-no-cbindgen dependent_has_no_build_tools
+run doc env RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --all-features
+
+echo
+[ ${#failed[@]} -eq 0 ] || echo "failed steps: ${failed[*]}"
+echo "test.sh: $passed passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ]
