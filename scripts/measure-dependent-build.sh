@@ -21,7 +21,7 @@ for i in $(seq "$runs"); do
     rm -rf "$dir/$crate/target"
     start=$(date +%s.%N)
     cargo build -q --offline --manifest-path "$dir/$crate/Cargo.toml"
-    t=$(echo "$(date +%s.%N) - $start" | bc)
+    t=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.3f", a - b }')
     times[$crate]+="$t "
     echo "run $i $crate ${t}s"
   done
@@ -29,4 +29,4 @@ done
 median() { tr ' ' '\n' <<<"$1" | grep . | sort -g | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 ours=$(median "${times[ours]}")
 floor=$(median "${times[floor]}")
-echo "median clean build: dlpack-abi dependent ${ours}s, floor ${floor}s, ratio $(echo "scale=2; $ours / $floor" | bc)"
+echo "median clean build: dlpack-abi dependent ${ours}s, floor ${floor}s, ratio $(awk -v a="$ours" -v b="$floor" 'BEGIN { printf "%.2f", a / b }')"

@@ -12,6 +12,7 @@ cd "$(dirname "$0")/.."
 # pyarrow ships arrow/c/abi.h in pyarrow/include.
 TVM_FFI_VERSION=0.1.15.post2
 PYARROW_VERSION=26.0.1
+MSRV=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 TARGETS=(
   x86_64-unknown-linux-gnu
   aarch64-unknown-linux-gnu
@@ -28,6 +29,7 @@ setup() {
   step "setup: rustup targets and components"
   rustup target add "${TARGETS[@]}" >/dev/null || die "rustup target add"
   rustup component add clippy rustfmt >/dev/null || die "rustup component add"
+  rustup toolchain install "$MSRV" --profile minimal >/dev/null 2>&1 || die "rustup toolchain install $MSRV"
 
   step "setup: 32-bit C toolchain (gcc-multilib, g++-multilib)"
   if ! printf 'int main(void){return 0;}\n' | gcc -m32 -x c - -o /dev/null 2>/dev/null ||
@@ -90,6 +92,7 @@ run clippy cargo clippy -q --all-targets --all-features -- -D warnings
 run test-all-features cargo test --all-features
 run test-no-default-features cargo test --no-default-features
 run test-i686 cargo test --target i686-unknown-linux-gnu
+run "msrv-$MSRV" cargo "+$MSRV" check -q --lib --tests --examples
 for target in "${TARGETS[@]}"; do
   run "build-$target" cross_build "$target"
 done

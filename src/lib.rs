@@ -29,3 +29,8 @@ extern crate alloc;
 pub mod raw;
 
 mod pod;
+
+/// The README's Rust examples, compiled and run as doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -31,25 +31,49 @@ fn device_types_have_the_spec_values_and_accept_unknown_ones() {
     }
     // DLPack `main` adds TPU (19), TPU host (20) and Ascend (21): representable, unnamed.
     for value in [19, 20, 21, -1, i32::MAX] {
-        let device = DLDevice { device_type: DLDeviceType(value), device_id: 0 };
+        let device = DLDevice {
+            device_type: DLDeviceType(value),
+            device_id: 0,
+        };
         assert_eq!(device.device_type.name(), None);
-        assert_eq!(format!("{:?}", device.device_type), format!("DLDeviceType({value})"));
+        assert_eq!(
+            format!("{:?}", device.device_type),
+            format!("DLDeviceType({value})")
+        );
     }
     assert_eq!(format!("{kDLCUDAManaged:?}"), "kDLCUDAManaged");
 }
 
 #[test]
 fn data_type_codes_have_the_spec_values_and_accept_unknown_ones() {
-    let names: Vec<&str> = DLDataTypeCode::KNOWN.iter().map(|c| c.name().unwrap()).collect();
+    let names: Vec<&str> = DLDataTypeCode::KNOWN
+        .iter()
+        .map(|c| c.name().unwrap())
+        .collect();
     assert_eq!(names.len(), 18, "codes 0..=17");
     for (value, code) in DLDataTypeCode::KNOWN.iter().enumerate() {
         assert_eq!(usize::from(code.0), value, "{code:?}");
     }
-    assert_eq!((kDLBool.0, kDLFloat8_e4m3fn.0, kDLFloat6_e3m2fn.0, kDLFloat4_e2m1fn.0), (6, 10, 16, 17));
+    assert_eq!(
+        (
+            kDLBool.0,
+            kDLFloat8_e4m3fn.0,
+            kDLFloat6_e3m2fn.0,
+            kDLFloat4_e2m1fn.0
+        ),
+        (6, 10, 16, 17)
+    );
     // kDLBcomplex (18) from DLPack `main`.
     assert_eq!(format!("{:?}", DLDataTypeCode(18)), "DLDataTypeCode(18)");
-    let dtype = DLDataType { code: DLDataTypeCode(18), bits: 32, lanes: 1 };
-    assert_eq!(format!("{dtype:?}"), "DLDataType { code: DLDataTypeCode(18), bits: 32, lanes: 1 }");
+    let dtype = DLDataType {
+        code: DLDataTypeCode(18),
+        bits: 32,
+        lanes: 1,
+    };
+    assert_eq!(
+        format!("{dtype:?}"),
+        "DLDataType { code: DLDataTypeCode(18), bits: 32, lanes: 1 }"
+    );
 }
 
 #[test]
@@ -58,14 +82,22 @@ fn arrow_device_types_share_dlpack_numbers() {
     for arrow in ArrowDeviceType::KNOWN {
         let dlpack = DLDeviceType(arrow.0);
         let arrow_name = arrow.name().unwrap();
-        let dlpack_name = dlpack.name().expect("every Arrow device type exists in DLPack");
+        let dlpack_name = dlpack
+            .name()
+            .expect("every Arrow device type exists in DLPack");
         // ARROW_DEVICE_CUDA_HOST <-> kDLCUDAHost, ARROW_DEVICE_ONEAPI <-> kDLOneAPI, ...
         let squash = |s: &str| s.replace('_', "").to_ascii_lowercase();
-        assert_eq!(squash(&arrow_name["ARROW_DEVICE_".len()..]), squash(&dlpack_name["kDL".len()..]));
+        assert_eq!(
+            squash(&arrow_name["ARROW_DEVICE_".len()..]),
+            squash(&dlpack_name["kDL".len()..])
+        );
     }
     // MAIA and Trainium have no Arrow macro yet.
     assert_eq!(ArrowDeviceType(kDLMAIA.0).name(), None);
-    assert_eq!(format!("{:?}", ArrowDeviceType(kDLTrn.0)), "ArrowDeviceType(18)");
+    assert_eq!(
+        format!("{:?}", ArrowDeviceType(kDLTrn.0)),
+        "ArrowDeviceType(18)"
+    );
 }
 
 #[test]
@@ -77,28 +109,58 @@ fn flags_keep_unknown_bits_through_every_operation() {
     assert_eq!(flags.bits(), raw);
     assert_eq!((flags | DLPackFlags::IS_COPIED).bits(), raw | 2);
     assert_eq!((flags - DLPackFlags::READ_ONLY).bits(), raw & !1);
-    assert_eq!((!flags).bits(), !raw, "complement must not drop undefined bits");
-    assert_eq!(DLPackFlags::from_bits(raw), Some(flags), "no bit is rejected");
     assert_eq!(
-        (DLPackFlags::READ_ONLY.bits(), DLPackFlags::IS_COPIED.bits(), DLPackFlags::IS_SUBBYTE_TYPE_PADDED.bits()),
+        (!flags).bits(),
+        !raw,
+        "complement must not drop undefined bits"
+    );
+    assert_eq!(
+        DLPackFlags::from_bits(raw),
+        Some(flags),
+        "no bit is rejected"
+    );
+    assert_eq!(
+        (
+            DLPackFlags::READ_ONLY.bits(),
+            DLPackFlags::IS_COPIED.bits(),
+            DLPackFlags::IS_SUBBYTE_TYPE_PADDED.bits()
+        ),
         (1, 2, 4)
     );
 
     let mut tensor = DLManagedTensorVersioned::zeroed();
     tensor.flags = raw;
     assert_eq!(tensor.flag_set(), flags);
-    assert_eq!(format!("{:?}", DLPackFlags::from_bits_retain(1 | 8)), "DLPackFlags(READ_ONLY | 0x8)");
+    assert_eq!(
+        format!("{:?}", DLPackFlags::from_bits_retain(1 | 8)),
+        "DLPackFlags(READ_ONLY | 0x8)"
+    );
 }
 
 #[test]
 fn value_types_are_plain_bytes_in_field_order() {
     let dtype: DLDataType = bytemuck::cast([2u8, 32, 7, 0]);
-    assert_eq!((dtype.code, dtype.bits, dtype.lanes), (kDLFloat, 32, u16::from_ne_bytes([7, 0])));
+    assert_eq!(
+        (dtype.code, dtype.bits, dtype.lanes),
+        (kDLFloat, 32, u16::from_ne_bytes([7, 0]))
+    );
     let device: DLDevice = bytemuck::cast([2i32, 3]);
-    assert_eq!(device, DLDevice { device_type: kDLCUDA, device_id: 3 });
+    assert_eq!(
+        device,
+        DLDevice {
+            device_type: kDLCUDA,
+            device_id: 3
+        }
+    );
     let version: DLPackVersion = bytemuck::cast([1u32, 3]);
     assert_eq!(version, DLPackVersion::CURRENT);
-    assert_eq!(DLPackVersion::CURRENT, DLPackVersion { major: DLPACK_MAJOR_VERSION, minor: DLPACK_MINOR_VERSION });
+    assert_eq!(
+        DLPackVersion::CURRENT,
+        DLPackVersion {
+            major: DLPACK_MAJOR_VERSION,
+            minor: DLPACK_MINOR_VERSION
+        }
+    );
 }
 
 #[test]
@@ -106,12 +168,19 @@ fn zeroed_structs_are_empty_and_released() {
     let schema = ArrowSchema::zeroed();
     assert!(schema.release.is_none() && schema.format.is_null() && schema.children.is_null());
     let array = ArrowDeviceArray::zeroed();
-    assert!(array.array.release.is_none(), "a zeroed device array is released");
+    assert!(
+        array.array.release.is_none(),
+        "a zeroed device array is released"
+    );
     assert_eq!(array.reserved, [0; 3]);
     let stream = ArrowDeviceArrayStream::zeroed();
     assert!(stream.release.is_none() && stream.get_next.is_none());
     let tensor = DLManagedTensor::zeroed();
-    assert!(tensor.deleter.is_none() && tensor.dl_tensor.data.is_null() && tensor.dl_tensor.shape.is_null());
+    assert!(
+        tensor.deleter.is_none()
+            && tensor.dl_tensor.data.is_null()
+            && tensor.dl_tensor.shape.is_null()
+    );
     let api = DLPackExchangeAPI::zeroed();
     assert!(api.header.prev_api.is_null() && api.dltensor_from_py_object_no_sync.is_none());
 }
