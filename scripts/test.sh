@@ -89,6 +89,8 @@ cross_build() {
 setup
 run fmt cargo fmt --all -- --check
 run clippy cargo clippy -q --all-targets --all-features -- -D warnings
+# c_ulong is u64 on LP64 and u32 on i686: lints that depend on it must hold on both.
+run clippy-i686 cargo clippy -q --target i686-unknown-linux-gnu --all-targets -- -D warnings
 run test-all-features cargo test --all-features
 run test-no-default-features cargo test --no-default-features
 run test-i686 cargo test --target i686-unknown-linux-gnu

@@ -20,7 +20,6 @@
 //! ```
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs, unsafe_code)]
-#![cfg_attr(docsrs, feature(doc_cfg))]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -102,7 +102,16 @@ fn arrow_device_types_share_dlpack_numbers() {
 
 #[test]
 fn flags_keep_unknown_bits_through_every_operation() {
-    let raw = DLPACK_FLAG_BITMASK_READ_ONLY as u64 | (1 << 3) | (1 << 63);
+    // The C macros (`unsigned long`) have the spec's values.
+    assert_eq!(
+        (
+            DLPACK_FLAG_BITMASK_READ_ONLY,
+            DLPACK_FLAG_BITMASK_IS_COPIED,
+            DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED
+        ),
+        (1, 2, 4)
+    );
+    let raw = DLPackFlags::READ_ONLY.bits() | (1 << 3) | (1 << 63);
     let flags = DLPackFlags::from_bits_retain(raw);
     assert!(flags.contains(DLPackFlags::READ_ONLY));
     assert!(!flags.contains(DLPackFlags::IS_COPIED));
