@@ -44,7 +44,7 @@ macro_rules! open_enum_names {
 
 pub mod arrow;
 pub mod dlpack;
-mod layout;
+pub mod layout;
 
 pub use arrow::*;
 pub use dlpack::*;
