@@ -20,12 +20,15 @@
 //! ```
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs, unsafe_code)]
+#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
 
 #[forbid(unsafe_code)]
 pub mod raw;
+
+pub mod dlpack;
 
 mod pod;
 

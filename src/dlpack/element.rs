@@ -1,0 +1,66 @@
+//! Rust types that describe a DLPack element type.
+
+use bytemuck::Pod;
+
+use crate::raw::{kDLFloat, kDLInt, kDLUInt, DLDataType};
+
+/// A Rust type whose values are stored exactly as the elements of [`DTYPE`](Self::DTYPE).
+///
+/// Implemented for every integer width (`i8`..`i128`, `u8`..`u128`), `f32`, `f64`, and, behind
+/// features, `half::f16`/`half::bf16` (`half`) and `num_complex::Complex<f32>`/`Complex<f64>`
+/// (`num-complex`). `bool` is not an element: a foreign `kDLBool` byte may hold any value, which
+/// is not a valid `bool`.
+///
+/// The trait is safe to implement: typed access also checks that `size_of::<Self>()` is
+/// `bits * lanes / 8` (at compile time) and checks alignment at run time.
+///
+/// ```
+/// use dlpack_abi::dlpack::Element;
+/// use dlpack_abi::raw::{kDLFloat, DLDataType};
+///
+/// assert_eq!(f32::DTYPE, DLDataType { code: kDLFloat, bits: 32, lanes: 1 });
+/// ```
+pub trait Element: Pod {
+    /// The DLPack element type this Rust type stores.
+    const DTYPE: DLDataType;
+}
+
+/// `DLDataType` with one lane.
+const fn scalar(code: crate::raw::DLDataTypeCode, bits: u8) -> DLDataType {
+    DLDataType {
+        code,
+        bits,
+        lanes: 1,
+    }
+}
+
+macro_rules! elements {
+    ($($ty:ty => $code:expr),+ $(,)?) => {$(
+        impl Element for $ty {
+            const DTYPE: DLDataType = scalar($code, (core::mem::size_of::<$ty>() * 8) as u8);
+        }
+    )+};
+}
+
+elements! {
+    i8 => kDLInt, i16 => kDLInt, i32 => kDLInt, i64 => kDLInt, i128 => kDLInt,
+    u8 => kDLUInt, u16 => kDLUInt, u32 => kDLUInt, u64 => kDLUInt, u128 => kDLUInt,
+    f32 => kDLFloat, f64 => kDLFloat,
+}
+
+#[cfg(feature = "half")]
+elements! {
+    half::f16 => kDLFloat,
+    half::bf16 => crate::raw::kDLBfloat,
+}
+
+#[cfg(feature = "num-complex")]
+elements! {
+    num_complex::Complex<f32> => crate::raw::kDLComplex,
+    num_complex::Complex<f64> => crate::raw::kDLComplex,
+}
+
+/// `size_of::<T>()` matches `T::DTYPE` (checked at compile time where typed access is used).
+pub(crate) const fn size_matches<T: Element>() -> bool {
+    core::mem::size_of::<T>() * 8 == T::DTYPE.bits as usize * T::DTYPE.lanes as usize
+}

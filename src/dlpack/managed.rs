@@ -1,0 +1,375 @@
+//! Owning wrappers for managed tensors received from another library.
+#![allow(unsafe_code)]
+
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::ManuallyDrop;
+use core::ptr::{self, NonNull};
+
+use super::validate::{self, Meta};
+use super::{Element, TensorError, TensorView};
+use crate::raw::{DLManagedTensor, DLManagedTensorVersioned, DLPackFlags, DLPackVersion, DLTensor};
+
+mod sealed {
+    use super::*;
+
+    /// What the wrapper needs from a managed struct. Every function reads through raw pointers
+    /// only what the DLPack rules allow it to read.
+    pub trait Raw {
+        /// Reads the version (`None` for the legacy struct, which has none).
+        ///
+        /// # Safety
+        /// `ptr` points to a live managed struct whose prefix may be read.
+        unsafe fn version(ptr: NonNull<Self>) -> Option<DLPackVersion>;
+
+        /// Reads the flags (empty for the legacy struct).
+        ///
+        /// # Safety
+        /// As for `version`, and the version's major is 1 (or the struct is legacy).
+        unsafe fn flags(ptr: NonNull<Self>) -> DLPackFlags;
+
+        /// Calls the deleter, if any.
+        ///
+        /// # Safety
+        /// As for `version`; called at most once, after which `ptr` is dangling.
+        unsafe fn delete(ptr: NonNull<Self>);
+
+        /// The embedded `DLTensor`.
+        ///
+        /// # Safety
+        /// As for `flags`, and the struct is not written while the reference lives.
+        unsafe fn dl_tensor<'a>(ptr: NonNull<Self>) -> &'a DLTensor;
+    }
+
+    impl Raw for DLManagedTensorVersioned {
+        unsafe fn version(ptr: NonNull<Self>) -> Option<DLPackVersion> {
+            // SAFETY: `version` is in the permanent prefix, readable under any major (caller).
+            Some(unsafe { ptr::addr_of!((*ptr.as_ptr()).version).read() })
+        }
+        unsafe fn flags(ptr: NonNull<Self>) -> DLPackFlags {
+            // SAFETY: `flags` is in the permanent prefix (caller guarantees a live struct).
+            DLPackFlags::from_bits_retain(unsafe { ptr::addr_of!((*ptr.as_ptr()).flags).read() })
+        }
+        unsafe fn delete(ptr: NonNull<Self>) {
+            // SAFETY: `deleter` is in the permanent prefix, readable under any major (caller).
+            let deleter = unsafe { ptr::addr_of!((*ptr.as_ptr()).deleter).read() };
+            if let Some(deleter) = deleter {
+                // SAFETY: the DLPack contract: the consumer calls the deleter once, with the
+                // struct itself; the caller guarantees once.
+                unsafe { deleter(ptr.as_ptr()) };
+            }
+        }
+        unsafe fn dl_tensor<'a>(ptr: NonNull<Self>) -> &'a DLTensor {
+            // SAFETY: major 1 means this layout; the caller guarantees a live, unwritten struct.
+            unsafe { &*ptr::addr_of!((*ptr.as_ptr()).dl_tensor) }
+        }
+    }
+
+    impl Raw for DLManagedTensor {
+        unsafe fn version(_: NonNull<Self>) -> Option<DLPackVersion> {
+            None
+        }
+        unsafe fn flags(_: NonNull<Self>) -> DLPackFlags {
+            DLPackFlags::empty()
+        }
+        unsafe fn delete(ptr: NonNull<Self>) {
+            // SAFETY: the caller guarantees a live struct.
+            let deleter = unsafe { ptr::addr_of!((*ptr.as_ptr()).deleter).read() };
+            if let Some(deleter) = deleter {
+                // SAFETY: called once with the struct itself (the caller's guarantee).
+                unsafe { deleter(ptr.as_ptr()) };
+            }
+        }
+        unsafe fn dl_tensor<'a>(ptr: NonNull<Self>) -> &'a DLTensor {
+            // SAFETY: the caller guarantees a live struct that is not written meanwhile.
+            unsafe { &*ptr::addr_of!((*ptr.as_ptr()).dl_tensor) }
+        }
+    }
+}
+
+/// The two managed structs a foreign producer can hand over: [`DLManagedTensorVersioned`] and
+/// the legacy [`DLManagedTensor`]. Sealed.
+///
+/// ```
+/// use dlpack_abi::dlpack::ManagedStruct;
+/// use dlpack_abi::raw::DLManagedTensorVersioned;
+///
+/// fn takes_either<M: ManagedStruct>() {}
+/// takes_either::<DLManagedTensorVersioned>();
+/// ```
+pub trait ManagedStruct: sealed::Raw {}
+impl ManagedStruct for DLManagedTensorVersioned {}
+impl ManagedStruct for DLManagedTensor {}
+
+/// A foreign tensor, owned: validated at import, its deleter called exactly once on drop.
+///
+/// Use the aliases [`VersionedTensor`] (DLPack 1.x, `"dltensor_versioned"` capsules) and
+/// [`LegacyTensor`] (`"dltensor"` capsules). A NULL deleter is legal and means there is nothing
+/// to call.
+///
+/// The wrapper is `Send` and `Sync`: the DLPack spec lets the deleter run on any thread (so
+/// producers must make it thread-safe), and shared access only reads the struct and the data.
+///
+/// ```
+/// # include!("doc_setup.rs");
+/// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// use dlpack_abi::dlpack::VersionedTensor;
+///
+/// // `c_tensor_f32` stands for a C producer: a 2 x 3 f32 tensor holding 0, 1, ..., 5.
+/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], None, 0)) }?;
+/// let view = tensor.view();
+/// assert_eq!(view.shape(), [2, 3]);
+/// assert_eq!(view.as_slice::<f32>()?, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+/// drop(tensor); // the producer's deleter runs here, once
+/// # Ok(()) }
+/// ```
+pub struct ManagedTensor<M: ManagedStruct> {
+    owner: Owner<M>,
+    meta: Meta,
+}
+
+/// An owned [`DLManagedTensorVersioned`]. See [`ManagedTensor`].
+///
+/// ```
+/// # include!("doc_setup.rs");
+/// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// use dlpack_abi::dlpack::VersionedTensor;
+///
+/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4], None, 0)) }?;
+/// assert_eq!(tensor.view().version(), Some(dlpack_abi::raw::DLPackVersion::CURRENT));
+/// # Ok(()) }
+/// ```
+pub type VersionedTensor = ManagedTensor<DLManagedTensorVersioned>;
+
+/// An owned legacy [`DLManagedTensor`]: no version and no flags, so mutable access is `unsafe`.
+/// See [`ManagedTensor`].
+///
+/// ```
+/// # include!("doc_setup.rs");
+/// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// use dlpack_abi::dlpack::LegacyTensor;
+///
+/// let tensor = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[4])) }?;
+/// assert_eq!(tensor.view().version(), None);
+/// # Ok(()) }
+/// ```
+pub type LegacyTensor = ManagedTensor<DLManagedTensor>;
+
+/// Calls the deleter when dropped. Owns the struct from the first moment of import, so every
+/// early return calls the deleter exactly once.
+struct Owner<M: ManagedStruct> {
+    ptr: NonNull<M>,
+    _owns: PhantomData<M>,
+}
+
+impl<M: ManagedStruct> Drop for Owner<M> {
+    fn drop(&mut self) {
+        // SAFETY: `Owner` is created once per imported pointer (`from_raw`'s contract makes it
+        // the only owner) and `into_raw` forgets it, so this is the one deleter call.
+        unsafe { M::delete(self.ptr) }
+    }
+}
+
+// SAFETY: `Send`: the DLPack spec (dlpack.h; python_spec "the deleter can be called from any
+// thread") requires producers to accept the deleter call on any thread, and the data is plain
+// memory handed over for the consumer's use. `Sync`: `&ManagedTensor` only reads the struct and
+// the data (`Element: Pod` values are `Sync`); writes need `&mut`.
+unsafe impl<M: ManagedStruct> Send for ManagedTensor<M> {}
+// SAFETY: see `Send` above.
+unsafe impl<M: ManagedStruct> Sync for ManagedTensor<M> {}
+
+impl<M: ManagedStruct> ManagedTensor<M> {
+    /// Takes ownership of a managed tensor from a foreign producer and validates it.
+    ///
+    /// On every error the deleter has already run (exactly once) when this returns, except for
+    /// [`TensorError::NullTensor`], where there is nothing to delete. For a versioned tensor whose
+    /// `version.major` is not 1, nothing but `version` and `deleter` is read.
+    ///
+    /// # Safety
+    /// - `ptr` is NULL, or points to a live managed struct that the caller owns and hands over:
+    ///   nobody else calls its deleter, and nobody writes the struct, its `shape` or its
+    ///   `strides` until the deleter runs.
+    /// - If `version.major` is 1 (always for the legacy struct), `dl_tensor` follows the DLPack
+    ///   rules for what it points to: `shape` to `ndim` readable `i64`s when `ndim > 0`, `strides`
+    ///   likewise when non-NULL. Validation checks everything that can be checked without
+    ///   dereferencing (ndim, extents, overflow, NULLs), and reads only `ndim <= MAX_NDIM` values.
+    /// - For typed access ([`TensorView::as_slice`] and friends) on a host-accessible device, the
+    ///   bytes reachable from `data + byte_offset` through the shape and strides are readable for
+    ///   the wrapper's lifetime, not written by anyone else while borrowed, and not read or written
+    ///   by anyone else while mutably borrowed.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() {
+    /// use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    ///
+    /// // A producer that sets `ndim = -1`: refused, and its deleter has run.
+    /// let bad = c_tensor_f32(&[2], None, 0);
+    /// unsafe { (*bad).dl_tensor.ndim = -1 };
+    /// let error = unsafe { VersionedTensor::from_raw(bad) }.unwrap_err();
+    /// assert_eq!(error, TensorError::NegativeNdim { ndim: -1 });
+    /// # }
+    /// ```
+    pub unsafe fn from_raw(ptr: *mut M) -> Result<Self, TensorError> {
+        let ptr = NonNull::new(ptr).ok_or(TensorError::NullTensor)?;
+        let owner = Owner {
+            ptr,
+            _owns: PhantomData,
+        };
+        // SAFETY: the caller hands over a live struct; `version` is in the permanent prefix.
+        let version = unsafe { M::version(ptr) };
+        if let Some(found) = version {
+            if found.major != crate::raw::DLPACK_MAJOR_VERSION {
+                drop(owner); // the deleter, and nothing else
+                return Err(TensorError::UnsupportedVersion { found });
+            }
+        }
+        // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by the
+        // caller's contract, stays unwritten while we own it; `shape`/`strides` follow the rules
+        // `validate` needs.
+        let meta = unsafe { validate::validate(M::dl_tensor(ptr), version, M::flags(ptr)) }?;
+        Ok(Self { owner, meta })
+    }
+
+    /// Gives ownership back without calling the deleter; the caller must eventually call it (or
+    /// re-import with [`from_raw`](Self::from_raw)).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::VersionedTensor;
+    ///
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// let raw = tensor.into_raw(); // e.g. to hand to C
+    /// let again = unsafe { VersionedTensor::from_raw(raw) }?;
+    /// assert_eq!(again.view().element_count(), 3);
+    /// # Ok(()) }
+    /// ```
+    pub fn into_raw(self) -> *mut M {
+        let this = ManuallyDrop::new(self);
+        this.owner.ptr.as_ptr()
+    }
+
+    /// The managed struct, for reading raw fields.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::VersionedTensor;
+    ///
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// assert!(tensor.as_raw().deleter.is_some());
+    /// # Ok(()) }
+    /// ```
+    pub fn as_raw(&self) -> &M {
+        // SAFETY: validated at import: major 1 or legacy, so the whole struct has the known
+        // layout, and it is live and unwritten until we call the deleter (`from_raw`'s contract).
+        unsafe { self.owner.ptr.as_ref() }
+    }
+
+    /// A borrowed view: shape, strides, dtype, device, flags, contiguity and typed reads.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::VersionedTensor;
+    ///
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 2], None, 0)) }?;
+    /// assert!(tensor.view().is_c_contiguous());
+    /// # Ok(()) }
+    /// ```
+    pub fn view(&self) -> TensorView<'_> {
+        // SAFETY: as in `as_raw`.
+        let (tensor, version, flags) = unsafe {
+            (
+                M::dl_tensor(self.owner.ptr),
+                M::version(self.owner.ptr),
+                M::flags(self.owner.ptr),
+            )
+        };
+        TensorView::new(tensor, &self.meta, version, flags)
+    }
+
+    /// The checked start pointer for mutable typed access (everything but `READ_ONLY`).
+    fn mut_start<T: Element>(&mut self) -> Result<*mut T, TensorError> {
+        let view = self.view();
+        view.check_contiguous(false)?;
+        Ok(view.typed_start::<T>()?.cast_mut())
+    }
+}
+
+impl VersionedTensor {
+    /// The elements as a mutable slice, in row-major order. Refuses `READ_ONLY` tensors, and
+    /// everything [`TensorView::as_slice`] refuses.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// use dlpack_abi::raw::DLPACK_FLAG_BITMASK_READ_ONLY;
+    ///
+    /// let mut tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// tensor.as_mut_slice::<f32>()?[0] = 7.0;
+    /// assert_eq!(tensor.view().as_slice::<f32>()?, [7.0, 1.0, 2.0]);
+    ///
+    /// let read_only = DLPACK_FLAG_BITMASK_READ_ONLY as u64;
+    /// let mut frozen = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, read_only)) }?;
+    /// assert_eq!(frozen.as_mut_slice::<f32>(), Err(TensorError::ReadOnly));
+    /// # Ok(()) }
+    /// ```
+    pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], TensorError> {
+        if self.view().flags().contains(DLPackFlags::READ_ONLY) {
+            return Err(TensorError::ReadOnly);
+        }
+        let start = self.mut_start::<T>()?;
+        // SAFETY: validated: host-accessible, row-major contiguous, dtype of `T`, aligned, and
+        // `elements` elements reachable; `from_raw`'s contract makes them ours while `&mut self`
+        // is borrowed.
+        Ok(unsafe { mut_slice(start, self.meta.elements) })
+    }
+}
+
+impl LegacyTensor {
+    /// The elements as a mutable slice, in row-major order.
+    ///
+    /// # Safety
+    /// Legacy tensors carry no `READ_ONLY` flag: the caller must know that the producer allows
+    /// writes (NumPy, for one, treats legacy capsules as read-only).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::LegacyTensor;
+    ///
+    /// let mut tensor = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[2])) }?;
+    /// // SAFETY: this producer's buffers are writable.
+    /// unsafe { tensor.as_mut_slice::<f32>() }?[1] = 5.0;
+    /// assert_eq!(tensor.view().as_slice::<f32>()?, [0.0, 5.0]);
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], TensorError> {
+        let start = self.mut_start::<T>()?;
+        // SAFETY: as in `VersionedTensor::as_mut_slice`; writability is the caller's promise.
+        Ok(unsafe { mut_slice(start, self.meta.elements) })
+    }
+}
+
+/// `len` elements at `start`, or an empty slice.
+///
+/// # Safety
+/// When `len > 0`: `start` is aligned and points to `len` initialised `T` exclusively ours for `'a`.
+unsafe fn mut_slice<'a, T>(start: *mut T, len: usize) -> &'a mut [T] {
+    if len == 0 {
+        return &mut [];
+    }
+    // SAFETY: the caller's contract.
+    unsafe { core::slice::from_raw_parts_mut(start, len) }
+}
+
+impl<M: ManagedStruct> fmt::Debug for ManagedTensor<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ManagedTensor")
+            .field("view", &self.view())
+            .finish()
+    }
+}

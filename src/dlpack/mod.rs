@@ -1,0 +1,53 @@
+//! The safe DLPack layer: import of foreign tensors.
+//!
+//! A producer (C, C++, Python through a capsule, another Rust crate) hands over a
+//! `DLManagedTensorVersioned*` or a legacy `DLManagedTensor*`. [`VersionedTensor::from_raw`] and
+//! [`LegacyTensor::from_raw`] take ownership, check the version and validate every field before
+//! anything is used, and call the deleter exactly once: on drop, or at once when the tensor is
+//! refused. [`TensorView`] then exposes the validated description, and typed access
+//! ([`TensorView::as_slice`], [`TensorView::get`], [`TensorView::iter`],
+//! [`VersionedTensor::as_mut_slice`]) reads the elements as [`Element`] types with `bytemuck`.
+//!
+//! Nothing here allocates.
+//!
+//! # What import checks
+//!
+//! | field | rule | error |
+//! |---|---|---|
+//! | pointer | non-NULL | [`TensorError::NullTensor`] |
+//! | `version.major` | 1 (any minor); otherwise only the deleter is touched | [`TensorError::UnsupportedVersion`] |
+//! | `ndim` | `0..=MAX_NDIM` | [`TensorError::NegativeNdim`], [`TensorError::TooManyDims`] |
+//! | `dtype` | `lanes >= 1`, `bits >= 1`, FP4 `bits == 4`, FP6 `bits == 6` | [`TensorError::ZeroLanes`], [`TensorError::ZeroBits`], [`TensorError::SubByteBits`] |
+//! | `shape` | non-NULL when `ndim > 0`, extents `>= 0` | [`TensorError::NullShape`], [`TensorError::NegativeExtent`] |
+//! | size | elements and bytes (zero extents counted as one) fit in `isize` | [`TensorError::SizeOverflow`] |
+//! | `strides` | NULL only for legacy tensors, versions before 1.2, or `ndim == 0` | [`TensorError::NullStrides`] |
+//! | `byte_offset` | `data + byte_offset` does not overflow | [`TensorError::ByteOffsetOverflow`] |
+//! | `data` | NULL only when there are no elements | [`TensorError::NullData`] |
+//! | reach | the bytes reachable through the strides (negative ones too) lie in the address space and span at most `isize::MAX` | [`TensorError::StridesOverflow`] |
+//!
+//! Unknown device types, dtype codes and flag bits are kept and reported; only typed access
+//! refuses them.
+
+// Patterns name the C constants (`kDLCPU`, ...).
+#![allow(non_upper_case_globals)]
+
+mod element;
+mod error;
+mod managed;
+mod strides;
+mod validate;
+mod view;
+
+pub use element::Element;
+pub use error::{ShapeSummary, TensorError};
+pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
+pub use strides::Strides;
+pub use view::{Elements, TensorView};
+
+/// The most dimensions an imported tensor may have (NumPy's limit). Larger `ndim` values are
+/// refused with [`TensorError::TooManyDims`].
+///
+/// ```
+/// assert_eq!(dlpack_abi::dlpack::MAX_NDIM, 64);
+/// ```
+pub const MAX_NDIM: usize = 64;

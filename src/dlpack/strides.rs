@@ -1,0 +1,146 @@
+//! Strides as the producer sent them, or synthesised (compact row-major) when it sent NULL.
+
+use core::fmt;
+
+use super::validate::compact_stride;
+
+/// The strides of a tensor, in elements: the producer's array, or, when a legacy or pre-1.2
+/// producer sent NULL, the compact row-major strides computed from the shape.
+///
+/// ```
+/// # include!("doc_setup.rs");
+/// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// use dlpack_abi::dlpack::LegacyTensor;
+///
+/// // A legacy producer that sends `strides == NULL` for a 2 x 3 tensor.
+/// let tensor = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[2, 3])) }?;
+/// let strides = tensor.view().strides();
+/// assert!(strides.is_synthesised());
+/// assert_eq!(strides, [3, 1]);
+/// assert_eq!(strides.get(0), Some(3));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy)]
+pub struct Strides<'a> {
+    shape: &'a [i64],
+    given: Option<&'a [i64]>,
+}
+
+impl<'a> Strides<'a> {
+    pub(crate) fn new(shape: &'a [i64], given: Option<&'a [i64]>) -> Self {
+        Self { shape, given }
+    }
+
+    /// The number of strides (`ndim`).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], None, 0)) }?;
+    /// assert_eq!(tensor.view().strides().len(), 2);
+    /// # Ok(()) }
+    /// ```
+    pub fn len(&self) -> usize {
+        self.shape.len()
+    }
+
+    /// `true` for a 0-d tensor.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let scalar = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[], None, 0)) }?;
+    /// assert!(scalar.view().strides().is_empty());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_empty(&self) -> bool {
+        self.shape.is_empty()
+    }
+
+    /// The stride of dimension `dim`, or `None` past `ndim`.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[1, 2]), 0)) }?;
+    /// assert_eq!(tensor.view().strides().get(1), Some(2));
+    /// assert_eq!(tensor.view().strides().get(2), None);
+    /// # Ok(()) }
+    /// ```
+    pub fn get(&self, dim: usize) -> Option<i64> {
+        match self.given {
+            Some(given) => given.get(dim).copied(),
+            None => (dim < self.shape.len()).then(|| compact_stride(self.shape, dim)),
+        }
+    }
+
+    /// The producer's array, or `None` when the strides are synthesised.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[1, 2]), 0)) }?;
+    /// assert_eq!(tensor.view().strides().as_slice(), Some(&[1, 2][..]));
+    /// # Ok(()) }
+    /// ```
+    pub fn as_slice(&self) -> Option<&'a [i64]> {
+        self.given
+    }
+
+    /// `true` when the producer sent NULL and these strides were computed from the shape.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[3, 1]), 0)) }?;
+    /// assert!(!tensor.view().strides().is_synthesised());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_synthesised(&self) -> bool {
+        self.given.is_none()
+    }
+
+    /// The strides, in dimension order.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::LegacyTensor;
+    /// let tensor = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[4, 2, 3])) }?;
+    /// assert!(tensor.view().strides().iter().eq([6, 3, 1]));
+    /// # Ok(()) }
+    /// ```
+    pub fn iter(&self) -> impl ExactSizeIterator<Item = i64> + 'a {
+        let this = *self;
+        (0..self.len()).map(move |dim| this.get(dim).unwrap_or(0))
+    }
+}
+
+impl fmt::Debug for Strides<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_list().entries(self.iter()).finish()
+    }
+}
+
+impl PartialEq for Strides<'_> {
+    fn eq(&self, other: &Self) -> bool {
+        self.iter().eq(other.iter())
+    }
+}
+
+impl PartialEq<[i64]> for Strides<'_> {
+    fn eq(&self, other: &[i64]) -> bool {
+        self.iter().eq(other.iter().copied())
+    }
+}
+
+impl<const N: usize> PartialEq<[i64; N]> for Strides<'_> {
+    fn eq(&self, other: &[i64; N]) -> bool {
+        self == &other[..]
+    }
+}

@@ -1,0 +1,532 @@
+//! The borrowed view of a validated tensor, and typed access to its elements.
+#![allow(unsafe_code)]
+
+use core::ffi::c_void;
+use core::fmt;
+use core::marker::PhantomData;
+use core::mem::align_of;
+use core::slice;
+
+use super::element::size_matches;
+use super::validate::{self, Meta, Storage};
+use super::{Element, Strides, TensorError, MAX_NDIM};
+use crate::raw::{
+    kDLCPU, kDLCUDAHost, kDLCUDAManaged, kDLROCMHost, DLDataType, DLDevice, DLPackFlags,
+    DLPackVersion, DLTensor,
+};
+
+/// Flag bits DLPack 1.3 defines; typed access refuses any other.
+const KNOWN_FLAGS: DLPackFlags = DLPackFlags::READ_ONLY
+    .union(DLPackFlags::IS_COPIED)
+    .union(DLPackFlags::IS_SUBBYTE_TYPE_PADDED);
+
+/// A validated tensor, borrowed from its owner ([`VersionedTensor`](super::VersionedTensor) or
+/// [`LegacyTensor`](super::LegacyTensor)).
+///
+/// Unknown device types, dtype codes and flag bits are reported as they are; only typed access
+/// refuses them.
+///
+/// ```
+/// # include!("doc_setup.rs");
+/// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// use dlpack_abi::dlpack::VersionedTensor;
+/// use dlpack_abi::raw::{kDLCPU, kDLFloat};
+///
+/// // Column-major 2 x 3 storage of 0..6.
+/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[1, 2]), 0)) }?;
+/// let view = tensor.view();
+/// assert_eq!(view.device().device_type, kDLCPU);
+/// assert_eq!(view.dtype().code, kDLFloat);
+/// assert_eq!((view.ndim(), view.element_count(), view.byte_size()), (2, 6, 24));
+/// assert!(view.is_f_contiguous() && !view.is_c_contiguous());
+/// assert_eq!(view.get::<f32>(&[1, 0])?, 1.0);
+/// assert!(view.iter::<f32>()?.eq([0.0, 2.0, 4.0, 1.0, 3.0, 5.0]));
+/// # Ok(()) }
+/// ```
+#[derive(Clone, Copy)]
+pub struct TensorView<'a> {
+    tensor: &'a DLTensor,
+    meta: &'a Meta,
+    version: Option<DLPackVersion>,
+    flags: DLPackFlags,
+}
+
+impl<'a> TensorView<'a> {
+    pub(crate) fn new(
+        tensor: &'a DLTensor,
+        meta: &'a Meta,
+        version: Option<DLPackVersion>,
+        flags: DLPackFlags,
+    ) -> Self {
+        Self {
+            tensor,
+            meta,
+            version,
+            flags,
+        }
+    }
+
+    /// The raw `DLTensor`, as the producer wrote it.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 0)) }?;
+    /// assert_eq!(tensor.view().raw().byte_offset, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn raw(&self) -> &'a DLTensor {
+        self.tensor
+    }
+
+    /// Where the data lives. The device type may be one this crate does not know.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 0)) }?;
+    /// assert_eq!(tensor.view().device().device_id, 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn device(&self) -> DLDevice {
+        self.tensor.device
+    }
+
+    /// The element type. The code may be one this crate does not know.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::{Element, VersionedTensor};
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 0)) }?;
+    /// assert_eq!(tensor.view().dtype(), f32::DTYPE);
+    /// # Ok(()) }
+    /// ```
+    pub fn dtype(&self) -> DLDataType {
+        self.tensor.dtype
+    }
+
+    /// The number of dimensions, `0..=MAX_NDIM`.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let scalar = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[], None, 0)) }?;
+    /// assert_eq!(scalar.view().ndim(), 0);
+    /// # Ok(()) }
+    /// ```
+    pub fn ndim(&self) -> usize {
+        validate::ndim(self.tensor)
+    }
+
+    /// The extents, each `>= 0`; empty for a 0-d tensor (whose `shape` may be NULL).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 0], None, 0)) }?;
+    /// assert_eq!(tensor.view().shape(), [2, 0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn shape(&self) -> &'a [i64] {
+        // SAFETY: validated at import: `shape` is non-NULL with `ndim` values when `ndim > 0`,
+        // and stays valid and unwritten while the owner lives (`from_raw`'s contract).
+        unsafe { validate::i64_array(self.tensor.shape, self.ndim()) }
+    }
+
+    /// The strides in elements; synthesised (compact row-major) when the producer sent NULL.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[3, 1]), 0)) }?;
+    /// assert_eq!(tensor.view().strides(), [3, 1]);
+    /// # Ok(()) }
+    /// ```
+    pub fn strides(&self) -> Strides<'a> {
+        let given = if self.tensor.strides.is_null() {
+            None
+        } else {
+            // SAFETY: as for `shape`: a non-NULL `strides` holds `ndim` values.
+            Some(unsafe { validate::i64_array(self.tensor.strides, self.ndim()) })
+        };
+        Strides::new(self.shape(), given)
+    }
+
+    /// The number of elements (the product of the extents; 1 for a 0-d tensor).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4, 5], None, 0)) }?;
+    /// assert_eq!(tensor.view().element_count(), 20);
+    /// # Ok(()) }
+    /// ```
+    pub fn element_count(&self) -> usize {
+        self.meta.elements
+    }
+
+    /// Bytes the elements occupy when stored compactly: `count * bits * lanes / 8` for whole-byte
+    /// types, `ceil(count * bits / 8)` for packed sub-byte types, one byte per element for padded
+    /// ones (`IS_SUBBYTE_TYPE_PADDED`).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4, 5], None, 0)) }?;
+    /// assert_eq!(tensor.view().byte_size(), 80);
+    /// # Ok(()) }
+    /// ```
+    pub fn byte_size(&self) -> usize {
+        self.meta.byte_size
+    }
+
+    /// `true` for packed sub-byte elements (`bits * lanes < 8` without `IS_SUBBYTE_TYPE_PADDED`).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4], None, 0)) }?;
+    /// assert!(!tensor.view().is_packed());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_packed(&self) -> bool {
+        matches!(self.meta.storage, Storage::PackedBits(_))
+    }
+
+    /// The address of the first element, `data + byte_offset`. Meaningful as an address only on
+    /// directly addressable devices; for opaque handles (OpenCL, Metal) use [`raw`](Self::raw).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4], None, 0)) }?;
+    /// assert_eq!(tensor.view().data_ptr(), tensor.view().raw().data);
+    /// # Ok(()) }
+    /// ```
+    pub fn data_ptr(&self) -> *mut c_void {
+        // `byte_offset` fits in usize and does not wrap the address (validated at import).
+        self.tensor
+            .data
+            .cast::<u8>()
+            .wrapping_add(self.tensor.byte_offset as usize)
+            .cast()
+    }
+
+    /// Row-major (C) contiguity, as NumPy defines it: extent-1 dimensions are ignored and an
+    /// empty tensor is contiguous.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// // The stride of an extent-1 dimension does not matter.
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[1, 3], Some(&[99, 1]), 0)) }?;
+    /// assert!(tensor.view().is_c_contiguous());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_c_contiguous(&self) -> bool {
+        self.meta.c_contiguous
+    }
+
+    /// Column-major (Fortran) contiguity, with the same rules as
+    /// [`is_c_contiguous`](Self::is_c_contiguous).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[1, 2]), 0)) }?;
+    /// assert!(tensor.view().is_f_contiguous());
+    /// # Ok(()) }
+    /// ```
+    pub fn is_f_contiguous(&self) -> bool {
+        self.meta.f_contiguous
+    }
+
+    /// The flags, unknown bits included; empty for a legacy tensor (which has none).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 1 | 1 << 40)) }?;
+    /// assert!(tensor.view().flags().contains(DLPackFlags::READ_ONLY));
+    /// assert_eq!(tensor.view().flags().bits(), 1 | 1 << 40);
+    /// # Ok(()) }
+    /// ```
+    pub fn flags(&self) -> DLPackFlags {
+        self.flags
+    }
+
+    /// The producer's version; `None` for a legacy tensor. The minor may be newer than 3.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 0)) }?;
+    /// assert_eq!(tensor.view().version().map(|v| v.major), Some(1));
+    /// # Ok(()) }
+    /// ```
+    pub fn version(&self) -> Option<DLPackVersion> {
+        self.version
+    }
+
+    /// The elements as a slice in row-major order.
+    ///
+    /// Needs host-accessible memory (`kDLCPU`, `kDLCUDAHost`, `kDLROCMHost`, `kDLCUDAManaged`),
+    /// no unknown flag bits, `T::DTYPE == dtype`, a start pointer aligned for `T`, and C
+    /// contiguity; each failure is a specific [`TensorError`]. An empty tensor gives `&[]`.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// assert_eq!(tensor.view().as_slice::<f32>()?, [0.0, 1.0, 2.0]);
+    /// assert!(matches!(tensor.view().as_slice::<i32>(), Err(TensorError::DtypeMismatch { .. })));
+    /// # Ok(()) }
+    /// ```
+    pub fn as_slice<T: Element>(&self) -> Result<&'a [T], TensorError> {
+        self.check_contiguous(false)?;
+        let start = self.typed_start::<T>()?;
+        Ok(self.slice_at(start))
+    }
+
+    /// The elements as a slice in memory order: like [`as_slice`](Self::as_slice), but a
+    /// column-major (F-contiguous) tensor is accepted too, its slice being in column-major order.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 2], Some(&[1, 2]), 0)) }?;
+    /// assert_eq!(tensor.view().as_slice_memory_order::<f32>()?, [0.0, 1.0, 2.0, 3.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn as_slice_memory_order<T: Element>(&self) -> Result<&'a [T], TensorError> {
+        self.check_contiguous(true)?;
+        let start = self.typed_start::<T>()?;
+        Ok(self.slice_at(start))
+    }
+
+    /// The element at `index` (one coordinate per dimension), read through the strides, with
+    /// bounds checks. Needs what [`as_slice`](Self::as_slice) needs except contiguity.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], None, 0)) }?;
+    /// assert_eq!(tensor.view().get::<f32>(&[1, 2])?, 5.0);
+    /// let out = TensorError::IndexOutOfBounds { dim: 1, index: 3, extent: 3 };
+    /// assert_eq!(tensor.view().get::<f32>(&[1, 3]), Err(out));
+    /// # Ok(()) }
+    /// ```
+    pub fn get<T: Element>(&self, index: &[usize]) -> Result<T, TensorError> {
+        let start = self.typed_start::<T>()?;
+        let shape = self.shape();
+        if index.len() != shape.len() {
+            return Err(TensorError::IndexRank {
+                ndim: shape.len(),
+                given: index.len(),
+            });
+        }
+        let strides = self.strides();
+        let mut offset: i64 = 0;
+        for (dim, ((&i, &extent), stride)) in
+            index.iter().zip(shape).zip(strides.iter()).enumerate()
+        {
+            if i as u64 >= extent as u64 {
+                return Err(TensorError::IndexOutOfBounds {
+                    dim,
+                    index: i,
+                    extent,
+                });
+            }
+            // `i < extent`: the product is within the reach validated at import.
+            offset = offset.wrapping_add((i as i64).wrapping_mul(stride));
+        }
+        // SAFETY: the index is in bounds, so `offset` addresses an element inside the validated
+        // reach; alignment and dtype were checked; the memory is readable (`from_raw`).
+        Ok(unsafe { start.wrapping_offset(offset as isize).read() })
+    }
+
+    /// The elements in row-major order, read through the strides (any layout, including
+    /// negative and zero strides). Needs what [`get`](Self::get) needs.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// // Every other element of 0..6.
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], Some(&[2]), 0)) }?;
+    /// assert!(tensor.view().iter::<f32>()?.eq([0.0, 2.0, 4.0]));
+    /// # Ok(()) }
+    /// ```
+    pub fn iter<T: Element>(&self) -> Result<Elements<'a, T>, TensorError> {
+        let start = self.typed_start::<T>()?;
+        let shape = self.shape();
+        let mut strides = [0i64; MAX_NDIM];
+        for (slot, stride) in strides.iter_mut().zip(self.strides().iter()) {
+            *slot = stride;
+        }
+        Ok(Elements {
+            start,
+            shape,
+            strides,
+            index: [0; MAX_NDIM],
+            offset: 0,
+            remaining: self.meta.elements,
+            _data: PhantomData,
+        })
+    }
+
+    /// `NotContiguous` unless C-contiguous (or F-contiguous, when `either_order`).
+    pub(crate) fn check_contiguous(&self, either_order: bool) -> Result<(), TensorError> {
+        let ok = self.meta.c_contiguous || (either_order && self.meta.f_contiguous);
+        if ok {
+            Ok(())
+        } else {
+            Err(TensorError::NotContiguous)
+        }
+    }
+
+    /// The start pointer, after every check typed access needs except contiguity.
+    pub(crate) fn typed_start<T: Element>(&self) -> Result<*const T, TensorError> {
+        const {
+            assert!(
+                size_matches::<T>(),
+                "size_of::<T>() must be T::DTYPE's bits * lanes / 8"
+            )
+        };
+        let device = self.tensor.device;
+        if !matches!(
+            device.device_type,
+            kDLCPU | kDLCUDAHost | kDLROCMHost | kDLCUDAManaged
+        ) {
+            return Err(TensorError::NotHostAccessible { device });
+        }
+        if !KNOWN_FLAGS.contains(self.flags) {
+            return Err(TensorError::UnknownFlags { flags: self.flags });
+        }
+        if self.tensor.dtype != T::DTYPE {
+            return Err(TensorError::DtypeMismatch {
+                requested: T::DTYPE,
+                found: self.tensor.dtype,
+            });
+        }
+        let start = self.data_ptr().cast::<T>().cast_const();
+        let address = start as usize;
+        if self.meta.elements > 0 && address % align_of::<T>() != 0 {
+            return Err(TensorError::Misaligned {
+                address,
+                align: align_of::<T>(),
+            });
+        }
+        Ok(start)
+    }
+
+    /// The contiguous elements at `start`, after `typed_start` and `check_contiguous`.
+    fn slice_at<T>(&self, start: *const T) -> &'a [T] {
+        if self.meta.elements == 0 {
+            return &[];
+        }
+        // SAFETY: the tensor is non-empty (so `data` is non-NULL), contiguous, of `T`'s dtype,
+        // aligned, and its `elements` elements are readable and unwritten for `'a`
+        // (`from_raw`'s contract); the byte size fits in isize (validated at import).
+        unsafe { slice::from_raw_parts(start, self.meta.elements) }
+    }
+}
+
+impl fmt::Debug for TensorView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("TensorView")
+            .field("version", &self.version)
+            .field("device", &self.tensor.device)
+            .field("dtype", &self.tensor.dtype)
+            .field("shape", &self.shape())
+            .field("strides", &self.strides())
+            .field("data", &self.data_ptr())
+            .field("flags", &self.flags)
+            .finish()
+    }
+}
+
+/// The elements of a tensor in row-major order, read by value through the strides. Made by
+/// [`TensorView::iter`].
+///
+/// ```
+/// # include!("doc_setup.rs");
+/// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// # use dlpack_abi::dlpack::VersionedTensor;
+/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 2], Some(&[1, 2]), 0)) }?;
+/// let elements = tensor.view().iter::<f32>()?;
+/// assert_eq!(elements.len(), 4);
+/// assert_eq!(elements.collect::<Vec<_>>(), [0.0, 2.0, 1.0, 3.0]);
+/// # Ok(()) }
+/// ```
+pub struct Elements<'a, T> {
+    start: *const T,
+    shape: &'a [i64],
+    strides: [i64; MAX_NDIM],
+    index: [i64; MAX_NDIM],
+    /// Offset of the next element from `start`, in elements.
+    offset: i64,
+    remaining: usize,
+    _data: PhantomData<&'a [T]>,
+}
+
+impl<T: Element> Iterator for Elements<'_, T> {
+    type Item = T;
+
+    fn next(&mut self) -> Option<T> {
+        if self.remaining == 0 {
+            return None;
+        }
+        // SAFETY: `offset` is the offset of an in-bounds index (the odometer below never leaves
+        // the shape while elements remain), so it addresses an element inside the reach
+        // validated at import; alignment and dtype were checked by `TensorView::iter`.
+        let value = unsafe { self.start.wrapping_offset(self.offset as isize).read() };
+        self.remaining -= 1;
+        // Advance the row-major odometer. Wrapping arithmetic: an extent-1 dimension may carry
+        // any stride, added and removed again at once.
+        let dims = self.shape.iter().zip(&self.strides).zip(&mut self.index);
+        for ((&extent, &stride), index) in dims.rev() {
+            *index += 1;
+            self.offset = self.offset.wrapping_add(stride);
+            if *index < extent {
+                break;
+            }
+            self.offset = self.offset.wrapping_sub(stride.wrapping_mul(extent));
+            *index = 0;
+        }
+        Some(value)
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.remaining, Some(self.remaining))
+    }
+}
+
+impl<T: Element> ExactSizeIterator for Elements<'_, T> {}
+
+impl<T> fmt::Debug for Elements<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Elements")
+            .field("remaining", &self.remaining)
+            .finish()
+    }
+}
