@@ -9,24 +9,26 @@ struct Producer {
     strides: Option<Vec<i64>>,
 }
 
-/// Builds the producer's context: data 0.0, 1.0, ... covering every reachable element.
-fn producer(shape: &[i64], strides: Option<&[i64]>) -> (Box<Producer>, DLTensor) {
+/// Builds the producer's context (as a raw pointer, so that the pointers into it stay valid):
+/// data 0.0, 1.0, ... covering every reachable element.
+fn producer(shape: &[i64], strides: Option<&[i64]>) -> (*mut Producer, DLTensor) {
     let reach: i64 = match strides {
         Some(s) => shape.iter().zip(s).map(|(&e, &s)| (e - 1).max(0) * s).sum::<i64>() + 1,
         None => shape.iter().product(),
     };
-    let mut ctx = Box::new(Producer {
+    let ctx = Box::into_raw(Box::new(Producer {
         _data: (0..reach.max(1)).map(|i| i as f32).collect(),
         shape: shape.to_vec(),
         strides: strides.map(|s| s.to_vec()),
-    });
+    }));
+    let ctx_ref = unsafe { &mut *ctx };
     let tensor = DLTensor {
-        data: ctx._data.as_mut_ptr().cast(),
+        data: ctx_ref._data.as_mut_ptr().cast(),
         device: DLDevice { device_type: kDLCPU, device_id: 0 },
         ndim: shape.len() as i32,
         dtype: DLDataType { code: kDLFloat, bits: 32, lanes: 1 },
-        shape: ctx.shape.as_mut_ptr(),
-        strides: ctx.strides.as_mut().map_or(std::ptr::null_mut(), |s| s.as_mut_ptr()),
+        shape: ctx_ref.shape.as_mut_ptr(),
+        strides: ctx_ref.strides.as_mut().map_or(std::ptr::null_mut(), |s| s.as_mut_ptr()),
         byte_offset: 0,
     };
     (ctx, tensor)
@@ -43,7 +45,7 @@ fn c_tensor_f32(shape: &[i64], strides: Option<&[i64]>, flags: u64) -> *mut DLMa
     let (ctx, dl_tensor) = producer(shape, Some(strides.unwrap_or(&compact)));
     Box::into_raw(Box::new(DLManagedTensorVersioned {
         version: DLPackVersion::CURRENT,
-        manager_ctx: Box::into_raw(ctx).cast(),
+        manager_ctx: ctx.cast(),
         deleter: Some(delete),
         flags,
         dl_tensor,
@@ -59,7 +61,7 @@ fn c_legacy_f32(shape: &[i64]) -> *mut DLManagedTensor {
     let (ctx, dl_tensor) = producer(shape, None);
     Box::into_raw(Box::new(DLManagedTensor {
         dl_tensor,
-        manager_ctx: Box::into_raw(ctx).cast(),
+        manager_ctx: ctx.cast(),
         deleter: Some(delete),
     }))
 }

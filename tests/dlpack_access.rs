@@ -1,0 +1,401 @@
+//! Typed access to imported tensors: slices, strided reads, and every refusal.
+
+mod common;
+
+use common::{dtype, Fixture};
+use dlpack_abi::dlpack::{Element, LegacyTensor, TensorError, VersionedTensor};
+use dlpack_abi::raw::*;
+
+/// Imports the fixture's versioned struct.
+fn import(f: &mut Fixture) -> VersionedTensor {
+    // SAFETY: the fixture's struct is live, owned by the test and handed over once.
+    unsafe { VersionedTensor::from_raw(f.versioned()) }.unwrap()
+}
+
+/// Every scalar `Element` reads back the values the producer wrote, at the right dtype.
+fn round_trip<T: Element + PartialEq + std::fmt::Debug>(values: [T; 4], code: DLDataTypeCode) {
+    let bits = (std::mem::size_of::<T>() * 8) as u8;
+    assert_eq!(T::DTYPE, dtype(code, bits));
+    let mut f = Fixture::new(&values, T::DTYPE, &[2, 2]);
+    let tensor = import(&mut f);
+    let view = tensor.view();
+    assert_eq!(view.as_slice::<T>().unwrap(), values);
+    assert_eq!(view.get::<T>(&[1, 0]).unwrap(), values[2]);
+    assert!(view.iter::<T>().unwrap().eq(values));
+    drop(tensor);
+    assert_eq!(f.calls(), 1);
+}
+
+#[test]
+fn every_integer_and_float_width() {
+    round_trip([1i8, -2, 3, i8::MIN], kDLInt);
+    round_trip([1i16, -2, 3, i16::MIN], kDLInt);
+    round_trip([1i32, -2, 3, i32::MIN], kDLInt);
+    round_trip([1i64, -2, 3, i64::MIN], kDLInt);
+    round_trip([1i128, -2, 3, i128::MIN], kDLInt);
+    round_trip([1u8, 2, 3, u8::MAX], kDLUInt);
+    round_trip([1u16, 2, 3, u16::MAX], kDLUInt);
+    round_trip([1u32, 2, 3, u32::MAX], kDLUInt);
+    round_trip([1u64, 2, 3, u64::MAX], kDLUInt);
+    round_trip([1u128, 2, 3, u128::MAX], kDLUInt);
+    round_trip([1.5f32, -2.0, f32::MAX, f32::MIN_POSITIVE], kDLFloat);
+    round_trip([1.5f64, -2.0, f64::MAX, f64::MIN_POSITIVE], kDLFloat);
+}
+
+#[cfg(feature = "half")]
+#[test]
+fn half_types() {
+    use half::{bf16, f16};
+    round_trip([f16::ONE, f16::MAX, f16::MIN, f16::from_f32(0.5)], kDLFloat);
+    round_trip(
+        [bf16::ONE, bf16::MAX, bf16::MIN, bf16::from_f32(0.5)],
+        kDLBfloat,
+    );
+}
+
+#[cfg(feature = "num-complex")]
+#[test]
+fn complex_types() {
+    use num_complex::Complex;
+    let c32 = |re, im| Complex::<f32>::new(re, im);
+    round_trip(
+        [c32(1.0, 2.0), c32(-1.0, 0.5), c32(0.0, 0.0), c32(3.0, -4.0)],
+        kDLComplex,
+    );
+    let c64 = |re, im| Complex::<f64>::new(re, im);
+    round_trip(
+        [c64(1.0, 2.0), c64(-1.0, 0.5), c64(0.0, 0.0), c64(3.0, -4.0)],
+        kDLComplex,
+    );
+    assert_eq!(Complex::<f32>::DTYPE.bits, 64);
+}
+
+#[test]
+fn host_accessible_devices_only() {
+    for device_type in [kDLCPU, kDLCUDAHost, kDLROCMHost, kDLCUDAManaged] {
+        let mut f = Fixture::f32(&[3]);
+        f.dl.device.device_type = device_type;
+        let tensor = import(&mut f);
+        assert_eq!(
+            tensor.view().as_slice::<f32>().unwrap(),
+            [0.0, 1.0, 2.0],
+            "{device_type:?}"
+        );
+    }
+    for device_type in [
+        kDLCUDA,
+        kDLOpenCL,
+        kDLROCM,
+        kDLMetal,
+        kDLVulkan,
+        DLDeviceType(19),
+    ] {
+        let mut f = Fixture::f32(&[3]);
+        f.dl.device = DLDevice {
+            device_type,
+            device_id: 2,
+        };
+        let tensor = import(&mut f);
+        let expected = TensorError::NotHostAccessible {
+            device: f.dl.device,
+        };
+        assert_eq!(
+            tensor.view().as_slice::<f32>(),
+            Err(expected),
+            "{device_type:?}"
+        );
+        assert_eq!(tensor.view().get::<f32>(&[0]), Err(expected));
+        assert_eq!(tensor.view().iter::<f32>().err(), Some(expected));
+        // The description stays available.
+        assert_eq!(tensor.view().shape(), [3]);
+    }
+    let mut f = Fixture::f32(&[3]);
+    f.dl.device.device_type = DLDeviceType(21);
+    let error = import(&mut f).view().as_slice::<f32>().unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "DLTensor.device is DLDeviceType(21) (id 0), whose memory the host cannot read"
+    );
+}
+
+#[test]
+fn unknown_flags_are_reported_and_refuse_typed_access() {
+    let mut f = Fixture::f32(&[3]);
+    f.flags = 1 << 5 | 1;
+    let tensor = import(&mut f);
+    assert_eq!(tensor.view().flags().bits(), 1 << 5 | 1);
+    let expected = TensorError::UnknownFlags {
+        flags: DLPackFlags::from_bits_retain(1 << 5 | 1),
+    };
+    assert_eq!(tensor.view().as_slice::<f32>(), Err(expected));
+    assert_eq!(tensor.view().get::<f32>(&[0]), Err(expected));
+    assert!(expected.to_string().contains("flags is 0x21"));
+}
+
+#[test]
+fn dtype_must_match_exactly() {
+    let mut f = Fixture::f32(&[3]);
+    let tensor = import(&mut f);
+    let mismatch = |requested| TensorError::DtypeMismatch {
+        requested,
+        found: f32::DTYPE,
+    };
+    assert_eq!(tensor.view().as_slice::<u32>(), Err(mismatch(u32::DTYPE)));
+    assert_eq!(tensor.view().as_slice::<i32>(), Err(mismatch(i32::DTYPE)));
+    assert_eq!(tensor.view().get::<f64>(&[0]), Err(mismatch(f64::DTYPE)));
+
+    // Vector lanes and unknown codes have no Element.
+    let mut lanes = Fixture::f32(&[4]);
+    lanes.dl.dtype.lanes = 2;
+    lanes.set_shape(&[2]);
+    lanes.set_strides(&[1]);
+    let tensor = import(&mut lanes);
+    assert!(matches!(
+        tensor.view().as_slice::<f32>(),
+        Err(TensorError::DtypeMismatch { .. })
+    ));
+    let mut unknown = Fixture::f32(&[4]);
+    unknown.dl.dtype.code = DLDataTypeCode(18);
+    let tensor = import(&mut unknown);
+    let error = tensor.view().as_slice::<f32>().unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "DLTensor.dtype is {code: DLDataTypeCode(18), bits: 32, lanes: 1}, but the requested type \
+         is {code: kDLFloat, bits: 32, lanes: 1}"
+    );
+}
+
+#[test]
+fn alignment_is_checked_at_the_real_start() {
+    // byte_offset 4 starts at element 1 of an f32 buffer: aligned for f32, not for f64.
+    let mut f = Fixture::f32(&[4]);
+    f.set_shape(&[3]);
+    f.dl.byte_offset = 4;
+    let tensor = import(&mut f);
+    assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [1.0, 2.0, 3.0]);
+    assert_eq!(tensor.view().data_ptr() as usize, f.data_address() + 4);
+
+    let mut f = Fixture::f32(&[3]);
+    f.dl.byte_offset = 2;
+    let tensor = import(&mut f);
+    let expected = TensorError::Misaligned {
+        address: f.data_address() + 2,
+        align: 4,
+    };
+    assert_eq!(tensor.view().as_slice::<f32>(), Err(expected));
+    assert_eq!(tensor.view().get::<f32>(&[0]), Err(expected));
+
+    // An empty tensor needs no alignment.
+    let mut f = Fixture::f32(&[0]);
+    f.dl.byte_offset = 1;
+    assert_eq!(
+        import(&mut f).view().as_slice::<f32>().unwrap(),
+        [0.0f32; 0]
+    );
+}
+
+#[test]
+fn slices_need_contiguity_strided_access_does_not() {
+    // Column-major 2 x 3 over 0..6.
+    let mut f = Fixture::f32(&[2, 3]);
+    f.set_strides(&[1, 2]);
+    let tensor = import(&mut f);
+    let view = tensor.view();
+    assert_eq!(view.as_slice::<f32>(), Err(TensorError::NotContiguous));
+    assert_eq!(
+        view.as_slice_memory_order::<f32>().unwrap(),
+        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert!(view
+        .iter::<f32>()
+        .unwrap()
+        .eq([0.0, 2.0, 4.0, 1.0, 3.0, 5.0]));
+    assert_eq!(view.get::<f32>(&[1, 2]).unwrap(), 5.0);
+
+    // Every other element: neither order.
+    let mut f = Fixture::f32(&[6]);
+    f.set_shape(&[3]);
+    f.set_strides(&[2]);
+    let tensor = import(&mut f);
+    assert_eq!(
+        tensor.view().as_slice_memory_order::<f32>(),
+        Err(TensorError::NotContiguous)
+    );
+    assert!(tensor.view().iter::<f32>().unwrap().eq([0.0, 2.0, 4.0]));
+}
+
+#[test]
+fn negative_and_zero_strides() {
+    // Reversed 2 x 3: start at the last element, walk backwards.
+    let mut f = Fixture::f32(&[2, 3]);
+    f.set_strides(&[-3, -1]);
+    f.dl.byte_offset = 5 * 4;
+    let tensor = import(&mut f);
+    let view = tensor.view();
+    assert!(view
+        .iter::<f32>()
+        .unwrap()
+        .eq([5.0, 4.0, 3.0, 2.0, 1.0, 0.0]));
+    assert_eq!(view.get::<f32>(&[0, 0]).unwrap(), 5.0);
+    assert_eq!(view.get::<f32>(&[1, 2]).unwrap(), 0.0);
+    assert!(!view.is_c_contiguous() && !view.is_f_contiguous());
+
+    // Broadcast a row of 3 to 4 rows.
+    let mut f = Fixture::f32(&[3]);
+    f.set_shape(&[4, 3]);
+    f.set_strides(&[0, 1]);
+    let tensor = import(&mut f);
+    let all: Vec<f32> = tensor.view().iter::<f32>().unwrap().collect();
+    assert_eq!(all, [0.0, 1.0, 2.0].repeat(4));
+}
+
+#[test]
+fn contiguity_follows_numpy() {
+    let layouts: [(&[i64], &[i64], bool, bool); 8] = [
+        (&[2, 3], &[3, 1], true, false),
+        (&[2, 3], &[1, 2], false, true),
+        (&[1, 3], &[7, 1], true, true),  // extent-1 stride ignored
+        (&[3, 1], &[1, -5], true, true), // extent-1 stride ignored
+        (&[1, 1], &[9, 9], true, true),
+        (&[6], &[1], true, true),
+        (&[6], &[-1], false, false),
+        (&[2, 2], &[2, 2], false, false),
+    ];
+    for (shape, strides, c, fortran) in layouts {
+        let mut f = Fixture::f32(&[6]);
+        f.set_shape(shape);
+        f.set_strides(strides);
+        if strides.iter().any(|&s| s < 0) {
+            f.dl.byte_offset = 5 * 4;
+        }
+        let tensor = import(&mut f);
+        let view = tensor.view();
+        assert_eq!(
+            (view.is_c_contiguous(), view.is_f_contiguous()),
+            (c, fortran),
+            "{shape:?} {strides:?}"
+        );
+    }
+}
+
+#[test]
+fn zero_d_and_empty_tensors() {
+    let mut f = Fixture::new(&[42i32], i32::DTYPE, &[]);
+    let tensor = import(&mut f);
+    let view = tensor.view();
+    assert_eq!(view.as_slice::<i32>().unwrap(), [42]);
+    assert_eq!(view.get::<i32>(&[]).unwrap(), 42);
+    assert!(view.iter::<i32>().unwrap().eq([42]));
+    assert_eq!(
+        view.get::<i32>(&[0]),
+        Err(TensorError::IndexRank { ndim: 0, given: 1 })
+    );
+
+    let mut f = Fixture::f32(&[2, 0, 3]);
+    f.dl.data = std::ptr::null_mut();
+    let tensor = import(&mut f);
+    let view = tensor.view();
+    assert_eq!(view.as_slice::<f32>().unwrap(), [0.0f32; 0]);
+    assert_eq!(view.iter::<f32>().unwrap().len(), 0);
+    assert_eq!(
+        view.get::<f32>(&[0, 0, 0]),
+        Err(TensorError::IndexOutOfBounds {
+            dim: 1,
+            index: 0,
+            extent: 0
+        })
+    );
+}
+
+#[test]
+fn get_checks_rank_and_bounds() {
+    let mut f = Fixture::f32(&[2, 3]);
+    let tensor = import(&mut f);
+    let view = tensor.view();
+    assert_eq!(
+        view.get::<f32>(&[1]),
+        Err(TensorError::IndexRank { ndim: 2, given: 1 })
+    );
+    assert_eq!(
+        view.get::<f32>(&[2, 0]),
+        Err(TensorError::IndexOutOfBounds {
+            dim: 0,
+            index: 2,
+            extent: 2
+        })
+    );
+    assert_eq!(
+        view.get::<f32>(&[0, usize::MAX]),
+        Err(TensorError::IndexOutOfBounds {
+            dim: 1,
+            index: usize::MAX,
+            extent: 3
+        })
+    );
+    assert_eq!(view.get::<f32>(&[1, 1]).unwrap(), 4.0);
+}
+
+#[test]
+fn mutable_access_respects_read_only() {
+    let mut f = Fixture::f32(&[3]);
+    let mut tensor = import(&mut f);
+    tensor
+        .as_mut_slice::<f32>()
+        .unwrap()
+        .copy_from_slice(&[7.0, 8.0, 9.0]);
+    assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [7.0, 8.0, 9.0]);
+
+    let mut f = Fixture::f32(&[3]);
+    f.flags = DLPackFlags::READ_ONLY.bits();
+    let mut tensor = import(&mut f);
+    assert_eq!(tensor.as_mut_slice::<f32>(), Err(TensorError::ReadOnly));
+    assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [0.0, 1.0, 2.0]);
+
+    // IS_COPIED alone is writable; other refusals apply as for reading.
+    let mut f = Fixture::f32(&[2, 3]);
+    f.flags = DLPackFlags::IS_COPIED.bits();
+    f.set_strides(&[1, 2]);
+    let mut tensor = import(&mut f);
+    assert_eq!(
+        tensor.as_mut_slice::<f32>(),
+        Err(TensorError::NotContiguous)
+    );
+    assert!(matches!(
+        tensor.as_mut_slice::<u8>(),
+        Err(TensorError::NotContiguous)
+    ));
+
+    let mut f = Fixture::f32(&[3]);
+    f.dl.device.device_type = kDLCUDA;
+    let mut tensor = import(&mut f);
+    assert!(matches!(
+        tensor.as_mut_slice::<f32>(),
+        Err(TensorError::NotHostAccessible { .. })
+    ));
+}
+
+#[test]
+fn legacy_mutable_access_is_unsafe_but_checked() {
+    let mut f = Fixture::f32(&[3]);
+    // SAFETY: handed over once.
+    let mut tensor = unsafe { LegacyTensor::from_raw(f.legacy()) }.unwrap();
+    // SAFETY: this test's producer allows writes.
+    unsafe { tensor.as_mut_slice::<f32>() }.unwrap()[0] = -1.0;
+    assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [-1.0, 1.0, 2.0]);
+    // SAFETY: as above; the dtype check still applies.
+    let wrong = unsafe { tensor.as_mut_slice::<i32>() };
+    assert!(matches!(wrong, Err(TensorError::DtypeMismatch { .. })));
+    drop(tensor);
+    assert_eq!(f.calls(), 1);
+}
+
+#[test]
+fn debug_output_names_known_values_and_numbers_unknown_ones() {
+    let mut f = Fixture::f32(&[2]);
+    f.dl.device.device_type = DLDeviceType(20);
+    let tensor = import(&mut f);
+    let debug = format!("{tensor:?}");
+    assert!(debug.contains("device_type: DLDeviceType(20)"), "{debug}");
+    assert!(debug.contains("code: kDLFloat"), "{debug}");
+    assert!(debug.contains("shape: [2]"), "{debug}");
+}
