@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # The project's whole test suite: the README's test command, and what CI runs (.ci/run).
 #
-# Sets itself up on a fresh machine and is safe to re-run: rustup targets and components,
-# gcc-multilib/g++-multilib (apt, for the i686 C checks), and a local venv (.venv) with the pinned
-# PyPI packages that ship the real upstream headers. Then runs every check and ends with a line
+# Sets itself up on a fresh machine and is safe to re-run: rustup targets and components (Miri
+# and rust-src on nightly), cargo-fuzz, gcc-multilib/g++-multilib (apt, for the i686 C checks),
+# and a local venv (.venv) with the pinned PyPI packages that ship the real upstream headers. Then runs every check and ends with a line
 # "test.sh: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -12,6 +12,9 @@ cd "$(dirname "$0")/.."
 # pyarrow ships arrow/c/abi.h in pyarrow/include.
 TVM_FFI_VERSION=0.1.15.post2
 PYARROW_VERSION=26.0.1
+CARGO_FUZZ_VERSION=0.13.2
+# Fuzz executions per run of this script (a smoke run; see the README for long runs).
+FUZZ_RUNS=${FUZZ_RUNS:-300000}
 MSRV=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
 TARGETS=(
   x86_64-unknown-linux-gnu
@@ -30,6 +33,14 @@ setup() {
   rustup target add "${TARGETS[@]}" >/dev/null || die "rustup target add"
   rustup component add clippy rustfmt >/dev/null || die "rustup component add"
   rustup toolchain install "$MSRV" --profile minimal >/dev/null 2>&1 || die "rustup toolchain install $MSRV"
+  rustup toolchain install nightly --profile minimal >/dev/null 2>&1 || die "rustup toolchain install nightly"
+  rustup component add miri rust-src --toolchain nightly >/dev/null || die "rustup component add miri rust-src"
+  cargo +nightly miri setup >/dev/null 2>&1 || die "cargo miri setup"
+
+  step "setup: cargo-fuzz $CARGO_FUZZ_VERSION"
+  if ! cargo fuzz --version 2>/dev/null | grep -q "$CARGO_FUZZ_VERSION"; then
+    cargo install -q --locked cargo-fuzz --version "$CARGO_FUZZ_VERSION" || die "cargo install cargo-fuzz"
+  fi
 
   step "setup: 32-bit C toolchain (gcc-multilib, g++-multilib)"
   if ! printf 'int main(void){return 0;}\n' | gcc -m32 -x c - -o /dev/null 2>/dev/null ||
@@ -81,6 +92,27 @@ dependent_has_no_build_tools() {
   ! grep -Eq '(cbindgen|syn) v' <<<"$tree"
 }
 
+# The safe layer's tests under Miri, with strict provenance: the integration tests and the
+# doctests (tests/header.rs reads files and the C test links C, neither of which Miri runs).
+miri() {
+  export MIRIFLAGS="-Zmiri-strict-provenance"
+  cargo +nightly miri test -q --all-features --test dlpack_import --test dlpack_access --test raw &&
+    cargo +nightly miri test -q --all-features --doc
+}
+
+# A short run of the import fuzz target (ASan, debug assertions); fails on any finding.
+fuzz_smoke() {
+  local log=target/fuzz-smoke.log
+  mkdir -p target
+  if (cd fuzz && cargo +nightly fuzz run -s address import_versioned -- \
+    -runs="$FUZZ_RUNS" -seed=1 -print_final_stats=1) >"$log" 2>&1; then
+    grep -E 'stat::number_of_executed_units' "$log"
+  else
+    tail -n 60 "$log"
+    return 1
+  fi
+}
+
 cross_build() {
   local target=$1
   cargo build -q --target "$target" --no-default-features && cargo build -q --target "$target"
@@ -98,6 +130,10 @@ run "msrv-$MSRV" cargo "+$MSRV" check -q --lib --tests --examples
 for target in "${TARGETS[@]}"; do
   run "build-$target" cross_build "$target"
 done
+run miri miri
+run c-import-x86_64 tests/c/run.sh x86_64
+run c-import-i686 tests/c/run.sh i686
+run fuzz-smoke fuzz_smoke
 run layout-checks-x86_64 layout-checks/run.sh x86_64 "${UPSTREAM_INCLUDES[@]}"
 run layout-checks-i686 layout-checks/run.sh i686 "${UPSTREAM_INCLUDES[@]}"
 run dependent-has-no-cbindgen dependent_has_no_build_tools

@@ -1,0 +1,172 @@
+//! Builds arbitrary `DLManagedTensorVersioned` headers (version, flags, ndim, shape, strides,
+//! dtype, device, data, byte_offset) over a real buffer and imports them.
+//!
+//! Checks: no crash and no sanitizer report; the deleter runs exactly once whatever happens;
+//! an accepted tensor satisfies the spec's rules (checked here independently, naively); and when
+//! the tensor's reachable bytes lie inside the buffer, every typed read is performed (so the
+//! sanitizer sees each address the crate computes).
+#![no_main]
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+use arbitrary::Arbitrary;
+use dlpack_abi::dlpack::{TensorView, VersionedTensor, MAX_NDIM};
+use dlpack_abi::raw::*;
+use libfuzzer_sys::fuzz_target;
+
+const BUFFER_BYTES: usize = 512;
+/// At most this many elements are read per typed read.
+const READ_LIMIT: usize = 4096;
+
+#[derive(Arbitrary, Debug)]
+struct Header {
+    major_is_1: bool,
+    version: (u32, u32),
+    flags: u64,
+    ndim: i8,
+    wild_ndim: Option<i32>,
+    shape: [i8; 8],
+    wild_extent: Option<(u8, i64)>,
+    strides: Option<[i8; 8]>,
+    wild_stride: Option<(u8, i64)>,
+    shape_null: bool,
+    device_type: u8,
+    code: u8,
+    bits: u8,
+    lanes: u16,
+    data: Option<u16>,
+    byte_offset: u16,
+    wild_byte_offset: Option<u64>,
+}
+
+static DELETED: AtomicUsize = AtomicUsize::new(0);
+
+/// Frees the header (a `Box`), so that a second call is a double free the sanitizer reports.
+unsafe extern "C" fn delete(t: *mut DLManagedTensorVersioned) {
+    DELETED.fetch_add(1, Ordering::SeqCst);
+    // SAFETY: made by `Box::into_raw` below.
+    drop(unsafe { Box::from_raw(t) });
+}
+
+/// Extents and strides: small values from the input, one of each possibly wild. The arrays have
+/// MAX_NDIM entries, the most the importer may read.
+fn arrays(h: &Header) -> (Vec<i64>, Option<Vec<i64>>) {
+    let mut shape: Vec<i64> = (0..MAX_NDIM).map(|i| i64::from(h.shape[i % 8]) % 5).collect();
+    if let Some((dim, extent)) = h.wild_extent {
+        shape[usize::from(dim) % MAX_NDIM] = extent;
+    }
+    let strides = h.strides.map(|s| {
+        let mut strides: Vec<i64> = (0..MAX_NDIM).map(|i| i64::from(s[i % 8])).collect();
+        if let Some((dim, stride)) = h.wild_stride {
+            strides[usize::from(dim) % MAX_NDIM] = stride;
+        }
+        strides
+    });
+    (shape, strides)
+}
+
+fuzz_target!(|h: Header| {
+    let mut buffer = vec![0u128; BUFFER_BYTES / 16];
+    for (i, byte) in bytemuck::cast_slice_mut::<u128, u8>(&mut buffer).iter_mut().enumerate() {
+        *byte = i as u8;
+    }
+    let base = buffer.as_mut_ptr().cast::<u8>();
+    let (mut shape, mut strides) = arrays(&h);
+    let ndim = h.wild_ndim.unwrap_or(i32::from(h.ndim) % 6);
+    let version = if h.major_is_1 {
+        DLPackVersion { major: 1, minor: h.version.1 % 5 }
+    } else {
+        DLPackVersion { major: h.version.0, minor: h.version.1 }
+    };
+    let data = h.data.map_or(std::ptr::null_mut(), |d| base.wrapping_add(usize::from(d) % 64));
+    let header = Box::into_raw(Box::new(DLManagedTensorVersioned {
+        version,
+        manager_ctx: std::ptr::null_mut(),
+        deleter: Some(delete),
+        flags: h.flags % 16,
+        dl_tensor: DLTensor {
+            data: data.cast(),
+            device: DLDevice { device_type: DLDeviceType(i32::from(h.device_type % 20)), device_id: 0 },
+            ndim,
+            dtype: DLDataType { code: DLDataTypeCode(h.code % 20), bits: h.bits, lanes: h.lanes % 3 },
+            shape: if h.shape_null { std::ptr::null_mut() } else { shape.as_mut_ptr() },
+            strides: strides.as_mut().map_or(std::ptr::null_mut(), |s| s.as_mut_ptr()),
+            byte_offset: h.wild_byte_offset.unwrap_or(u64::from(h.byte_offset % 64)),
+        },
+    }));
+
+    let before = DELETED.load(Ordering::SeqCst);
+    // SAFETY: a live header handed over once; shape and strides hold MAX_NDIM values.
+    match unsafe { VersionedTensor::from_raw(header) } {
+        Ok(tensor) => {
+            assert_eq!(DELETED.load(Ordering::SeqCst), before);
+            check_accepted(&tensor.view(), version, &shape, base as usize);
+        }
+        Err(error) => {
+            let _ = error.to_string();
+        }
+    }
+    assert_eq!(DELETED.load(Ordering::SeqCst), before + 1, "deleter must run exactly once");
+});
+
+/// Independent checks on an accepted tensor, then every typed read when it fits the buffer.
+fn check_accepted(view: &TensorView<'_>, version: DLPackVersion, shape: &[i64], base: usize) {
+    assert_eq!(version.major, 1);
+    let n = view.ndim();
+    assert!(n <= MAX_NDIM);
+    assert_eq!(view.shape(), &shape[..n]);
+    assert!(view.shape().iter().all(|&e| e >= 0));
+    let count: i128 = view.shape().iter().map(|&e| i128::from(e)).product();
+    assert_eq!(view.element_count() as i128, count);
+    let dtype = view.dtype();
+    assert!(dtype.lanes >= 1 && dtype.bits >= 1);
+    if count > 0 {
+        assert!(!view.raw().data.is_null());
+    }
+    if view.strides().is_synthesised() {
+        assert!(n == 0 || version.minor < 2);
+    }
+    let _ = format!("{view:?}");
+
+    // Byte reach, naively, for whole-byte dtypes.
+    let bits = i128::from(dtype.bits) * i128::from(dtype.lanes);
+    if count == 0 || bits % 8 != 0 {
+        return;
+    }
+    let size = bits / 8;
+    let (mut low, mut high) = (0i128, 0i128);
+    for (extent, stride) in view.shape().iter().zip(view.strides().iter()) {
+        let reach = i128::from(stride) * (i128::from(*extent) - 1);
+        if reach < 0 { low += reach } else { high += reach }
+    }
+    let start = view.data_ptr() as usize as i128 - base as i128;
+    let (first, end) = (start + low * size, start + (high + 1) * size);
+    if first < 0 || end > BUFFER_BYTES as i128 {
+        return;
+    }
+    read_all::<u8>(view);
+    read_all::<i16>(view);
+    read_all::<f32>(view);
+    read_all::<u64>(view);
+    read_all::<i128>(view);
+}
+
+/// Every typed read; a refusal is fine, a read is checked (bit for bit: floats may be NaN)
+/// against the strided iterator.
+fn read_all<T: dlpack_abi::dlpack::Element>(view: &TensorView<'_>) {
+    let bytes = |values: &[T]| bytemuck::cast_slice::<T, u8>(values).to_vec();
+    if let Ok(values) = view.iter::<T>() {
+        // Zero strides can make a huge tensor out of a few bytes: read a bounded prefix.
+        let values: Vec<T> = values.take(READ_LIMIT).collect();
+        assert_eq!(values.len(), view.element_count().min(READ_LIMIT));
+        if let Ok(slice) = view.as_slice::<T>() {
+            assert_eq!(bytes(&slice[..values.len()]), bytes(&values));
+        }
+        if let Ok(slice) = view.as_slice_memory_order::<T>() {
+            assert_eq!(slice.len(), values.len());
+        }
+        let first = vec![0usize; view.ndim()];
+        let got = view.get::<T>(&first).ok();
+        assert_eq!(got.map(|v| bytes(&[v])), values.first().map(|v| bytes(&[*v])));
+    }
+}
