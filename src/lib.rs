@@ -4,8 +4,14 @@
 //!
 //! [`raw`] mirrors the C headers item for item: the same names, field types and layouts, checked
 //! at compile time for every ABI family (LP64, i686, and 32-bit targets with 8-byte `u64`). It has
-//! no `Drop` and no `unsafe` code. The only `unsafe` in this release is the `bytemuck`
-//! [`Pod`](bytemuck::Pod)/[`Zeroable`](bytemuck::Zeroable) implementations for the raw types.
+//! no `Drop` and no `unsafe` code.
+//!
+//! [`dlpack`] is the safe layer for DLPack: owning wrappers for tensors received from another
+//! library ([`dlpack::VersionedTensor`], [`dlpack::LegacyTensor`]) that validate every field
+//! before use and call the producer's deleter exactly once, a borrowed [`dlpack::TensorView`],
+//! and typed access through `bytemuck`. All `unsafe` code lives there and in the `bytemuck`
+//! [`Pod`](bytemuck::Pod)/[`Zeroable`](bytemuck::Zeroable) implementations for the raw types;
+//! every block names the rule it relies on.
 //!
 //! The crate ships a generated C header, `include/dlpack_abi.h`, that is a drop-in for upstream
 //! `dlpack/dlpack.h` and `arrow/c/abi.h` (see the README).

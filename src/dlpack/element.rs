@@ -22,6 +22,13 @@ use crate::raw::{kDLFloat, kDLInt, kDLUInt, DLDataType};
 /// ```
 pub trait Element: Pod {
     /// The DLPack element type this Rust type stores.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Element;
+    /// use dlpack_abi::raw::kDLUInt;
+    ///
+    /// assert_eq!((u16::DTYPE.code, u16::DTYPE.bits, u16::DTYPE.lanes), (kDLUInt, 16, 1));
+    /// ```
     const DTYPE: DLDataType;
 }
 

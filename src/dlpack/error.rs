@@ -163,9 +163,22 @@ pub struct ShapeSummary {
 
 impl ShapeSummary {
     /// How many extents are kept; longer shapes print `, ...` after them.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::ShapeSummary;
+    ///
+    /// assert_eq!(ShapeSummary::KEPT, 4);
+    /// assert_eq!(ShapeSummary::new(&[1, 2, 3, 4, 5]).to_string(), "[1, 2, 3, 4, ...]");
+    /// ```
     pub const KEPT: usize = 4;
 
     /// Keeps the first [`KEPT`](Self::KEPT) extents of `shape` and its length.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::ShapeSummary;
+    ///
+    /// assert_eq!(ShapeSummary::new(&[]).to_string(), "[]");
+    /// ```
     pub fn new(shape: &[i64]) -> Self {
         let mut first = [0; Self::KEPT];
         for (kept, &extent) in first.iter_mut().zip(shape) {
