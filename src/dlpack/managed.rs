@@ -306,13 +306,13 @@ impl VersionedTensor {
     /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
     /// use dlpack_abi::dlpack::{TensorError, VersionedTensor};
-    /// use dlpack_abi::raw::DLPACK_FLAG_BITMASK_READ_ONLY;
+    /// use dlpack_abi::raw::DLPackFlags;
     ///
     /// let mut tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
     /// tensor.as_mut_slice::<f32>()?[0] = 7.0;
     /// assert_eq!(tensor.view().as_slice::<f32>()?, [7.0, 1.0, 2.0]);
     ///
-    /// let read_only = DLPACK_FLAG_BITMASK_READ_ONLY as u64;
+    /// let read_only = DLPackFlags::READ_ONLY.bits();
     /// let mut frozen = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, read_only)) }?;
     /// assert_eq!(frozen.as_mut_slice::<f32>(), Err(TensorError::ReadOnly));
     /// # Ok(()) }
