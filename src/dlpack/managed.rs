@@ -28,11 +28,11 @@ mod sealed {
         /// As for `version`, and the version's major is 1 (or the struct is legacy).
         unsafe fn flags(ptr: NonNull<Self>) -> DLPackFlags;
 
-        /// Calls the deleter, if any.
+        /// Reads the deleter.
         ///
         /// # Safety
-        /// As for `version`; called at most once, after which `ptr` is dangling.
-        unsafe fn delete(ptr: NonNull<Self>);
+        /// As for `version`.
+        unsafe fn deleter(ptr: NonNull<Self>) -> Option<unsafe extern "C" fn(*mut Self)>;
 
         /// The embedded `DLTensor`.
         ///
@@ -50,14 +50,9 @@ mod sealed {
             // SAFETY: `flags` is in the permanent prefix (caller guarantees a live struct).
             DLPackFlags::from_bits_retain(unsafe { ptr::addr_of!((*ptr.as_ptr()).flags).read() })
         }
-        unsafe fn delete(ptr: NonNull<Self>) {
+        unsafe fn deleter(ptr: NonNull<Self>) -> Option<unsafe extern "C" fn(*mut Self)> {
             // SAFETY: `deleter` is in the permanent prefix, readable under any major (caller).
-            let deleter = unsafe { ptr::addr_of!((*ptr.as_ptr()).deleter).read() };
-            if let Some(deleter) = deleter {
-                // SAFETY: the DLPack contract: the consumer calls the deleter once, with the
-                // struct itself; the caller guarantees once.
-                unsafe { deleter(ptr.as_ptr()) };
-            }
+            unsafe { ptr::addr_of!((*ptr.as_ptr()).deleter).read() }
         }
         unsafe fn dl_tensor<'a>(ptr: NonNull<Self>) -> &'a DLTensor {
             // SAFETY: major 1 means this layout; the caller guarantees a live, unwritten struct.
@@ -72,13 +67,9 @@ mod sealed {
         unsafe fn flags(_: NonNull<Self>) -> DLPackFlags {
             DLPackFlags::empty()
         }
-        unsafe fn delete(ptr: NonNull<Self>) {
+        unsafe fn deleter(ptr: NonNull<Self>) -> Option<unsafe extern "C" fn(*mut Self)> {
             // SAFETY: the caller guarantees a live struct.
-            let deleter = unsafe { ptr::addr_of!((*ptr.as_ptr()).deleter).read() };
-            if let Some(deleter) = deleter {
-                // SAFETY: called once with the struct itself (the caller's guarantee).
-                unsafe { deleter(ptr.as_ptr()) };
-            }
+            unsafe { ptr::addr_of!((*ptr.as_ptr()).deleter).read() }
         }
         unsafe fn dl_tensor<'a>(ptr: NonNull<Self>) -> &'a DLTensor {
             // SAFETY: the caller guarantees a live struct that is not written meanwhile.
@@ -164,9 +155,13 @@ struct Owner<M: ManagedStruct> {
 
 impl<M: ManagedStruct> Drop for Owner<M> {
     fn drop(&mut self) {
-        // SAFETY: `Owner` is created once per imported pointer (`from_raw`'s contract makes it
-        // the only owner) and `into_raw` forgets it, so this is the one deleter call.
-        unsafe { M::delete(self.ptr) }
+        // SAFETY: the struct is live until its deleter runs, which is only here.
+        if let Some(deleter) = unsafe { M::deleter(self.ptr) } {
+            // SAFETY: the DLPack contract: the consumer calls the deleter with the struct itself,
+            // exactly once. `Owner` is created once per imported pointer (`from_raw`'s contract
+            // makes it the only owner) and `into_raw` forgets it, so this is the one call.
+            unsafe { deleter(self.ptr.as_ptr()) }
+        }
     }
 }
 
