@@ -160,8 +160,8 @@ fn dtype_must_match_exactly() {
     let error = tensor.view().as_slice::<f32>().unwrap_err();
     assert_eq!(
         error.to_string(),
-        "DLTensor.dtype is {code: DLDataTypeCode(18), bits: 32, lanes: 1}, but the requested type \
-         is {code: kDLFloat, bits: 32, lanes: 1}"
+        "DLTensor.dtype is DLDataType { code: DLDataTypeCode(18), bits: 32, lanes: 1 }, but the \
+         requested type is DLDataType { code: kDLFloat, bits: 32, lanes: 1 }"
     );
 }
 

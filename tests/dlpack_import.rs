@@ -277,7 +277,7 @@ fn cases() -> Vec<Case> {
             "bits 0",
             |f| f.dl.dtype.bits = 0,
             |f| TensorError::ZeroBits { dtype: f.dl.dtype },
-            "dtype is {code: kDLFloat, bits: 0, lanes: 1}: bits is 0",
+            "dtype is DLDataType { code: kDLFloat, bits: 0, lanes: 1 }: bits is 0",
         ),
         case(
             "fp4 with 8 bits",
@@ -286,7 +286,7 @@ fn cases() -> Vec<Case> {
                 dtype: f.dl.dtype,
                 expected: 4,
             },
-            "kDLFloat4_e2m1fn, bits: 8, lanes: 1}: this code requires bits = 4",
+            "kDLFloat4_e2m1fn, bits: 8, lanes: 1 }: this code requires bits = 4",
         ),
         case(
             "fp6 e2m3 with 8 bits",

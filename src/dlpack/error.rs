@@ -213,16 +213,6 @@ impl fmt::Debug for ShapeSummary {
     }
 }
 
-/// `{code, bits, lanes}` with the C name of a known code.
-struct Dtype(DLDataType);
-
-impl fmt::Display for Dtype {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let DLDataType { code, bits, lanes } = self.0;
-        write!(f, "{{code: {code:?}, bits: {bits}, lanes: {lanes}}}")
-    }
-}
-
 impl fmt::Display for TensorError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use TensorError::*;
@@ -264,12 +254,11 @@ impl fmt::Display for TensorError {
             NullData { elements } => {
                 write!(f, "DLTensor.data is NULL but the tensor has {elements} elements")
             }
-            ZeroLanes { dtype } => write!(f, "DLTensor.dtype is {}: lanes is 0", Dtype(dtype)),
-            ZeroBits { dtype } => write!(f, "DLTensor.dtype is {}: bits is 0", Dtype(dtype)),
+            ZeroLanes { dtype } => write!(f, "DLTensor.dtype is {dtype:?}: lanes is 0"),
+            ZeroBits { dtype } => write!(f, "DLTensor.dtype is {dtype:?}: bits is 0"),
             SubByteBits { dtype, expected } => write!(
                 f,
-                "DLTensor.dtype is {}: this code requires bits = {expected}",
-                Dtype(dtype)
+                "DLTensor.dtype is {dtype:?}: this code requires bits = {expected}"
             ),
             NotHostAccessible { device } => write!(
                 f,
@@ -278,9 +267,7 @@ impl fmt::Display for TensorError {
             ),
             DtypeMismatch { requested, found } => write!(
                 f,
-                "DLTensor.dtype is {}, but the requested type is {}",
-                Dtype(found),
-                Dtype(requested)
+                "DLTensor.dtype is {found:?}, but the requested type is {requested:?}"
             ),
             UnknownFlags { flags } => write!(
                 f,

@@ -223,7 +223,7 @@ int main(void) {
     DLTensor t = cpu_i32(data, 2, shape23, row_major);
     t.dtype.code = kDLFloat;
     code = rust_import_versioned(versioned(t, &deleted), report, CAP);
-    expect("f32 read as i32", code, report, 1, "but the requested type is {code: kDLInt", deleted, 1);
+    expect("f32 read as i32", code, report, 1, "but the requested type is DLDataType { code: kDLInt", deleted, 1);
   }
   {
     int deleted = 0;
