@@ -4,10 +4,12 @@ use core::fmt;
 
 use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion};
 
-/// Why a foreign tensor was refused at import, or why a typed access was refused.
+/// Why a foreign tensor was refused at import, why a typed access was refused, or why an export
+/// could not be built.
 ///
 /// Every message names the offending field and its value. Import errors are returned after the
-/// producer's deleter has run (exactly once); access errors leave the tensor untouched.
+/// producer's deleter has run (exactly once); access errors leave the tensor untouched; export
+/// errors are returned after the owner has been dropped (exactly once).
 ///
 /// ```
 /// use dlpack_abi::dlpack::{TensorError, MAX_NDIM};
@@ -144,6 +146,37 @@ pub enum TensorError {
         index: usize,
         /// `shape[dim]`.
         extent: i64,
+    },
+
+    // ---- export ----
+    /// The strides given for an export do not have one entry per dimension.
+    StridesLength {
+        /// The number of dimensions (`shape.len()`).
+        ndim: usize,
+        /// The number of strides given.
+        strides: usize,
+    },
+    /// The elements an export's shape, strides and offset reach are not all inside its buffer.
+    OutsideBuffer {
+        /// The lowest element index reached (negative: before the buffer's start).
+        first: i128,
+        /// The highest element index reached.
+        last: i128,
+        /// The number of elements in the buffer.
+        len: usize,
+    },
+    /// The legacy `DLManagedTensor` has no flags word, so these flags cannot be carried.
+    FlagsNotRepresentable {
+        /// The flags that would be lost.
+        flags: DLPackFlags,
+    },
+    /// A [`TensorOwner`](super::TensorOwner) described a different number of dimensions than
+    /// [`TensorOwner::ndim`](super::TensorOwner::ndim) announced.
+    NdimChanged {
+        /// What `ndim()` returned (the allocation was sized for it).
+        announced: usize,
+        /// The length of the shape `describe()` returned.
+        described: usize,
     },
 }
 
@@ -291,6 +324,27 @@ impl fmt::Display for TensorError {
             IndexOutOfBounds { dim, index, extent } => write!(
                 f,
                 "index {index} is out of bounds for DLTensor.shape[{dim}] = {extent}"
+            ),
+            StridesLength { ndim, strides } => write!(
+                f,
+                "{strides} strides were given for a shape of {ndim} dimensions"
+            ),
+            OutsideBuffer { first, last, len } => write!(
+                f,
+                "the shape, strides and offset reach elements {first}..={last}, outside the \
+                 buffer's {len} elements"
+            ),
+            FlagsNotRepresentable { flags } => {
+                f.write_str("DLManagedTensorVersioned.flags has ")?;
+                bitflags::parser::to_writer(&flags, &mut *f)?;
+                f.write_str(" set, which a legacy DLManagedTensor cannot carry")
+            }
+            NdimChanged {
+                announced,
+                described,
+            } => write!(
+                f,
+                "the owner announced {announced} dimensions but described a shape of {described}"
             ),
         }
     }

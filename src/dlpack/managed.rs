@@ -1,6 +1,7 @@
 //! Owning wrappers for managed tensors received from another library.
 #![allow(unsafe_code)]
 
+use core::ffi::c_void;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
@@ -10,7 +11,7 @@ use super::validate::{self, Meta};
 use super::{Element, TensorError, TensorView};
 use crate::raw::{DLManagedTensor, DLManagedTensorVersioned, DLPackFlags, DLPackVersion, DLTensor};
 
-mod sealed {
+pub(super) mod sealed {
     use super::*;
 
     /// What the wrapper needs from a managed struct. Every function reads through raw pointers
@@ -39,6 +40,20 @@ mod sealed {
         /// # Safety
         /// As for `flags`, and the struct is not written while the reference lives.
         unsafe fn dl_tensor<'a>(ptr: NonNull<Self>) -> &'a DLTensor;
+
+        /// Refuses the flags this struct cannot carry (what would be lost, not merely dropped
+        /// information: `IS_COPIED` only ever grants less when lost).
+        fn representable(flags: DLPackFlags) -> Result<(), TensorError>;
+
+        /// A header of this kind for an export (version 1.3 where there is a version).
+        fn header(
+            dl_tensor: DLTensor,
+            manager_ctx: *mut c_void,
+            deleter: unsafe extern "C" fn(*mut Self),
+            flags: DLPackFlags,
+        ) -> Self
+        where
+            Self: Sized;
     }
 
     impl Raw for DLManagedTensorVersioned {
@@ -58,6 +73,23 @@ mod sealed {
             // SAFETY: major 1 means this layout; the caller guarantees a live, unwritten struct.
             unsafe { &*ptr::addr_of!((*ptr.as_ptr()).dl_tensor) }
         }
+        fn representable(_: DLPackFlags) -> Result<(), TensorError> {
+            Ok(())
+        }
+        fn header(
+            dl_tensor: DLTensor,
+            manager_ctx: *mut c_void,
+            deleter: unsafe extern "C" fn(*mut Self),
+            flags: DLPackFlags,
+        ) -> Self {
+            Self {
+                version: DLPackVersion::CURRENT,
+                manager_ctx,
+                deleter: Some(deleter),
+                flags: flags.bits(),
+                dl_tensor,
+            }
+        }
     }
 
     impl Raw for DLManagedTensor {
@@ -74,6 +106,26 @@ mod sealed {
         unsafe fn dl_tensor<'a>(ptr: NonNull<Self>) -> &'a DLTensor {
             // SAFETY: the caller guarantees a live struct that is not written meanwhile.
             unsafe { &*ptr::addr_of!((*ptr.as_ptr()).dl_tensor) }
+        }
+        fn representable(flags: DLPackFlags) -> Result<(), TensorError> {
+            let lost = flags.difference(DLPackFlags::IS_COPIED);
+            if lost.is_empty() {
+                Ok(())
+            } else {
+                Err(TensorError::FlagsNotRepresentable { flags: lost })
+            }
+        }
+        fn header(
+            dl_tensor: DLTensor,
+            manager_ctx: *mut c_void,
+            deleter: unsafe extern "C" fn(*mut Self),
+            _: DLPackFlags,
+        ) -> Self {
+            Self {
+                dl_tensor,
+                manager_ctx,
+                deleter: Some(deleter),
+            }
         }
     }
 }
@@ -224,6 +276,27 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         // `validate` needs.
         let meta = unsafe { validate::validate(M::dl_tensor(ptr), version, M::flags(ptr)) }?;
         Ok(Self { owner, meta })
+    }
+
+    /// Wraps a struct this crate built and whose description it already validated.
+    ///
+    /// # Safety
+    /// As for [`from_raw`](Self::from_raw), and `meta` is what validating `ptr` would return.
+    #[cfg(feature = "alloc")]
+    pub(crate) unsafe fn from_validated(ptr: NonNull<M>, meta: Meta) -> Self {
+        Self {
+            owner: Owner {
+                ptr,
+                _owns: PhantomData,
+            },
+            meta,
+        }
+    }
+
+    /// What validation learnt about the tensor.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn meta(&self) -> Meta {
+        self.meta
     }
 
     /// Gives ownership back without calling the deleter; the caller must eventually call it (or

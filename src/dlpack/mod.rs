@@ -31,15 +31,27 @@
 // Patterns name the C constants (`kDLCPU`, ...).
 #![allow(non_upper_case_globals)]
 
+#[cfg(feature = "alloc")]
+mod adapt;
 mod element;
 mod error;
+#[cfg(feature = "alloc")]
+mod export;
+#[cfg(feature = "alloc")]
+mod host;
 mod managed;
 mod strides;
 mod validate;
 mod view;
 
+#[cfg(feature = "alloc")]
+pub use adapt::IntoLegacyError;
 pub use element::Element;
 pub use error::{ShapeSummary, TensorError};
+#[cfg(feature = "alloc")]
+pub use export::{TensorDescription, TensorOwner};
+#[cfg(feature = "alloc")]
+pub use host::{Export, HostBuffer, HostMemory};
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
 pub use strides::Strides;
 pub use view::{Elements, TensorView};

@@ -1,0 +1,203 @@
+//! Legacy ↔ versioned adapters: the old tensor becomes the owner of a new, small header.
+#![allow(unsafe_code)]
+
+use super::export::Placed;
+use super::managed::sealed::Raw;
+use super::{ManagedStruct, ManagedTensor, TensorDescription, TensorError};
+use crate::raw::{DLManagedTensor, DLManagedTensorVersioned, DLPackFlags};
+
+/// Re-exports `inner` under a header of kind `M` with `flags`, reusing its validation.
+///
+/// # Safety
+/// `flags` are representable in `M` and describe the same storage as `inner`'s flags
+/// (`IS_SUBBYTE_TYPE_PADDED` unchanged).
+unsafe fn rewrap<M: ManagedStruct, I: ManagedStruct + 'static>(
+    inner: ManagedTensor<I>,
+    flags: DLPackFlags,
+) -> ManagedTensor<M> {
+    let meta = inner.meta();
+    let ndim = inner.view().ndim();
+    let placed = Placed::<M, ManagedTensor<I>>::new(inner, ndim);
+    // SAFETY: the inner tensor stays in place until the new deleter drops it; the view
+    // borrowed from it is last used by `finish_validated`.
+    let view = unsafe { placed.owner() }.view();
+    let raw = view.raw();
+    let strides = view.strides();
+    let description = TensorDescription {
+        data: raw.data,
+        byte_offset: raw.byte_offset,
+        device: raw.device,
+        dtype: raw.dtype,
+        shape: view.shape(),
+        strides: strides.as_slice(),
+        flags,
+    };
+    // SAFETY: the same tensor `inner`'s import validated, with explicit strides where it
+    // had none (what validation synthesised), so the same `meta`; flags per our caller.
+    unsafe { placed.finish_validated(&description, meta) }
+}
+
+impl ManagedTensor<DLManagedTensor> {
+    /// Upgrades a legacy tensor to a versioned one (version 1.3, explicit strides),
+    /// marked `READ_ONLY` because a legacy producer never said whether it may be written.
+    /// The legacy deleter runs when the new one does. One small allocation; the data is
+    /// not touched.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::LegacyTensor;
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// let legacy = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[2, 2])) }?;
+    /// let versioned = legacy.into_versioned();
+    /// assert_eq!(versioned.view().flags(), DLPackFlags::READ_ONLY);
+    /// assert_eq!(versioned.view().strides(), [2, 1]);
+    /// assert!(!versioned.view().strides().is_synthesised());
+    /// # Ok(()) }
+    /// ```
+    pub fn into_versioned(self) -> ManagedTensor<DLManagedTensorVersioned> {
+        // SAFETY: versioned headers carry every flag; the storage flag stays clear.
+        unsafe { rewrap(self, DLPackFlags::READ_ONLY) }
+    }
+
+    /// Upgrades a legacy tensor to a versioned one without `READ_ONLY`.
+    ///
+    /// # Safety
+    /// The producer allows writes to the data (as for [`LegacyTensor::as_mut_slice`]).
+    ///
+    /// [`LegacyTensor::as_mut_slice`]: super::LegacyTensor::as_mut_slice
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::LegacyTensor;
+    ///
+    /// let legacy = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[2])) }?;
+    /// // SAFETY: this producer's buffers are writable.
+    /// let mut versioned = unsafe { legacy.into_versioned_writable() };
+    /// versioned.as_mut_slice::<f32>()?[0] = 9.0;
+    /// assert_eq!(versioned.view().as_slice::<f32>()?, [9.0, 1.0]);
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn into_versioned_writable(self) -> ManagedTensor<DLManagedTensorVersioned> {
+        // SAFETY: as in `into_versioned`.
+        unsafe { rewrap(self, DLPackFlags::empty()) }
+    }
+}
+
+impl ManagedTensor<DLManagedTensorVersioned> {
+    /// Exposes a versioned tensor as a legacy one, for consumers that speak nothing else. The
+    /// versioned deleter runs when the legacy one does. Refuses (giving the tensor back)
+    /// when a flag would be lost: `READ_ONLY` (a legacy consumer would write),
+    /// `IS_SUBBYTE_TYPE_PADDED` (it would read packed data) and unknown bits. `IS_COPIED`
+    /// is dropped: without it a consumer only assumes less.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// let legacy = tensor.into_legacy().map_err(|refused| refused.error())?;
+    /// assert_eq!(legacy.view().as_slice::<f32>()?, [0.0, 1.0, 2.0]);
+    ///
+    /// let read_only = DLPackFlags::READ_ONLY.bits();
+    /// let frozen = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, read_only)) }?;
+    /// let refused = frozen.into_legacy().unwrap_err();
+    /// assert_eq!(
+    ///     refused.error(),
+    ///     TensorError::FlagsNotRepresentable { flags: DLPackFlags::READ_ONLY }
+    /// );
+    /// let frozen: VersionedTensor = refused.into_tensor(); // nothing lost
+    /// # drop(frozen);
+    /// # Ok(()) }
+    /// ```
+    pub fn into_legacy(self) -> Result<ManagedTensor<DLManagedTensor>, IntoLegacyError> {
+        let flags = self.view().flags();
+        if let Err(error) = DLManagedTensor::representable(flags) {
+            return Err(IntoLegacyError {
+                error,
+                tensor: self,
+            });
+        }
+        // SAFETY: just checked; the storage flag is clear (it is not representable).
+        Ok(unsafe { rewrap(self, DLPackFlags::empty()) })
+    }
+}
+
+/// [`VersionedTensor::into_legacy`](super::VersionedTensor::into_legacy) refused:
+/// the reason, and the tensor, unchanged.
+///
+/// ```
+/// # include!("doc_setup.rs");
+/// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// use dlpack_abi::dlpack::VersionedTensor;
+/// use dlpack_abi::raw::DLPackFlags;
+///
+/// let flags = (DLPackFlags::READ_ONLY | DLPackFlags::IS_COPIED).bits();
+/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[1], None, flags)) }?;
+/// let refused = tensor.into_legacy().unwrap_err();
+/// assert_eq!(
+///     refused.to_string(),
+///     "DLManagedTensorVersioned.flags has READ_ONLY set, which a legacy DLManagedTensor \
+///      cannot carry"
+/// );
+/// # Ok(()) }
+/// ```
+#[derive(Debug)]
+pub struct IntoLegacyError {
+    error: TensorError,
+    tensor: ManagedTensor<DLManagedTensorVersioned>,
+}
+
+impl IntoLegacyError {
+    /// Why the tensor cannot be legacy.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// # use dlpack_abi::raw::DLPackFlags;
+    /// let flags = DLPackFlags::IS_SUBBYTE_TYPE_PADDED.bits();
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[1], None, flags)) }?;
+    /// assert!(matches!(
+    ///     tensor.into_legacy().unwrap_err().error(),
+    ///     TensorError::FlagsNotRepresentable { .. }
+    /// ));
+    /// # Ok(()) }
+    /// ```
+    pub fn error(&self) -> TensorError {
+        self.error
+    }
+
+    /// The tensor, unchanged (its deleter has not run).
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// # use dlpack_abi::raw::DLPackFlags;
+    /// let flags = DLPackFlags::READ_ONLY.bits();
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, flags)) }?;
+    /// let back = tensor.into_legacy().unwrap_err().into_tensor();
+    /// assert_eq!(back.view().as_slice::<f32>()?, [0.0, 1.0]);
+    /// # Ok(()) }
+    /// ```
+    pub fn into_tensor(self) -> ManagedTensor<DLManagedTensorVersioned> {
+        self.tensor
+    }
+}
+
+impl core::fmt::Display for IntoLegacyError {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        core::fmt::Display::fmt(&self.error, f)
+    }
+}
+
+impl core::error::Error for IntoLegacyError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        Some(&self.error)
+    }
+}

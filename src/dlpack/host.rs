@@ -1,0 +1,344 @@
+//! Export of host buffers (`Vec<T>`, `Box<[T]>`, `Arc<[T]>`, ...) through the [`Export`] builder.
+#![allow(unsafe_code)]
+
+use alloc::boxed::Box;
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::mem;
+
+use super::export::{checked_ndim, Placed};
+use super::{Element, ManagedStruct, ManagedTensor, TensorDescription, TensorError};
+use crate::raw::{kDLCPU, DLDevice, DLPackFlags};
+
+/// Host memory holding `len` elements of one [`Element`] type: what [`Export`] needs from a
+/// buffer. Implemented for `Vec<T>`, `Box<[T]>` and `Arc<[T]>`.
+///
+/// # Safety
+/// [`memory`](Self::memory) is called once, after the buffer has been moved to the place where it
+/// stays until the deleter drops it. The memory it reports must stay true until then: `start` is
+/// aligned and points to `len` initialised elements (or `len` is 0) that the buffer keeps
+/// allocated; the consumer may read them, and, unless `read_only`, write them through `start`,
+/// while nobody else accesses them.
+///
+/// ```
+/// use dlpack_abi::dlpack::{Export, HostBuffer, HostMemory};
+///
+/// /// A buffer that counts its drops.
+/// struct Counted(Vec<u16>);
+/// impl Drop for Counted {
+///     fn drop(&mut self) { println!("buffer dropped") }
+/// }
+/// // SAFETY: reports the vector's own elements, which only the buffer holds.
+/// unsafe impl HostBuffer for Counted {
+///     type Element = u16;
+///     fn memory(&mut self) -> HostMemory<u16> { self.0.memory() }
+/// }
+///
+/// let tensor = Export::new(Counted(vec![1, 2, 3, 4]), &[2, 2]).finish()?;
+/// assert_eq!(tensor.view().as_slice::<u16>()?, [1, 2, 3, 4]);
+/// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+/// ```
+pub unsafe trait HostBuffer: Send + 'static {
+    /// The element type.
+    type Element: Element;
+
+    /// The elements, and whether others may read them meanwhile.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::HostBuffer;
+    /// use std::sync::Arc;
+    ///
+    /// let mut shared: Arc<[f32]> = Arc::from(vec![1.0, 2.0]);
+    /// let other = Arc::clone(&shared);
+    /// assert!(shared.memory().read_only);
+    /// drop(other);
+    /// assert!(!shared.memory().read_only);
+    /// ```
+    fn memory(&mut self) -> HostMemory<Self::Element>;
+}
+
+/// Where a [`HostBuffer`]'s elements are.
+///
+/// ```
+/// use dlpack_abi::dlpack::HostBuffer;
+///
+/// let mut values = vec![1i64, 2, 3];
+/// let memory = values.memory();
+/// assert_eq!((memory.start, memory.len, memory.read_only), (values.as_mut_ptr(), 3, false));
+/// ```
+#[derive(Debug)]
+pub struct HostMemory<T> {
+    /// The first element.
+    pub start: *mut T,
+    /// The number of elements.
+    pub len: usize,
+    /// Others may read the elements: the export is marked `READ_ONLY`.
+    pub read_only: bool,
+}
+
+// SAFETY: `as_mut_ptr` of a `&mut Vec` may be written through and stays valid while the vector
+// is not reallocated or dropped; the vector is owned by the export and never touched again.
+unsafe impl<T: Element + Send> HostBuffer for Vec<T> {
+    type Element = T;
+    fn memory(&mut self) -> HostMemory<T> {
+        HostMemory {
+            start: self.as_mut_ptr(),
+            len: self.len(),
+            read_only: false,
+        }
+    }
+}
+
+// SAFETY: as for `Vec`; a boxed slice is never reallocated.
+unsafe impl<T: Element + Send> HostBuffer for Box<[T]> {
+    type Element = T;
+    fn memory(&mut self) -> HostMemory<T> {
+        HostMemory {
+            start: self.as_mut_ptr(),
+            len: self.len(),
+            read_only: false,
+        }
+    }
+}
+
+// SAFETY: a unique `Arc` (no other strong or weak holder) gives `&mut [T]`, which may be written;
+// once owned by the export it cannot gain holders. A shared one is reported read-only, and the
+// pointer from `Arc::as_ptr` is only read.
+unsafe impl<T: Element + Send + Sync> HostBuffer for Arc<[T]> {
+    type Element = T;
+    fn memory(&mut self) -> HostMemory<T> {
+        let len = self.len();
+        match Arc::get_mut(self) {
+            Some(unique) => HostMemory {
+                start: unique.as_mut_ptr(),
+                len,
+                read_only: false,
+            },
+            None => HostMemory {
+                start: Arc::as_ptr(self).cast::<T>().cast_mut(),
+                len,
+                read_only: true,
+            },
+        }
+    }
+}
+
+/// Exports a [`HostBuffer`] (`Vec<T>`, `Box<[T]>`, `Arc<[T]>`, ...) as a CPU tensor, without
+/// copying it.
+///
+/// The shape is row-major unless [`strides`](Self::strides) are given; [`offset`](Self::offset)
+/// starts the tensor at a later element (written as `byte_offset`, with `data` the buffer's
+/// start). Every element the shape, strides and offset reach must lie in the buffer.
+///
+/// The tensor is `READ_ONLY` when the buffer is shared (an `Arc` with other holders) or
+/// [`read_only`](Self::read_only) asks for it; `IS_COPIED` only from [`copy_of`](Self::copy_of).
+/// On error the buffer has been dropped.
+///
+/// ```
+/// use dlpack_abi::dlpack::Export;
+///
+/// let tensor = Export::new(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).finish()?;
+/// assert_eq!(tensor.view().strides(), [3, 1]);
+/// let raw = tensor.into_raw(); // a `DLManagedTensorVersioned*` for C; its deleter frees all
+/// # drop(unsafe { dlpack_abi::dlpack::VersionedTensor::from_raw(raw) });
+/// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+/// ```
+#[must_use = "an export does nothing until `finish` or `finish_legacy`"]
+pub struct Export<'a, B: HostBuffer> {
+    buffer: B,
+    shape: &'a [i64],
+    strides: Option<&'a [i64]>,
+    offset: usize,
+    flags: DLPackFlags,
+}
+
+impl<'a, B: HostBuffer> Export<'a, B> {
+    /// Exports `buffer` with this shape, row-major from the first element.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// let tensor = Export::new(Box::from([1u8, 2, 3]), &[3]).finish()?;
+    /// assert_eq!(tensor.view().as_slice::<u8>()?, [1, 2, 3]);
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+    /// ```
+    pub fn new(buffer: B, shape: &'a [i64]) -> Self {
+        Self {
+            buffer,
+            shape,
+            strides: None,
+            offset: 0,
+            flags: DLPackFlags::empty(),
+        }
+    }
+
+    /// Strides in elements, one per dimension; negative and zero strides are allowed.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// // The transpose of a 2 x 3 row-major buffer.
+    /// let tensor = Export::new(vec![0i32, 1, 2, 3, 4, 5], &[3, 2]).strides(&[1, 3]).finish()?;
+    /// assert_eq!(tensor.view().iter::<i32>()?.collect::<Vec<_>>(), [0, 3, 1, 4, 2, 5]);
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+    /// ```
+    pub fn strides(mut self, strides: &'a [i64]) -> Self {
+        self.strides = Some(strides);
+        self
+    }
+
+    /// The index of the tensor's first element in the buffer (default 0).
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// // The last row of a 3 x 2 buffer, read backwards.
+    /// let tensor = Export::new(vec![0u8, 1, 2, 3, 4, 5], &[2]).offset(5).strides(&[-1]).finish()?;
+    /// assert_eq!(tensor.as_raw().dl_tensor.byte_offset, 5);
+    /// assert_eq!(tensor.view().iter::<u8>()?.collect::<Vec<_>>(), [5, 4]);
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+    /// ```
+    pub fn offset(mut self, elements: usize) -> Self {
+        self.offset = elements;
+        self
+    }
+
+    /// Marks the tensor `READ_ONLY`: consumers must not write it.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{Export, TensorError};
+    ///
+    /// let mut tensor = Export::new(vec![1u32], &[1]).read_only().finish()?;
+    /// assert_eq!(tensor.as_mut_slice::<u32>(), Err(TensorError::ReadOnly));
+    /// # Ok::<(), TensorError>(())
+    /// ```
+    pub fn read_only(mut self) -> Self {
+        self.flags |= DLPackFlags::READ_ONLY;
+        self
+    }
+
+    /// Builds the [`DLManagedTensorVersioned`](crate::raw::DLManagedTensorVersioned) (version
+    /// 1.3).
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{Export, TensorError};
+    ///
+    /// let error = Export::new(vec![1u8, 2, 3], &[2, 2]).finish().unwrap_err();
+    /// assert_eq!(error, TensorError::OutsideBuffer { first: 0, last: 3, len: 3 });
+    /// ```
+    pub fn finish(self) -> Result<super::VersionedTensor, TensorError> {
+        self.finish_as()
+    }
+
+    /// Builds a legacy [`DLManagedTensor`](crate::raw::DLManagedTensor), for consumers that
+    /// speak nothing else. Refuses [`read_only`](Self::read_only) and shared buffers: legacy
+    /// tensors cannot say so ([`TensorError::FlagsNotRepresentable`]). `IS_COPIED` is dropped.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// let tensor = Export::new(vec![1i16, 2], &[2]).finish_legacy()?;
+    /// assert_eq!(tensor.view().version(), None);
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+    /// ```
+    pub fn finish_legacy(self) -> Result<super::LegacyTensor, TensorError> {
+        self.finish_as()
+    }
+
+    fn finish_as<M: ManagedStruct>(self) -> Result<ManagedTensor<M>, TensorError> {
+        const {
+            assert!(
+                super::element::size_matches::<B::Element>(),
+                "size_of::<T>() must be T::DTYPE's bits * lanes / 8"
+            )
+        };
+        let Self {
+            buffer,
+            shape,
+            strides,
+            offset,
+            flags,
+        } = self;
+        let ndim = checked_ndim(shape.len())?;
+        let placed = Placed::<M, B>::new(buffer, ndim);
+        // SAFETY: the buffer stays in place until `placed` is dropped or finished; the borrow
+        // ends with `memory`, which copies the pointer out.
+        let memory = unsafe { placed.owner() }.memory();
+        let flags = if memory.read_only {
+            flags | DLPackFlags::READ_ONLY
+        } else {
+            flags
+        };
+        let description = TensorDescription {
+            data: memory.start.cast(),
+            byte_offset: (offset as u64).saturating_mul(mem::size_of::<B::Element>() as u64),
+            device: DLDevice {
+                device_type: kDLCPU,
+                device_id: 0,
+            },
+            dtype: B::Element::DTYPE,
+            shape,
+            strides,
+            flags,
+        };
+        let tensor = placed.finish(&description)?;
+        let view = tensor.view();
+        if view.element_count() > 0 {
+            check_inside(view.shape(), &view.strides(), offset, memory.len)?;
+        }
+        Ok(tensor)
+    }
+}
+
+impl<'a, T: Element + Send> Export<'a, Vec<T>> {
+    /// Exports a copy of `data`, marked `IS_COPIED`: the consumer owns it outright.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Export;
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// let borrowed = [1.5f64, 2.5];
+    /// let tensor = Export::copy_of(&borrowed, &[2]).finish()?;
+    /// assert_eq!(tensor.view().flags(), DLPackFlags::IS_COPIED);
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+    /// ```
+    pub fn copy_of(data: &[T], shape: &'a [i64]) -> Self {
+        let mut export = Self::new(data.to_vec(), shape);
+        export.flags = DLPackFlags::IS_COPIED;
+        export
+    }
+}
+
+impl<B: HostBuffer> core::fmt::Debug for Export<'_, B> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Export")
+            .field("shape", &self.shape)
+            .field("strides", &self.strides)
+            .field("offset", &self.offset)
+            .field("flags", &self.flags)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Checks that the elements `shape`/`strides` reach from element `offset` are in `0..len`.
+/// Needs a validated, non-empty tensor (so the `i128` sums cannot overflow).
+fn check_inside(
+    shape: &[i64],
+    strides: &super::Strides<'_>,
+    offset: usize,
+    len: usize,
+) -> Result<(), TensorError> {
+    let (mut first, mut last) = (offset as i128, offset as i128);
+    for (&extent, stride) in shape.iter().zip(strides.iter()) {
+        let reach = i128::from(stride) * i128::from(extent - 1);
+        if reach < 0 {
+            first += reach;
+        } else {
+            last += reach;
+        }
+    }
+    if first < 0 || last >= len as i128 {
+        return Err(TensorError::OutsideBuffer { first, last, len });
+    }
+    Ok(())
+}

@@ -1,0 +1,569 @@
+//! Export of Rust memory as DLPack tensors: what the managed struct says, zero copy, flags,
+//! refusals, and that the owner is dropped exactly once on every path.
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use dlpack_abi::dlpack::{
+    Element, Export, HostBuffer, HostMemory, LegacyTensor, TensorDescription, TensorError,
+    TensorOwner, VersionedTensor, MAX_NDIM,
+};
+use dlpack_abi::raw::*;
+
+/// A `Vec` that counts its drops.
+struct Counted<T> {
+    values: Vec<T>,
+    drops: Arc<AtomicUsize>,
+}
+
+fn counted<T>(values: Vec<T>) -> (Counted<T>, Arc<AtomicUsize>) {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let buffer = Counted {
+        values,
+        drops: Arc::clone(&drops),
+    };
+    (buffer, drops)
+}
+
+impl<T> Drop for Counted<T> {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: reports the vector's own elements, which only this buffer holds.
+unsafe impl<T: Element + Send> HostBuffer for Counted<T> {
+    type Element = T;
+    fn memory(&mut self) -> HostMemory<T> {
+        self.values.memory()
+    }
+}
+
+fn drops(counter: &AtomicUsize) -> usize {
+    counter.load(Ordering::SeqCst)
+}
+
+/// The `DLTensor`'s shape and strides as slices (both are non-NULL in every export).
+fn dims(t: &DLTensor) -> (Vec<i64>, Vec<i64>) {
+    let n = t.ndim as usize;
+    assert!(!t.shape.is_null() && !t.strides.is_null());
+    // SAFETY: an export writes `ndim` values behind both pointers, live while the tensor is.
+    unsafe {
+        (
+            std::slice::from_raw_parts(t.shape, n).to_vec(),
+            std::slice::from_raw_parts(t.strides, n).to_vec(),
+        )
+    }
+}
+
+#[test]
+fn a_vec_is_exported_without_a_copy_as_a_1_3_tensor() {
+    let values: Vec<f32> = (0..6).map(|i| i as f32).collect();
+    let address = values.as_ptr() as usize;
+    let (buffer, dropped) = counted(values);
+    let tensor = Export::new(buffer, &[2, 3]).finish().unwrap();
+
+    let raw = tensor.as_raw();
+    assert_eq!(raw.version, DLPackVersion { major: 1, minor: 3 });
+    assert_eq!(raw.flags, 0);
+    assert!(raw.deleter.is_some());
+    let t = &raw.dl_tensor;
+    assert_eq!(t.data as usize, address, "the data is not copied");
+    assert_eq!(t.byte_offset, 0);
+    assert_eq!(t.device.device_type, kDLCPU);
+    assert_eq!(t.device.device_id, 0);
+    assert_eq!(t.dtype, f32::DTYPE);
+    assert_eq!(t.ndim, 2);
+    assert_eq!(dims(t), (vec![2, 3], vec![3, 1]));
+    assert_eq!(
+        tensor.view().as_slice::<f32>().unwrap(),
+        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+
+    assert_eq!(drops(&dropped), 0);
+    drop(tensor);
+    assert_eq!(drops(&dropped), 1);
+}
+
+#[test]
+fn writes_through_the_export_reach_the_exported_memory() {
+    let mut tensor = Export::new(vec![0u64; 4], &[4]).finish().unwrap();
+    tensor.as_mut_slice::<u64>().unwrap()[2] = 42;
+    let data = tensor.as_raw().dl_tensor.data.cast::<u64>();
+    // SAFETY: the tensor's own data, 4 elements, read while it is alive and not borrowed.
+    assert_eq!(unsafe { data.add(2).read() }, 42);
+}
+
+#[test]
+fn boxed_slices_and_unique_arcs_are_writable_shared_arcs_read_only() {
+    let boxed: Box<[i16]> = vec![1, 2, 3].into_boxed_slice();
+    let address = boxed.as_ptr() as usize;
+    let tensor = Export::new(boxed, &[3]).finish().unwrap();
+    assert_eq!(tensor.as_raw().dl_tensor.data as usize, address);
+    assert_eq!(tensor.view().flags(), DLPackFlags::empty());
+
+    let unique: Arc<[i16]> = Arc::from(vec![4, 5]);
+    let mut tensor = Export::new(unique, &[2]).finish().unwrap();
+    assert_eq!(tensor.view().flags(), DLPackFlags::empty());
+    tensor.as_mut_slice::<i16>().unwrap()[0] = 9;
+    assert_eq!(tensor.view().as_slice::<i16>().unwrap(), [9, 5]);
+
+    let shared: Arc<[i16]> = Arc::from(vec![6, 7]);
+    let mut tensor = Export::new(Arc::clone(&shared), &[2]).finish().unwrap();
+    assert_eq!(
+        tensor.as_raw().dl_tensor.data as usize,
+        shared.as_ptr() as usize
+    );
+    assert_eq!(tensor.view().flags(), DLPackFlags::READ_ONLY);
+    assert_eq!(tensor.as_mut_slice::<i16>(), Err(TensorError::ReadOnly));
+    assert_eq!(Arc::strong_count(&shared), 2);
+    drop(tensor);
+    assert_eq!(Arc::strong_count(&shared), 1, "the deleter dropped its Arc");
+    assert_eq!(*shared, [6, 7]);
+
+    // A weak holder also makes the Arc shared.
+    let weakly_held: Arc<[i16]> = Arc::from(vec![8]);
+    let weak = Arc::downgrade(&weakly_held);
+    let tensor = Export::new(weakly_held, &[1]).finish().unwrap();
+    assert_eq!(tensor.view().flags(), DLPackFlags::READ_ONLY);
+    drop(tensor);
+    assert!(weak.upgrade().is_none());
+}
+
+#[test]
+fn flags_read_only_on_request_and_is_copied_only_for_copies() {
+    let tensor = Export::new(vec![1u8], &[1]).read_only().finish().unwrap();
+    assert_eq!(tensor.as_raw().flags, DLPackFlags::READ_ONLY.bits());
+
+    let source = [1.0f64, 2.0, 3.0];
+    let copy = Export::copy_of(&source, &[3]).finish().unwrap();
+    assert_eq!(copy.view().flags(), DLPackFlags::IS_COPIED);
+    assert_ne!(
+        copy.as_raw().dl_tensor.data as usize,
+        source.as_ptr() as usize
+    );
+    assert_eq!(copy.view().as_slice::<f64>().unwrap(), source);
+
+    let both = Export::copy_of(&source, &[3]).read_only().finish().unwrap();
+    assert_eq!(
+        both.view().flags(),
+        DLPackFlags::IS_COPIED | DLPackFlags::READ_ONLY
+    );
+}
+
+#[test]
+fn empty_and_zero_d_tensors() {
+    // Empty: data NULL, byte_offset 0, strides still sent.
+    let (buffer, dropped) = counted(Vec::<f32>::with_capacity(8));
+    let tensor = Export::new(buffer, &[2, 0, 3]).finish().unwrap();
+    let t = &tensor.as_raw().dl_tensor;
+    assert!(t.data.is_null());
+    assert_eq!(t.byte_offset, 0);
+    assert_eq!(dims(t), (vec![2, 0, 3], vec![0, 3, 1]));
+    assert_eq!(tensor.view().as_slice::<f32>().unwrap(), []);
+    drop(tensor);
+    assert_eq!(drops(&dropped), 1);
+
+    // An offset into an empty tensor is not sent either.
+    let tensor = Export::new(vec![1u8, 2], &[0]).offset(1).finish().unwrap();
+    assert_eq!(tensor.as_raw().dl_tensor.byte_offset, 0);
+    assert!(tensor.as_raw().dl_tensor.data.is_null());
+
+    // 0-d: one element, shape and strides non-NULL (zero-length arrays).
+    let tensor = Export::new(vec![7i32], &[]).finish().unwrap();
+    let t = &tensor.as_raw().dl_tensor;
+    assert_eq!(t.ndim, 0);
+    assert_eq!(dims(t), (vec![], vec![]));
+    assert_eq!(tensor.view().as_slice::<i32>().unwrap(), [7]);
+}
+
+#[test]
+fn strides_and_offset_use_byte_offset_from_the_buffer_start() {
+    // Column 1 of a 3 x 4 row-major i32 matrix: elements 1, 5, 9.
+    let values: Vec<i32> = (0..12).collect();
+    let start = values.as_ptr() as usize;
+    let tensor = Export::new(values, &[3])
+        .strides(&[4])
+        .offset(1)
+        .finish()
+        .unwrap();
+    let t = &tensor.as_raw().dl_tensor;
+    assert_eq!(t.data as usize, start, "data is the allocation start");
+    assert_eq!(t.byte_offset, 4);
+    assert_eq!(
+        tensor.view().iter::<i32>().unwrap().collect::<Vec<_>>(),
+        [1, 5, 9]
+    );
+    assert!(!tensor.view().is_c_contiguous());
+
+    // Reversed rows with a negative stride, starting at the last row.
+    let values: Vec<i32> = (0..6).collect();
+    let tensor = Export::new(values, &[3, 2])
+        .strides(&[-2, 1])
+        .offset(4)
+        .finish()
+        .unwrap();
+    assert_eq!(
+        tensor.view().iter::<i32>().unwrap().collect::<Vec<_>>(),
+        [4, 5, 2, 3, 0, 1]
+    );
+
+    // Broadcast with a zero stride.
+    let tensor = Export::new(vec![3u8, 4], &[3, 2])
+        .strides(&[0, 1])
+        .finish()
+        .unwrap();
+    assert_eq!(
+        tensor.view().iter::<u8>().unwrap().collect::<Vec<_>>(),
+        [3, 4, 3, 4, 3, 4]
+    );
+}
+
+#[test]
+fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
+    type Build = fn(Counted<f32>) -> Result<VersionedTensor, TensorError>;
+    let too_many: Vec<i64> = vec![1; MAX_NDIM + 1];
+    let cases: Vec<(&str, Build, TensorError)> = vec![
+        (
+            "more elements than the buffer",
+            |b| Export::new(b, &[2, 4]).finish(),
+            TensorError::OutsideBuffer {
+                first: 0,
+                last: 7,
+                len: 6,
+            },
+        ),
+        (
+            "offset past the end",
+            |b| Export::new(b, &[1]).offset(6).finish(),
+            TensorError::OutsideBuffer {
+                first: 6,
+                last: 6,
+                len: 6,
+            },
+        ),
+        (
+            "negative stride before the start",
+            |b| Export::new(b, &[3]).strides(&[-1]).offset(1).finish(),
+            TensorError::OutsideBuffer {
+                first: -1,
+                last: 1,
+                len: 6,
+            },
+        ),
+        (
+            "stride past the end",
+            |b| Export::new(b, &[2]).strides(&[6]).finish(),
+            TensorError::OutsideBuffer {
+                first: 0,
+                last: 6,
+                len: 6,
+            },
+        ),
+        (
+            "strides of the wrong length",
+            |b| Export::new(b, &[2, 3]).strides(&[3]).finish(),
+            TensorError::StridesLength {
+                ndim: 2,
+                strides: 1,
+            },
+        ),
+        (
+            "negative extent",
+            |b| Export::new(b, &[-2]).finish(),
+            TensorError::NegativeExtent { dim: 0, extent: -2 },
+        ),
+        (
+            "huge stride",
+            |b| Export::new(b, &[2]).strides(&[i64::MAX]).finish(),
+            TensorError::StridesOverflow {
+                dim: 0,
+                stride: i64::MAX,
+            },
+        ),
+        (
+            "offset overflowing byte_offset",
+            |b| Export::new(b, &[1]).offset(usize::MAX).finish(),
+            TensorError::ByteOffsetOverflow {
+                byte_offset: u64::MAX,
+            },
+        ),
+        (
+            "read-only as legacy",
+            |b| {
+                Export::new(b, &[6])
+                    .read_only()
+                    .finish_legacy()
+                    .map(|_| unreachable!())
+            },
+            TensorError::FlagsNotRepresentable {
+                flags: DLPackFlags::READ_ONLY,
+            },
+        ),
+    ];
+    for (name, build, expected) in cases {
+        let (buffer, dropped) = counted(vec![0f32; 6]);
+        assert_eq!(build(buffer).unwrap_err(), expected, "{name}");
+        assert_eq!(drops(&dropped), 1, "{name}: buffer dropped once");
+    }
+
+    let (buffer, dropped) = counted(vec![0f32; 6]);
+    let error = Export::new(buffer, &too_many).finish().unwrap_err();
+    assert_eq!(error, TensorError::TooManyDims { ndim: 65 });
+    assert_eq!(drops(&dropped), 1);
+    assert_eq!(
+        TensorError::OutsideBuffer {
+            first: -1,
+            last: 1,
+            len: 6
+        }
+        .to_string(),
+        "the shape, strides and offset reach elements -1..=1, outside the buffer's 6 elements"
+    );
+}
+
+#[test]
+fn the_deleter_is_the_c_contract_once_from_any_thread_null_ignored() {
+    let (buffer, dropped) = counted(vec![1u32, 2]);
+    let raw = Export::new(buffer, &[2]).finish().unwrap().into_raw();
+    // SAFETY: `raw` is a live export that nobody else owns.
+    let deleter = unsafe { (*raw).deleter }.unwrap();
+    // SAFETY: a NULL argument is ignored (defensive; C callers never pass it).
+    unsafe { deleter(std::ptr::null_mut()) };
+    assert_eq!(drops(&dropped), 0);
+    /// A raw pointer handed to another thread, as C code would.
+    struct Handed(*mut DLManagedTensorVersioned);
+    // SAFETY: the export's deleter may run on any thread (its owner is `Send`).
+    unsafe impl Send for Handed {}
+    let handed = Handed(raw);
+    std::thread::spawn(move || {
+        let handed = handed;
+        // SAFETY: the one call, as a C consumer makes it, from another thread.
+        unsafe { deleter(handed.0) };
+    })
+    .join()
+    .unwrap();
+    assert_eq!(drops(&dropped), 1);
+}
+
+#[test]
+fn export_import_round_trip_through_the_raw_pointer() {
+    let (buffer, dropped) = counted((0..1000).map(|i| i as f32).collect());
+    let raw = Export::new(buffer, &[10, 100]).finish().unwrap().into_raw();
+    // SAFETY: a fresh export handed over exactly once.
+    let imported = unsafe { VersionedTensor::from_raw(raw) }.unwrap();
+    let values = imported.view().as_slice::<f32>().unwrap();
+    assert_eq!((values[0], values[999]), (0.0, 999.0));
+    assert_eq!(imported.view().get::<f32>(&[3, 7]).unwrap(), 307.0);
+    drop(imported);
+    assert_eq!(drops(&dropped), 1);
+
+    // And as legacy.
+    let (buffer, dropped) = counted(vec![1u8, 2, 3]);
+    let raw = Export::new(buffer, &[3])
+        .finish_legacy()
+        .unwrap()
+        .into_raw();
+    // SAFETY: as above.
+    let imported = unsafe { LegacyTensor::from_raw(raw) }.unwrap();
+    assert_eq!(imported.view().as_slice::<u8>().unwrap(), [1, 2, 3]);
+    assert_eq!(imported.view().strides().as_slice(), Some(&[1][..]));
+    drop(imported);
+    assert_eq!(drops(&dropped), 1);
+}
+
+/// A custom owner whose description is whatever the test sets.
+struct Custom {
+    values: Vec<u16>,
+    shape: Vec<i64>,
+    strides: Option<Vec<i64>>,
+    announced: Option<usize>,
+    device: DLDevice,
+    null_data: bool,
+    flags: DLPackFlags,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Custom {
+    fn new(shape: &[i64]) -> (Self, Arc<AtomicUsize>) {
+        let drops = Arc::new(AtomicUsize::new(0));
+        let owner = Custom {
+            values: (0..24).collect(),
+            shape: shape.to_vec(),
+            strides: None,
+            announced: None,
+            device: DLDevice {
+                device_type: kDLCPU,
+                device_id: 0,
+            },
+            null_data: false,
+            flags: DLPackFlags::empty(),
+            drops: Arc::clone(&drops),
+        };
+        (owner, drops)
+    }
+}
+
+impl Drop for Custom {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: the description stays inside `values` for every shape these tests use (at most 24
+// elements, compact or with the strides given), except where a test expects a refusal.
+unsafe impl TensorOwner for Custom {
+    fn describe(&mut self) -> TensorDescription<'_> {
+        let data = if self.null_data {
+            std::ptr::null_mut()
+        } else {
+            self.values.as_mut_ptr().cast()
+        };
+        let mut d = TensorDescription::new(data, self.device, u16::DTYPE, &self.shape)
+            .with_flags(self.flags);
+        if let Some(strides) = &self.strides {
+            d = d.with_strides(strides);
+        }
+        d
+    }
+    fn ndim(&mut self) -> usize {
+        self.announced.unwrap_or(self.shape.len())
+    }
+}
+
+#[test]
+fn custom_owners_are_exported_and_checked_like_imports() {
+    let (mut owner, dropped) = Custom::new(&[2, 3, 4]);
+    owner.strides = Some(vec![1, 2, 6]);
+    owner.device = DLDevice {
+        device_type: kDLCUDAHost,
+        device_id: 0,
+    };
+    let tensor = VersionedTensor::from_owner(owner).unwrap();
+    assert!(tensor.view().is_f_contiguous());
+    assert_eq!(tensor.view().device().device_type, kDLCUDAHost);
+    assert_eq!(tensor.view().get::<u16>(&[1, 2, 3]).unwrap(), 1 + 4 + 18);
+    drop(tensor);
+    assert_eq!(drops(&dropped), 1);
+
+    // A device the host cannot read is exported as described; typed access refuses it.
+    let (mut owner, dropped) = Custom::new(&[4]);
+    owner.device = DLDevice {
+        device_type: kDLCUDA,
+        device_id: 3,
+    };
+    let tensor = LegacyTensor::from_owner(owner).unwrap();
+    assert_eq!(tensor.view().device().device_id, 3);
+    assert!(matches!(
+        tensor.view().as_slice::<u16>(),
+        Err(TensorError::NotHostAccessible { .. })
+    ));
+    drop(tensor);
+    assert_eq!(drops(&dropped), 1);
+
+    type Edit = fn(&mut Custom);
+    let refusals: Vec<(&str, Edit, TensorError)> = vec![
+        (
+            "ndim() disagrees with describe()",
+            |o| o.announced = Some(2),
+            TensorError::NdimChanged {
+                announced: 2,
+                described: 1,
+            },
+        ),
+        (
+            "NULL data with elements",
+            |o| o.null_data = true,
+            TensorError::NullData { elements: 4 },
+        ),
+        (
+            "strides of the wrong length",
+            |o| o.strides = Some(vec![1, 1]),
+            TensorError::StridesLength {
+                ndim: 1,
+                strides: 2,
+            },
+        ),
+        (
+            "too many dimensions",
+            |o| o.shape = vec![1; 70],
+            TensorError::TooManyDims { ndim: 70 },
+        ),
+    ];
+    for (name, edit, expected) in refusals {
+        let (mut owner, dropped) = Custom::new(&[4]);
+        edit(&mut owner);
+        let error = VersionedTensor::from_owner(owner).unwrap_err();
+        assert_eq!(error, expected, "{name}");
+        assert_eq!(drops(&dropped), 1, "{name}: owner dropped once");
+    }
+
+    let (mut owner, dropped) = Custom::new(&[4]);
+    owner.flags = DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
+    let error = LegacyTensor::from_owner(owner).unwrap_err();
+    assert_eq!(
+        error,
+        TensorError::FlagsNotRepresentable {
+            flags: DLPackFlags::IS_SUBBYTE_TYPE_PADDED
+        }
+    );
+    assert_eq!(drops(&dropped), 1);
+}
+
+/// Child of `a_panicking_owner_aborts_instead_of_unwinding_into_c`: run only as a subprocess.
+#[test]
+#[ignore = "aborts the process; run by a_panicking_owner_aborts_instead_of_unwinding_into_c"]
+fn panicking_owner_child() {
+    struct Panics(Vec<u8>);
+    impl Drop for Panics {
+        fn drop(&mut self) {
+            panic!("owner drop panicked");
+        }
+    }
+    // SAFETY: reports the vector's own elements.
+    unsafe impl HostBuffer for Panics {
+        type Element = u8;
+        fn memory(&mut self) -> HostMemory<u8> {
+            self.0.memory()
+        }
+    }
+    let raw = Export::new(Panics(vec![1]), &[1])
+        .finish()
+        .unwrap()
+        .into_raw();
+    // SAFETY: the one call, as a C consumer makes it.
+    unsafe { ((*raw).deleter.unwrap())(raw) };
+    eprintln!("the deleter returned");
+}
+
+#[test]
+#[cfg_attr(miri, ignore = "spawns a process")]
+fn a_panicking_owner_aborts_instead_of_unwinding_into_c() {
+    let output = std::process::Command::new(std::env::current_exe().unwrap())
+        .args([
+            "--ignored",
+            "--exact",
+            "panicking_owner_child",
+            "--nocapture",
+            "--test-threads=1",
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(!output.status.success(), "{stderr}");
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(
+            output.status.signal(),
+            Some(6),
+            "SIGABRT expected: {stderr}"
+        );
+    }
+    assert!(stderr.contains("owner drop panicked"), "{stderr}");
+    assert!(
+        stderr.contains("panic in a function that cannot unwind"),
+        "{stderr}"
+    );
+    assert!(!stderr.contains("the deleter returned"), "{stderr}");
+}
