@@ -72,7 +72,7 @@ fn a_writable_upgrade_allows_writes() {
 fn a_versioned_tensor_is_exposed_as_legacy_unless_a_flag_would_be_lost() {
     let mut f = Fixture::f32(&[4]);
     f.flags = DLPackFlags::IS_COPIED.bits(); // dropped: legacy consumers assume less
-                                                    // SAFETY: the fixture's struct, handed over once.
+                                             // SAFETY: the fixture's struct, handed over once.
     let tensor = unsafe { VersionedTensor::from_raw(f.versioned()) }.unwrap();
     let legacy = tensor.into_legacy().unwrap();
     assert_eq!(legacy.as_raw().dl_tensor.data as usize, f.data_address());

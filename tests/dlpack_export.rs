@@ -282,8 +282,22 @@ fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
             },
         ),
         (
-            "offset overflowing byte_offset",
+            "huge offset",
             |b| Export::new(b, &[1]).offset(usize::MAX).finish(),
+            TensorError::OutsideBuffer {
+                first: usize::MAX as i128,
+                last: usize::MAX as i128,
+                len: 6,
+            },
+        ),
+        (
+            "huge offset with strides (byte_offset saturates)",
+            |b| {
+                Export::new(b, &[1])
+                    .strides(&[1])
+                    .offset(usize::MAX)
+                    .finish()
+            },
             TensorError::ByteOffsetOverflow {
                 byte_offset: u64::MAX,
             },

@@ -242,6 +242,7 @@ impl<M: ManagedStruct> ManagedTensor<M> {
 }
 
 /// `ndim`, refused above [`MAX_NDIM`].
+#[inline]
 pub(super) fn checked_ndim(ndim: usize) -> Result<usize, TensorError> {
     if ndim > MAX_NDIM {
         return Err(TensorError::TooManyDims {

@@ -7,6 +7,7 @@ use alloc::vec::Vec;
 use core::mem;
 
 use super::export::{checked_ndim, Placed};
+use super::validate;
 use super::{Element, ManagedStruct, ManagedTensor, TensorDescription, TensorError};
 use crate::raw::{kDLCPU, DLDevice, DLPackFlags};
 
@@ -281,12 +282,33 @@ impl<'a, B: HostBuffer> Export<'a, B> {
             strides,
             flags,
         };
-        let tensor = placed.finish(&description)?;
-        let view = tensor.view();
-        if view.element_count() > 0 {
-            check_inside(view.shape(), &view.strides(), offset, memory.len)?;
+        if strides.is_some() {
+            let tensor = placed.finish(&description)?;
+            let view = tensor.view();
+            if view.element_count() > 0 {
+                check_inside(view.shape(), &view.strides(), offset, memory.len)?;
+            }
+            return Ok(tensor);
         }
-        Ok(tensor)
+        // Row-major: the shape alone decides, so validation is computed, not re-read.
+        let storage = validate::storage(description.dtype, flags)?;
+        let meta = validate::compact_meta(shape, storage)?;
+        M::representable(flags)?;
+        if meta.elements > 0 {
+            let last = offset as i128 + meta.elements as i128 - 1;
+            if last >= memory.len as i128 {
+                return Err(TensorError::OutsideBuffer {
+                    first: offset as i128,
+                    last,
+                    len: memory.len,
+                });
+            }
+        }
+        // SAFETY: `meta` is what validation computes for compact strides, which `finish`
+        // writes, and the dtype was checked as validation checks it; `data`
+        // is non-NULL and aligned (a `HostBuffer` promise) and `data + byte_offset` stays inside
+        // the buffer (just checked), so no address overflows; flags were checked.
+        Ok(unsafe { placed.finish_validated(&description, meta) })
     }
 }
 

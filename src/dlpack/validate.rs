@@ -33,12 +33,17 @@ pub(crate) enum Storage {
 }
 
 impl Storage {
-    /// Bytes that `count` compactly stored elements occupy.
-    pub(crate) fn bytes_for(self, count: usize) -> Option<u128> {
-        match self {
-            Storage::Bytes(size) => (count as u128).checked_mul(size as u128),
-            Storage::PackedBits(bits) => Some((count as u128 * u128::from(bits)).div_ceil(8)),
-        }
+    /// Bytes that `count` compactly stored elements occupy, if that fits in `isize`.
+    #[inline]
+    pub(crate) fn bytes_for(self, count: usize) -> Option<usize> {
+        let bytes = match self {
+            // A `usize` product that overflows is above `isize::MAX` as well.
+            Storage::Bytes(size) => count.checked_mul(size)?,
+            Storage::PackedBits(bits) => {
+                usize::try_from((count as u128 * u128::from(bits)).div_ceil(8)).ok()?
+            }
+        };
+        (bytes <= isize::MAX as usize).then_some(bytes)
     }
 
     /// The byte range `[first, end)` holding the elements at offsets `first_element..end_element`.
@@ -102,17 +107,7 @@ pub(crate) unsafe fn validate(
     // SAFETY: `shape` is non-NULL when `n > 0`, and the caller guarantees it points to `n`
     // readable values.
     let shape = unsafe { i64_array(t.shape, n) };
-    let (elements, capacity) = counts(shape)?;
-    // Every synthesised stride and every compact byte size is bounded by `capacity`'s bytes.
-    match storage.bytes_for(capacity) {
-        Some(bytes) if bytes <= isize::MAX as u128 => {}
-        _ => {
-            return Err(TensorError::SizeOverflow {
-                dims: super::ShapeSummary::new(shape),
-            })
-        }
-    }
-    let byte_size = storage.bytes_for(elements).unwrap_or(0) as usize;
+    let (elements, byte_size) = sizes(shape, storage)?;
 
     let strides = if t.strides.is_null() {
         let may_be_null = match version {
@@ -163,7 +158,8 @@ pub(crate) unsafe fn validate(
 }
 
 /// How one element of `dtype` is stored.
-fn storage(dtype: DLDataType, flags: DLPackFlags) -> Result<Storage, TensorError> {
+#[inline(always)]
+pub(crate) fn storage(dtype: DLDataType, flags: DLPackFlags) -> Result<Storage, TensorError> {
     if dtype.lanes == 0 {
         return Err(TensorError::ZeroLanes { dtype });
     }
@@ -192,7 +188,39 @@ fn storage(dtype: DLDataType, flags: DLPackFlags) -> Result<Storage, TensorError
     })
 }
 
+/// Element count and compact byte size, refusing negative extents and shapes whose size (with
+/// zero extents counted as one, which bounds every synthesised stride) does not fit in `isize`.
+#[inline(always)]
+fn sizes(shape: &[i64], storage: Storage) -> Result<(usize, usize), TensorError> {
+    let (elements, capacity) = counts(shape)?;
+    if storage.bytes_for(capacity).is_none() {
+        return Err(TensorError::SizeOverflow {
+            dims: super::ShapeSummary::new(shape),
+        });
+    }
+    // `elements <= capacity`, so this fits too.
+    Ok((elements, storage.bytes_for(elements).unwrap_or(0)))
+}
+
+/// What [`validate`] returns for a tensor with compact row-major strides, computed from the
+/// shape alone (export of host buffers, whose other fields are right by construction).
+#[cfg(feature = "alloc")]
+#[inline(always)]
+pub(crate) fn compact_meta(shape: &[i64], storage: Storage) -> Result<Meta, TensorError> {
+    let (elements, byte_size) = sizes(shape, storage)?;
+    // Compact row-major strides are also column-major exactly when at most one extent is not 1.
+    let f_contiguous = elements == 0 || shape.iter().filter(|&&e| e != 1).count() <= 1;
+    Ok(Meta {
+        elements,
+        byte_size,
+        storage,
+        c_contiguous: true,
+        f_contiguous,
+    })
+}
+
 /// Element count, and the product with zero extents counted as one (what strides can reach).
+#[inline]
 fn counts(shape: &[i64]) -> Result<(usize, usize), TensorError> {
     let mut elements: usize = 1;
     let mut capacity: usize = 1;
@@ -251,6 +279,7 @@ fn check_reach(
 
 /// The compact row-major stride of dimension `dim`: the product of the later extents. Bounded
 /// by the validated capacity, so it fits.
+#[inline]
 pub(crate) fn compact_stride(shape: &[i64], dim: usize) -> i64 {
     shape
         .iter()

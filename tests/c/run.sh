@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# C producer -> Rust importer test: builds the Rust static library (tests/c/import_consumer.rs)
-# for ARCH, compiles tests/c/import.c against the generated header include/dlpack_abi.h, links,
-# and runs it. The program checks Rust's reports and every deleter count.
+# The C tests, for ARCH: each builds a Rust static library (an example crate-type staticlib),
+# compiles a C program against the generated header include/dlpack_abi.h, links and runs it.
+#   import:   C produces tensors, Rust (tests/c/import_consumer.rs) imports, reads and drops them.
+#   exchange: Rust (tests/c/exchange_rust.rs) exports tensors that C reads and deletes, and
+#             re-exports (as legacy, upgraded, or transposed) tensors that C produced.
+# Each program checks the values it sees and that every deleter ran exactly once.
 #
 # Usage: tests/c/run.sh x86_64|i686
 set -euo pipefail
@@ -12,10 +15,15 @@ case "$arch" in
   i686) target=i686-unknown-linux-gnu; m=-m32 ;;
   *) echo "unknown arch $arch" >&2; exit 2 ;;
 esac
-out=target/c-import/$arch
+out=target/c-tests/$arch
 mkdir -p "$out"
-cargo build -q --target "$target" --example c_import_consumer
-lib=target/$target/debug/examples/libc_import_consumer.a
-gcc "$m" -std=c11 -Wall -Wextra -Werror -pedantic -I include tests/c/import.c "$lib" \
-  -lgcc_s -lutil -lrt -lpthread -lm -ldl -o "$out/import"
-"$out/import"
+run_c_test() {
+  local program=$1 example=$2
+  cargo build -q --target "$target" --example "$example"
+  gcc "$m" -std=c11 -Wall -Wextra -Werror -pedantic -I include "tests/c/$program.c" \
+    "target/$target/debug/examples/lib$example.a" \
+    -lgcc_s -lutil -lrt -lpthread -lm -ldl -o "$out/$program"
+  "$out/$program"
+}
+run_c_test import c_import_consumer
+run_c_test exchange c_exchange
