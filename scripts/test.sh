@@ -139,8 +139,9 @@ for target in "${TARGETS[@]}"; do
   run "build-$target" cross_build "$target"
 done
 run miri miri
-run c-import-x86_64 tests/c/run.sh x86_64
-run c-import-i686 tests/c/run.sh i686
+run example-exchange cargo run -q --example exchange
+run c-tests-x86_64 tests/c/run.sh x86_64
+run c-tests-i686 tests/c/run.sh i686
 run fuzz-smoke fuzz_smoke
 run layout-checks-x86_64 layout-checks/run.sh x86_64 "${UPSTREAM_INCLUDES[@]}"
 run layout-checks-i686 layout-checks/run.sh i686 "${UPSTREAM_INCLUDES[@]}"

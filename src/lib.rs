@@ -9,7 +9,8 @@
 //! [`dlpack`] is the safe layer for DLPack: owning wrappers for tensors received from another
 //! library ([`dlpack::VersionedTensor`], [`dlpack::LegacyTensor`]) that validate every field
 //! before use and call the producer's deleter exactly once, a borrowed [`dlpack::TensorView`],
-//! and typed access through `bytemuck`. All `unsafe` code lives there and in the `bytemuck`
+//! typed access through `bytemuck`, and (feature `alloc`) zero-copy export of Rust memory in one
+//! allocation, with legacy ↔ versioned adapters. All `unsafe` code lives there and in the `bytemuck`
 //! [`Pod`](bytemuck::Pod)/[`Zeroable`](bytemuck::Zeroable) implementations for the raw types;
 //! every block names the rule it relies on.
 //!

@@ -170,8 +170,8 @@ pub enum TensorError {
         /// The flags that would be lost.
         flags: DLPackFlags,
     },
-    /// A [`TensorOwner`](super::TensorOwner) described a different number of dimensions than
-    /// [`TensorOwner::ndim`](super::TensorOwner::ndim) announced.
+    /// A `TensorOwner` (feature `alloc`) described a different number of dimensions than its
+    /// `ndim()` announced.
     NdimChanged {
         /// What `ndim()` returned (the allocation was sized for it).
         announced: usize,

@@ -206,7 +206,7 @@ pub unsafe trait TensorOwner: Send + 'static {
 }
 
 impl<M: ManagedStruct> ManagedTensor<M> {
-    /// Exports memory held by a custom [`TensorOwner`] (use [`Export`] for `Vec`, `Box<[T]>` and
+    /// Exports memory held by a custom [`TensorOwner`] (use [`Export`](super::Export) for `Vec`, `Box<[T]>` and
     /// `Arc<[T]>`). The owner is dropped by the deleter; on error, before this returns.
     ///
     /// The description is checked as an import would check it, and refused with the same

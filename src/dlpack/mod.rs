@@ -1,14 +1,19 @@
-//! The safe DLPack layer: import of foreign tensors.
+//! The safe DLPack layer: import of foreign tensors, and zero-copy export of Rust memory.
 //!
-//! A producer (C, C++, Python through a capsule, another Rust crate) hands over a
+//! **Import.** A producer (C, C++, Python through a capsule, another Rust crate) hands over a
 //! `DLManagedTensorVersioned*` or a legacy `DLManagedTensor*`. [`VersionedTensor::from_raw`] and
 //! [`LegacyTensor::from_raw`] take ownership, check the version and validate every field before
 //! anything is used, and call the deleter exactly once: on drop, or at once when the tensor is
 //! refused. [`TensorView`] then exposes the validated description, and typed access
 //! ([`TensorView::as_slice`], [`TensorView::get`], [`TensorView::iter`],
 //! [`VersionedTensor::as_mut_slice`]) reads the elements as [`Element`] types with `bytemuck`.
+//! Import never allocates.
 //!
-//! Nothing here allocates.
+//! **Export** (feature `alloc`). `Export` turns a `Vec<T>`, `Box<[T]>` or `Arc<[T]>` into a
+//! tensor without copying it, and `ManagedTensor::from_owner` does the same for any
+//! `TensorOwner`. The owner, the managed struct and the shape/strides arrays share one
+//! allocation, which the deleter frees after dropping the owner. `LegacyTensor::into_versioned`
+//! and `VersionedTensor::into_legacy` adapt between the two structs.
 //!
 //! # What import checks
 //!
