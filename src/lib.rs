@@ -39,7 +39,7 @@ pub mod dlpack;
 
 mod pod;
 
-/// The README's Rust examples, compiled and run as doctests.
-#[cfg(doctest)]
+/// The README's Rust examples, compiled and run as doctests (they use export: `alloc`).
+#[cfg(all(doctest, feature = "alloc"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
