@@ -77,16 +77,21 @@ pub struct HostMemory<T> {
     pub read_only: bool,
 }
 
+/// Elements borrowed mutably: writable through their pointer.
+fn writable<T>(elements: &mut [T]) -> HostMemory<T> {
+    HostMemory {
+        start: elements.as_mut_ptr(),
+        len: elements.len(),
+        read_only: false,
+    }
+}
+
 // SAFETY: `as_mut_ptr` of a `&mut Vec` may be written through and stays valid while the vector
 // is not reallocated or dropped; the vector is owned by the export and never touched again.
 unsafe impl<T: Element + Send> HostBuffer for Vec<T> {
     type Element = T;
     fn memory(&mut self) -> HostMemory<T> {
-        HostMemory {
-            start: self.as_mut_ptr(),
-            len: self.len(),
-            read_only: false,
-        }
+        writable(self)
     }
 }
 
@@ -94,11 +99,7 @@ unsafe impl<T: Element + Send> HostBuffer for Vec<T> {
 unsafe impl<T: Element + Send> HostBuffer for Box<[T]> {
     type Element = T;
     fn memory(&mut self) -> HostMemory<T> {
-        HostMemory {
-            start: self.as_mut_ptr(),
-            len: self.len(),
-            read_only: false,
-        }
+        writable(self)
     }
 }
 
@@ -110,11 +111,7 @@ unsafe impl<T: Element + Send + Sync> HostBuffer for Arc<[T]> {
     fn memory(&mut self) -> HostMemory<T> {
         let len = self.len();
         match Arc::get_mut(self) {
-            Some(unique) => HostMemory {
-                start: unique.as_mut_ptr(),
-                len,
-                read_only: false,
-            },
+            Some(unique) => writable(unique),
             None => HostMemory {
                 start: Arc::as_ptr(self).cast::<T>().cast_mut(),
                 len,
