@@ -67,7 +67,13 @@ elements! {
     num_complex::Complex<f64> => crate::raw::kDLComplex,
 }
 
-/// `size_of::<T>()` matches `T::DTYPE` (checked at compile time where typed access is used).
-pub(crate) const fn size_matches<T: Element>() -> bool {
-    core::mem::size_of::<T>() * 8 == T::DTYPE.bits as usize * T::DTYPE.lanes as usize
+/// Fails to compile (when instantiated) unless `size_of::<T>()` matches `T::DTYPE`: what makes
+/// `Element` safe to implement. Called by typed access and by export.
+pub(crate) fn assert_size_matches<T: Element>() {
+    const {
+        assert!(
+            core::mem::size_of::<T>() * 8 == T::DTYPE.bits as usize * T::DTYPE.lanes as usize,
+            "size_of::<T>() must be T::DTYPE's bits * lanes / 8"
+        )
+    };
 }

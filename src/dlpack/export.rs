@@ -133,8 +133,10 @@ impl<'a> TensorDescription<'a> {
 /// because nothing ties the deleter call to a Rust lifetime.
 ///
 /// # Safety
-/// [`describe`](Self::describe) is called once, after the owner has been moved to the place where
-/// it stays until the deleter drops it. The description it returns must stay true until then:
+/// The export uses the description [`describe`](Self::describe) returns once the owner has been
+/// moved to the place where it stays until the deleter drops it (the default
+/// [`ndim`](Self::ndim) also calls it before that move, and uses only the shape's length). That
+/// description must stay true until the deleter runs:
 /// every element reachable from `data + byte_offset` through `shape` and `strides` lies in memory
 /// on `device` that the owner keeps allocated and initialised; the consumer may read it, and,
 /// unless `flags` has `READ_ONLY`, write it, while nobody else accesses it. For a host-accessible
@@ -166,7 +168,7 @@ impl<'a> TensorDescription<'a> {
 /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
 /// ```
 pub unsafe trait TensorOwner: Send + 'static {
-    /// Describes the memory. Called once, when the owner is in its final place.
+    /// Describes the memory. The export uses the call made once the owner is in its final place.
     ///
     /// ```
     /// # use dlpack_abi::dlpack::{Element, TensorDescription, TensorOwner};
@@ -409,12 +411,12 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
         // the deleter owns the context.
         unsafe { ptr::addr_of_mut!((*ctx).header).write(header) };
         mem::forget(self);
-        self_header(ctx)
+        header_of(ctx)
     }
 }
 
 /// The header of a context, as the pointer handed to consumers.
-fn self_header<M, O>(ctx: *mut Context<M, O>) -> NonNull<M> {
+fn header_of<M, O>(ctx: *mut Context<M, O>) -> NonNull<M> {
     // SAFETY: `ctx` came from a successful allocation (`Placed::new`), so it is non-NULL; the
     // header is at offset 0 (`repr(C)`), and the cast keeps the whole allocation's provenance,
     // which the deleter needs to free it.
@@ -423,14 +425,9 @@ fn self_header<M, O>(ctx: *mut Context<M, O>) -> NonNull<M> {
 
 impl<M: ManagedStruct, O> Drop for Placed<M, O> {
     fn drop(&mut self) {
-        let ctx = self.ctx.as_ptr();
         // SAFETY: the owner and the layout were written in `new`; the header was never
         // finished (finishing forgets `self`), so this is the only owner of the allocation.
-        unsafe {
-            let layout = ptr::addr_of!((*ctx).layout).read();
-            ptr::drop_in_place(ptr::addr_of_mut!((*ctx).owner));
-            dealloc(ctx.cast(), layout);
-        }
+        unsafe { destroy(self.ctx.as_ptr()) }
     }
 }
 
@@ -446,10 +443,18 @@ unsafe extern "C" fn delete<M, O>(header: *mut M) {
     if header.is_null() {
         return;
     }
-    let ctx = header.cast::<Context<M, O>>();
     // SAFETY: by the DLPack contract the consumer passes back the pointer we handed out, once;
-    // it points to a context built by `Placed` (header, layout and owner initialised) whose
-    // provenance covers the whole allocation.
+    // it points to a context built by `Placed` whose provenance covers the whole allocation.
+    unsafe { destroy(header.cast::<Context<M, O>>()) }
+}
+
+/// Drops the owner in place and frees the context's allocation.
+///
+/// # Safety
+/// `ctx` points to a context allocated by [`Placed::new`] (layout and owner initialised), with
+/// the whole allocation's provenance, and nothing uses it afterwards.
+unsafe fn destroy<M, O>(ctx: *mut Context<M, O>) {
+    // SAFETY: the caller's contract; the layout is read before the block is freed.
     unsafe {
         let layout = ptr::addr_of!((*ctx).layout).read();
         ptr::drop_in_place(ptr::addr_of_mut!((*ctx).owner));

@@ -244,12 +244,7 @@ impl<'a, B: HostBuffer> Export<'a, B> {
     }
 
     fn finish_as<M: ManagedStruct>(self) -> Result<ManagedTensor<M>, TensorError> {
-        const {
-            assert!(
-                super::element::size_matches::<B::Element>(),
-                "size_of::<T>() must be T::DTYPE's bits * lanes / 8"
-            )
-        };
+        super::element::assert_size_matches::<B::Element>();
         let Self {
             buffer,
             shape,
@@ -283,7 +278,8 @@ impl<'a, B: HostBuffer> Export<'a, B> {
             let tensor = placed.finish(&description)?;
             let view = tensor.view();
             if view.element_count() > 0 {
-                check_inside(view.shape(), &view.strides(), offset, memory.len)?;
+                let (first, last) = strided_reach(view.shape(), &view.strides(), offset);
+                check_inside(first, last, memory.len)?;
             }
             return Ok(tensor);
         }
@@ -292,14 +288,8 @@ impl<'a, B: HostBuffer> Export<'a, B> {
         let meta = validate::compact_meta(shape, storage)?;
         M::representable(flags)?;
         if meta.elements > 0 {
-            let last = offset as i128 + meta.elements as i128 - 1;
-            if last >= memory.len as i128 {
-                return Err(TensorError::OutsideBuffer {
-                    first: offset as i128,
-                    last,
-                    len: memory.len,
-                });
-            }
+            let first = offset as i128;
+            check_inside(first, first + meta.elements as i128 - 1, memory.len)?;
         }
         // SAFETY: `meta` is what validation computes for compact strides, which `finish`
         // writes, and the dtype was checked as validation checks it; `data`
@@ -339,14 +329,9 @@ impl<B: HostBuffer> core::fmt::Debug for Export<'_, B> {
     }
 }
 
-/// Checks that the elements `shape`/`strides` reach from element `offset` are in `0..len`.
+/// The lowest and highest element indices that `shape`/`strides` reach from element `offset`.
 /// Needs a validated, non-empty tensor (so the `i128` sums cannot overflow).
-fn check_inside(
-    shape: &[i64],
-    strides: &super::Strides<'_>,
-    offset: usize,
-    len: usize,
-) -> Result<(), TensorError> {
+fn strided_reach(shape: &[i64], strides: &super::Strides<'_>, offset: usize) -> (i128, i128) {
     let (mut first, mut last) = (offset as i128, offset as i128);
     for (&extent, stride) in shape.iter().zip(strides.iter()) {
         let reach = i128::from(stride) * i128::from(extent - 1);
@@ -356,6 +341,11 @@ fn check_inside(
             last += reach;
         }
     }
+    (first, last)
+}
+
+/// Refuses element indices `first..=last` that are not all in a buffer of `len` elements.
+fn check_inside(first: i128, last: i128, len: usize) -> Result<(), TensorError> {
     if first < 0 || last >= len as i128 {
         return Err(TensorError::OutsideBuffer { first, last, len });
     }

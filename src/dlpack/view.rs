@@ -7,7 +7,6 @@ use core::marker::PhantomData;
 use core::mem::align_of;
 use core::slice;
 
-use super::element::size_matches;
 use super::validate::{self, Meta, Storage};
 use super::{Element, Strides, TensorError, MAX_NDIM};
 use crate::raw::{
@@ -406,12 +405,7 @@ impl<'a> TensorView<'a> {
 
     /// The start pointer, after every check typed access needs except contiguity.
     pub(crate) fn typed_start<T: Element>(&self) -> Result<*const T, TensorError> {
-        const {
-            assert!(
-                size_matches::<T>(),
-                "size_of::<T>() must be T::DTYPE's bits * lanes / 8"
-            )
-        };
+        super::element::assert_size_matches::<T>();
         let device = self.tensor.device;
         if !matches!(
             device.device_type,
