@@ -35,6 +35,7 @@ extern crate alloc;
 #[forbid(unsafe_code)]
 pub mod raw;
 
+pub mod arrow;
 pub mod dlpack;
 
 mod pod;

@@ -51,6 +51,7 @@ mod view;
 
 #[cfg(feature = "alloc")]
 pub use adapt::IntoLegacyError;
+pub(crate) use element::assert_size_matches;
 pub use element::Element;
 pub use error::{ShapeSummary, TensorError};
 #[cfg(feature = "alloc")]

@@ -1,0 +1,267 @@
+//! The producer side of the async device stream (experimental upstream, `abi.h` layout):
+//! [`AsyncProducer`] drives a consumer's `ArrowAsyncDeviceStreamHandler` with the device arrays
+//! of a Rust iterator, honouring `request` (back-pressure) and `cancel`.
+#![allow(unsafe_code)]
+
+use alloc::boxed::Box;
+use alloc::ffi::CString;
+use core::ffi::{c_int, c_void};
+use core::ptr;
+use core::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+
+use super::{errno, ArrowError, DeviceArray, ProducerError, SchemaDef};
+use crate::raw::{
+    ArrowAsyncDeviceStreamHandler, ArrowAsyncProducer, ArrowAsyncTask, ArrowDeviceArray,
+    ArrowDeviceType,
+};
+
+/// What the consumer may touch from its callbacks, on any thread: the producer struct it was
+/// given, and the request and cancel counters behind it.
+#[repr(C)]
+struct Shared {
+    producer: ArrowAsyncProducer,
+    requested: AtomicI64,
+    cancelled: AtomicBool,
+    bad_request: AtomicBool,
+}
+
+unsafe extern "C" fn request(producer: *mut ArrowAsyncProducer, n: i64) {
+    // SAFETY: the consumer calls us with the producer we gave it, alive until the handler is
+    // released; `private_data` is its `Shared`, used through shared references only.
+    let Some(shared) = (unsafe { producer.as_ref() })
+        .and_then(|p| unsafe { p.private_data.cast::<Shared>().as_ref() })
+    else {
+        return;
+    };
+    if n <= 0 {
+        shared.bad_request.store(true, Ordering::Release);
+    } else {
+        shared.requested.fetch_add(n, Ordering::AcqRel);
+    }
+}
+
+unsafe extern "C" fn cancel(producer: *mut ArrowAsyncProducer) {
+    // SAFETY: as for `request`.
+    if let Some(shared) = (unsafe { producer.as_ref() })
+        .and_then(|p| unsafe { p.private_data.cast::<Shared>().as_ref() })
+    {
+        shared.cancelled.store(true, Ordering::Release);
+    }
+}
+
+/// `extract_data` of our tasks: moves the device array out (or releases it when `out` is NULL)
+/// and frees the task's box. Called exactly once per task by the consumer.
+unsafe extern "C" fn extract_data(task: *mut ArrowAsyncTask, out: *mut ArrowDeviceArray) -> c_int {
+    // SAFETY: the consumer calls us with a task we made (or a copy of it).
+    let Some(task) = (unsafe { task.as_mut() }) else {
+        return errno::EINVAL;
+    };
+    if task.private_data.is_null() {
+        return errno::EINVAL;
+    }
+    // SAFETY: `private_data` is the `DeviceArray` box `deliver` made; taken once (NULL below).
+    let array = unsafe { Box::from_raw(task.private_data.cast::<DeviceArray>()) };
+    task.private_data = ptr::null_mut();
+    if !out.is_null() {
+        // SAFETY: `out` is the consumer's writable struct.
+        unsafe { array.export_to(out) };
+    }
+    0
+}
+
+/// Where an [`AsyncProducer`] stands after [`drive`](AsyncProducer::drive).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AsyncState {
+    /// The consumer has no outstanding `request`: call `drive` again after it asks for more.
+    Waiting,
+    /// The handler has been released (end of stream, error, refusal or cancel): nothing more
+    /// will be delivered.
+    Finished,
+}
+
+/// The producer of an async device stream, delivering the items of a Rust iterator to a
+/// consumer's handler.
+///
+/// [`start`](Self::start) sets `handler.producer` and delivers the schema through
+/// `on_schema`; [`drive`](Self::drive) then delivers one task per requested item through
+/// `on_next_task` (the task's `extract_data` moves the device array out), `on_next_task` with a
+/// NULL task at the end, or `on_error` with the iterator's error, and finally `release`. It
+/// never calls the handler re-entrantly: `request` and `cancel` only record what the consumer
+/// asked for. Dropping a producer that has not finished cancels the stream (`release` only).
+///
+/// The iterator and the handler's callbacks run on the thread that calls `drive`; a panic in
+/// the iterator aborts only if it unwinds through C, which it does not here.
+pub struct AsyncProducer<I> {
+    shared: *mut Shared,
+    handler: *mut ArrowAsyncDeviceStreamHandler,
+    items: I,
+    finished: bool,
+}
+
+// SAFETY: the shared part is atomics plus a struct nobody writes; the handler belongs to the
+// consumer, who accepts calls from any thread (the async interface serialises them, which
+// `&mut self` does).
+unsafe impl<I: Send> Send for AsyncProducer<I> {}
+
+impl<I> AsyncProducer<I>
+where
+    I: Iterator<Item = Result<DeviceArray, ProducerError>>,
+{
+    /// Starts a stream: sets `handler.producer`, exports `schema` and calls `on_schema` with
+    /// it (releasing it if the consumer did not move it out). A failed export ends the stream
+    /// with `on_error(EINVAL, ...)`; a non-zero `on_schema` ends it quietly.
+    ///
+    /// # Safety
+    /// `handler` points to a consumer's handler following the async device stream interface,
+    /// which stays valid until its `release` is called (by this producer, exactly once).
+    pub unsafe fn start(
+        handler: *mut ArrowAsyncDeviceStreamHandler,
+        device_type: ArrowDeviceType,
+        schema: &SchemaDef,
+        items: I,
+    ) -> Self {
+        let shared = Box::into_raw(Box::new(Shared {
+            producer: ArrowAsyncProducer {
+                device_type,
+                request: Some(request),
+                cancel: Some(cancel),
+                additional_metadata: ptr::null(),
+                private_data: ptr::null_mut(),
+            },
+            requested: AtomicI64::new(0),
+            cancelled: AtomicBool::new(false),
+            bad_request: AtomicBool::new(false),
+        }));
+        // SAFETY: just allocated; the consumer only reads it.
+        unsafe { (*shared).producer.private_data = shared.cast() };
+        let mut this = Self {
+            shared,
+            handler,
+            items,
+            finished: false,
+        };
+        // SAFETY: the handler is valid (caller); `producer` is set before any other callback.
+        unsafe { (*handler).producer = ptr::addr_of_mut!((*shared).producer) };
+        match schema.export() {
+            Err(error) => this.fail(errno::EINVAL, &alloc::format!("{error}")),
+            Ok(schema) => {
+                let mut raw = schema.into_raw();
+                // SAFETY: a live handler; `raw` is ours for the consumer to move out.
+                let code = match unsafe { (*handler).on_schema } {
+                    Some(on_schema) => unsafe { on_schema(handler, &mut raw) },
+                    None => errno::EINVAL,
+                };
+                // A schema the consumer did not move out is still ours to release.
+                // SAFETY: `raw` is a base struct we own (released if moved).
+                unsafe { super::owned::sealed::Base::release(&mut raw) };
+                if code != 0 {
+                    this.finish();
+                }
+            }
+        }
+        this
+    }
+
+    /// Delivers as many items as the consumer has requested (see [`AsyncState`]).
+    pub fn drive(&mut self) -> AsyncState {
+        while !self.finished {
+            // SAFETY: `shared` lives until `self` is dropped; shared references only.
+            let shared = unsafe { &*self.shared };
+            if shared.cancelled.load(Ordering::Acquire) {
+                self.finish();
+            } else if shared.bad_request.load(Ordering::Acquire) {
+                self.fail(errno::EINVAL, "request(n) with n <= 0");
+            } else if shared.requested.load(Ordering::Acquire) <= 0 {
+                return AsyncState::Waiting;
+            } else {
+                shared.requested.fetch_sub(1, Ordering::AcqRel);
+                self.deliver();
+            }
+        }
+        AsyncState::Finished
+    }
+
+    fn deliver(&mut self) {
+        let handler = self.handler;
+        // SAFETY: the handler is valid until we release it (contract of `start`).
+        let Some(on_next_task) = (unsafe { (*handler).on_next_task }) else {
+            return self.fail(errno::EINVAL, "on_next_task is NULL");
+        };
+        match self.items.next() {
+            None => {
+                // SAFETY: a live handler; a NULL task is the end of the stream.
+                unsafe { on_next_task(handler, ptr::null_mut(), ptr::null()) };
+                self.finish();
+            }
+            Some(Err(error)) => self.fail(error.code(), error.message().unwrap_or("")),
+            Some(Ok(array)) => {
+                // SAFETY: `shared` lives as long as `self`.
+                let device_type = unsafe { (*self.shared).producer.device_type };
+                if array.device_type() != device_type {
+                    let error = ArrowError::DeviceMismatch {
+                        stream: device_type.into(),
+                        array: array.device_type().into(),
+                    };
+                    return self.fail(errno::EINVAL, &alloc::format!("{error}"));
+                }
+                let mut task = ArrowAsyncTask {
+                    extract_data: Some(extract_data),
+                    private_data: Box::into_raw(Box::new(array)).cast::<c_void>(),
+                };
+                // SAFETY: a live handler; the task is valid during the call and the consumer
+                // calls `extract_data` exactly once (interface rule), which frees the box.
+                let code = unsafe { on_next_task(handler, &mut task, ptr::null()) };
+                if code != 0 {
+                    self.finish();
+                }
+            }
+        }
+    }
+
+    /// Reports an error, then releases the handler.
+    fn fail(&mut self, code: c_int, message: &str) {
+        let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+        // SAFETY: a live handler; strings valid during the call.
+        if let Some(on_error) = unsafe { (*self.handler).on_error } {
+            // SAFETY: as above.
+            unsafe { on_error(self.handler, code, message.as_ptr(), ptr::null()) };
+        }
+        self.finish();
+    }
+
+    /// Releases the handler: always the last call.
+    fn finish(&mut self) {
+        if self.finished {
+            return;
+        }
+        self.finished = true;
+        // SAFETY: a live handler, released exactly once (guarded by `finished`).
+        if let Some(release) = unsafe { (*self.handler).release } {
+            // SAFETY: as above.
+            unsafe { release(self.handler) };
+        }
+    }
+}
+
+impl<I> Drop for AsyncProducer<I> {
+    fn drop(&mut self) {
+        if !self.finished {
+            self.finished = true;
+            // SAFETY: a live handler, released exactly once (cancel: no `on_error`).
+            if let Some(release) = unsafe { (*self.handler).release } {
+                // SAFETY: as above.
+                unsafe { release(self.handler) };
+            }
+        }
+        // SAFETY: the box `start` made; the handler (released above) no longer uses it.
+        drop(unsafe { Box::from_raw(self.shared) });
+    }
+}
+
+impl<I> core::fmt::Debug for AsyncProducer<I> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("AsyncProducer")
+            .field("finished", &self.finished)
+            .finish_non_exhaustive()
+    }
+}

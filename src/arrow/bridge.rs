@@ -1,0 +1,280 @@
+//! The zero-copy bridge between DLPack and Arrow: [`DeviceArray::from_tensor`] and
+//! [`DeviceArray::into_tensor`]. Each side keeps the other's owner alive: the Arrow array's
+//! `release` runs the DLPack deleter, and the DLPack deleter releases the Arrow array.
+#![allow(unsafe_code)]
+
+use alloc::vec::Vec;
+use core::ffi::c_void;
+use core::ptr;
+
+use super::{
+    arrow_device, dlpack_device, Array, ArrayParts, ArrayView, ArrowError, DataType, DeviceArray,
+};
+use super::{Excerpt, SchemaDef, SchemaRef, BOOL8, EXTENSION_NAME_KEY};
+use crate::dlpack::{
+    ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, VersionedTensor,
+};
+use crate::raw::{
+    kDLBool, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLExtDev, kDLOneAPI, kDLROCM,
+    kDLROCMHost, DLDataType, DLDevice, DLPackFlags,
+};
+
+/// `kDLBool`, one byte per value: Arrow's `arrow.bool8`.
+const BOOL_BYTE: DLDataType = DLDataType {
+    code: kDLBool,
+    bits: 8,
+    lanes: 1,
+};
+
+/// The Arrow field storing DLPack elements of `dtype`.
+fn value_field(dtype: DLDataType) -> Result<SchemaDef, ArrowError> {
+    if dtype == BOOL_BYTE {
+        return Ok(SchemaDef::new("c")?.with_metadata(EXTENSION_NAME_KEY, BOOL8));
+    }
+    SchemaDef::new(DataType::format_of_dtype(dtype).ok_or(ArrowError::UnsupportedDtype { dtype })?)
+}
+
+/// The DLPack element type of an Arrow field (primitive, or `arrow.bool8`).
+fn element_type(schema: SchemaRef<'_>) -> Result<DLDataType, ArrowError> {
+    if schema.extension_name() == Some(BOOL8) && schema.data_type() == DataType::Int8 {
+        return Ok(BOOL_BYTE);
+    }
+    schema
+        .data_type()
+        .dlpack_dtype()
+        .ok_or(ArrowError::UnsupportedType {
+            format: Excerpt::of(schema.format()),
+        })
+}
+
+/// Devices whose `data` is an address (so an offset can be folded into it).
+fn addressable(device: DLDevice) -> bool {
+    matches!(
+        device.device_type,
+        kDLCPU
+            | kDLCUDA
+            | kDLCUDAHost
+            | kDLROCM
+            | kDLROCMHost
+            | kDLCUDAManaged
+            | kDLOneAPI
+            | kDLExtDev
+    )
+}
+
+impl DeviceArray {
+    /// A DLPack tensor as an Arrow array on the same device, without copying.
+    ///
+    /// A 1-D tensor becomes a primitive array; an N-D tensor becomes an
+    /// `arrow.fixed_shape_tensor` array of `shape[0]` cells of shape `shape[1..]`. The tensor
+    /// must be compact row-major with a primitive integer or float type (or `kDLBool`, as
+    /// `arrow.bool8`); the Arrow array has no nulls and offset 0, and its buffer is
+    /// `data + byte_offset`. CPU arrays get `device_id` -1.
+    ///
+    /// The tensor moves into the array: its deleter runs when the array is released. On error
+    /// the tensor has been dropped (its deleter run once) when this returns.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::DeviceArray;
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// let tensor = Export::new(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).finish()?;
+    /// let address = tensor.view().data_ptr();
+    /// let (schema, array) = DeviceArray::from_tensor(tensor)?;
+    /// let schema = schema.export()?;
+    /// assert_eq!(schema.view().fixed_shape_tensor().unwrap().shape(), &[3]);
+    /// let view = array.view(schema.view())?;
+    /// assert_eq!(view.len(), 2);
+    /// assert_eq!(view.child(0).unwrap().values::<f32>()?.as_ptr().cast(), address);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_tensor<M: ManagedStruct + 'static>(
+        tensor: ManagedTensor<M>,
+    ) -> Result<(SchemaDef, DeviceArray), ArrowError> {
+        let view = tensor.view();
+        let shape = view.shape();
+        let Some(&length) = shape.first() else {
+            return Err(ArrowError::ZeroDims);
+        };
+        let value = value_field(view.dtype())?;
+        if !view.is_c_contiguous() {
+            return Err(ArrowError::NotContiguous);
+        }
+        let device = view.device();
+        let (device_type, device_id) = arrow_device(device)?;
+        if view.raw().byte_offset != 0 && !addressable(device) {
+            return Err(ArrowError::OffsetNotRepresentable {
+                offset: view.raw().byte_offset as i64,
+            });
+        }
+        let data = view.data_ptr().cast_const();
+        let count = view.element_count();
+        let values = ArrayParts::new(count, alloc::vec![ptr::null(), data]);
+        let (schema, array) = if shape.len() == 1 {
+            // SAFETY: `count` compact values of the field's type at `data`, on `device`, kept
+            // alive by the tensor (the owner) until release.
+            (value, unsafe { Array::from_parts(values, tensor) })
+        } else {
+            let schema = SchemaDef::fixed_shape_tensor(value, &shape[1..])?;
+            // SAFETY: as above; the child's memory is kept alive by its parent's owner.
+            let child = unsafe { Array::from_parts(values, ()) };
+            let parts =
+                ArrayParts::new(length as usize, alloc::vec![ptr::null()]).with_child(child);
+            // SAFETY: no validity, no nulls; the child holds `length * product(shape[1..])`
+            // values (the element count).
+            (schema, unsafe { Array::from_parts(parts, tensor) })
+        };
+        // SAFETY: the buffers are on the tensor's device (DLPack); no event to wait on.
+        Ok((schema, unsafe {
+            DeviceArray::new(array, device_type, device_id, ptr::null_mut())
+        }))
+    }
+
+    /// This array as a read-only DLPack tensor on the same device, without copying.
+    ///
+    /// Bridges a primitive integer or float array (or `arrow.bool8`) to a 1-D tensor, and an
+    /// `arrow.fixed_shape_tensor` array to an N-D tensor whose first dimension is the array's
+    /// length (a `permutation` becomes strides). The array must have no nulls (a `null_count`
+    /// of -1 with a bitmap is counted on host memory) and no pending `sync_event`; its offset
+    /// becomes `byte_offset`. `READ_ONLY` is set: Arrow data is immutable.
+    ///
+    /// The array moves into the tensor: it is released when the deleter runs. On error it has
+    /// been released (once) when this returns.
+    pub fn into_tensor(self, schema: SchemaRef<'_>) -> Result<VersionedTensor, ArrowError> {
+        if self.sync_event().is_some() {
+            return Err(ArrowError::NotHostAccessible {
+                device_type: self.device_type().into(),
+            });
+        }
+        let device = dlpack_device(self.device_type(), self.device_id())?;
+        let view = self.view(schema)?;
+        let described = match schema.fixed_shape_tensor() {
+            Some(cell) => {
+                no_nulls(view)?;
+                let list_size = cell.list_size().unwrap_or(0);
+                let values = view.child(0).ok_or(ArrowError::ChildCount {
+                    expected: 1,
+                    found: 0,
+                })?;
+                let mut described = Described::values(values, device)?;
+                let first = (view.offset() as u128 * list_size as u128) + values.offset() as u128;
+                described.at(first, values.offset() as i64)?;
+                let mut strides = Vec::with_capacity(cell.ndim() + 1);
+                strides.push(list_size as i64);
+                let physical = row_major_strides(cell.shape());
+                strides.extend((0..cell.ndim()).map(|i| physical[cell.physical(i)]));
+                described.shape = core::iter::once(view.len() as i64)
+                    .chain(cell.logical_shape())
+                    .collect();
+                described.strides = Some(strides);
+                described
+            }
+            None => {
+                let mut described = Described::values(view, device)?;
+                described.at(view.offset() as u128, view.offset() as i64)?;
+                described
+            }
+        };
+        let owner = Bridged {
+            _array: self,
+            described,
+        };
+        Ok(VersionedTensor::from_owner(owner)?)
+    }
+}
+
+/// Refuses arrays with nulls (counting the bitmap when the count is unknown).
+fn no_nulls(view: ArrayView<'_>) -> Result<(), ArrowError> {
+    match view.raw().null_count {
+        0 => Ok(()),
+        -1 => match view.validity() {
+            Ok(None) => Ok(()),
+            Ok(Some(bitmap)) if bitmap.count_ones() == bitmap.len() => Ok(()),
+            _ => Err(ArrowError::NullsPresent { null_count: -1 }),
+        },
+        null_count => Err(ArrowError::NullsPresent { null_count }),
+    }
+}
+
+fn row_major_strides(shape: &[i64]) -> Vec<i64> {
+    let mut strides = alloc::vec![1i64; shape.len()];
+    for i in (0..shape.len().saturating_sub(1)).rev() {
+        strides[i] = strides[i + 1].saturating_mul(shape[i + 1].max(1));
+    }
+    strides
+}
+
+/// What the tensor will say about the Arrow memory.
+struct Described {
+    data: *mut c_void,
+    byte_offset: u64,
+    device: DLDevice,
+    dtype: DLDataType,
+    shape: Vec<i64>,
+    strides: Option<Vec<i64>>,
+}
+
+impl Described {
+    /// A 1-D description of a primitive (or bool8) array's values, before its offset.
+    fn values(values: ArrayView<'_>, device: DLDevice) -> Result<Self, ArrowError> {
+        let dtype = element_type(values.schema())?;
+        no_nulls(values)?;
+        Ok(Self {
+            data: values.buffer(1).unwrap_or(ptr::null()).cast_mut(),
+            byte_offset: 0,
+            device,
+            dtype,
+            shape: alloc::vec![values.len() as i64],
+            strides: None,
+        })
+    }
+
+    /// Starts the tensor `first` values into the buffer (`offset` is reported on overflow).
+    fn at(&mut self, first: u128, offset: i64) -> Result<(), ArrowError> {
+        let bytes = first * u128::from(self.dtype.bits / 8);
+        self.byte_offset = u64::try_from(bytes)
+            .ok()
+            .filter(|&b| b <= isize::MAX as u64)
+            .ok_or(ArrowError::OffsetNotRepresentable { offset })?;
+        let size = usize::from(self.dtype.bits / 8);
+        let start = self
+            .data
+            .cast::<u8>()
+            .wrapping_add(self.byte_offset as usize);
+        if self.device.device_type == kDLCPU
+            && !self.data.is_null()
+            && start.align_offset(size) != 0
+        {
+            return Err(ArrowError::Misaligned { index: 1 });
+        }
+        Ok(())
+    }
+}
+
+/// The owner of a bridged tensor: the Arrow array, released when the deleter runs.
+struct Bridged {
+    /// Kept for its drop: released when the deleter drops the owner.
+    _array: DeviceArray,
+    described: Described,
+}
+
+// SAFETY: `data` points into the array's immutable buffers, which may be read from any thread;
+// the array itself is `Send`.
+unsafe impl Send for Bridged {}
+
+// SAFETY: the description points into the array's buffers, which the array keeps alive (and
+// unchanged: Arrow buffers are immutable) until it is released, i.e. until this owner is
+// dropped by the deleter; `READ_ONLY` is set, so the consumer never writes; alignment on the
+// host was checked in `Described::at`; everything else is validated by the export.
+unsafe impl TensorOwner for Bridged {
+    fn describe(&mut self) -> TensorDescription<'_> {
+        let d = &self.described;
+        let mut description = TensorDescription::new(d.data, d.device, d.dtype, &d.shape)
+            .with_byte_offset(d.byte_offset)
+            .with_flags(DLPackFlags::READ_ONLY);
+        if let Some(strides) = &d.strides {
+            description = description.with_strides(strides);
+        }
+        description
+    }
+}

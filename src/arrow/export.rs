@@ -1,0 +1,410 @@
+//! Producing Arrow structs from Rust: [`SchemaDef`] (a schema described in Rust, exported any
+//! number of times) and arrays over Rust-owned buffers, with `release` callbacks that free
+//! exactly what they own.
+#![allow(unsafe_code)]
+
+use alloc::boxed::Box;
+use alloc::ffi::CString;
+use alloc::string::String;
+use alloc::vec::Vec;
+use core::any::Any;
+use core::ffi::c_void;
+use core::ptr;
+
+use super::metadata::encode;
+use super::owned::{sealed::Base, Owned};
+use super::{Array, ArrowError, DataType, Excerpt, Schema, SchemaRef, TensorShape};
+use super::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR, MAX_NODES};
+use crate::dlpack::{Element, HostBuffer};
+use crate::raw::{ArrowArray, ArrowSchema, ARROW_FLAG_NULLABLE};
+
+/// A schema described in Rust. [`export`](Self::export) builds a fresh `ArrowSchema` (checked
+/// with the same validation as an import) each time it is called, which is what a stream's
+/// `get_schema` needs.
+///
+/// ```
+/// use dlpack_abi::arrow::{DataType, SchemaDef};
+///
+/// let def = SchemaDef::new("+s")?
+///     .with_child(SchemaDef::new("l")?.with_name("id"))
+///     .with_child(SchemaDef::new("u")?.with_name("label").nullable());
+/// let schema = def.export()?;
+/// let names: Vec<_> = schema.view().children().map(|c| c.name().unwrap()).collect();
+/// assert_eq!(names, ["id", "label"]);
+/// assert_eq!(schema.view().child(0).unwrap().data_type(), DataType::Int64);
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SchemaDef {
+    format: CString,
+    name: Option<CString>,
+    metadata: Vec<(String, Vec<u8>)>,
+    flags: i64,
+    children: Vec<SchemaDef>,
+    dictionary: Option<Box<SchemaDef>>,
+}
+
+impl SchemaDef {
+    /// A field of type `format` (checked), without name, metadata, flags or children.
+    pub fn new(format: &str) -> Result<Self, ArrowError> {
+        let invalid = || ArrowError::InvalidFormat {
+            format: Excerpt::of(format.as_bytes()),
+        };
+        DataType::parse(format.as_bytes())?;
+        Ok(Self {
+            format: CString::new(format).map_err(|_| invalid())?,
+            name: None,
+            metadata: Vec::new(),
+            flags: 0,
+            children: Vec::new(),
+            dictionary: None,
+        })
+    }
+
+    /// The primitive type that stores `T` (e.g. `"f"` for `f32`).
+    pub fn of<T: Element>() -> Result<Self, ArrowError> {
+        let format = DataType::format_of_dtype(T::DTYPE)
+            .ok_or(ArrowError::UnsupportedDtype { dtype: T::DTYPE })?;
+        Self::new(format)
+    }
+
+    /// An `arrow.fixed_shape_tensor` of cells with physical `shape` (row-major), storing
+    /// `value` (`FixedSizeList<value>[product(shape)]`, the child named `item` and nullable, as
+    /// Arrow C++ writes it).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::fixed_shape_tensor(SchemaDef::new("f")?, &[2, 3])?.export()?;
+    /// let view = schema.view();
+    /// assert_eq!(view.format(), b"+w:6");
+    /// assert_eq!(view.extension_name(), Some("arrow.fixed_shape_tensor"));
+    /// assert_eq!(view.extension_metadata(), Some(&br#"{"shape":[2,3]}"#[..]));
+    /// assert_eq!(view.fixed_shape_tensor().unwrap().shape(), &[2, 3]);
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
+    pub fn fixed_shape_tensor(value: SchemaDef, shape: &[i64]) -> Result<Self, ArrowError> {
+        let cell = TensorShape::row_major(shape).ok_or(ArrowError::ExtensionMetadata {
+            reason: "more than 64 dimensions",
+        })?;
+        let list_size = cell.list_size().ok_or(ArrowError::ExtensionMetadata {
+            reason: "negative extent or overflowing product in \"shape\"",
+        })?;
+        Ok(Self::new(&alloc::format!("+w:{list_size}"))?
+            .with_child(value.with_name("item").nullable())
+            .with_metadata(EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR)
+            .with_metadata(EXTENSION_METADATA_KEY, cell.to_json()))
+    }
+
+    /// Sets the field name (an interior NUL ends it).
+    pub fn with_name(mut self, name: &str) -> Self {
+        let name = name.split('\0').next().unwrap_or_default();
+        self.name = CString::new(name).ok();
+        self
+    }
+
+    /// Sets `ARROW_FLAG_NULLABLE`.
+    pub fn nullable(mut self) -> Self {
+        self.flags |= ARROW_FLAG_NULLABLE;
+        self
+    }
+
+    /// Sets the flags (`ARROW_FLAG_*` bits).
+    pub fn with_flags(mut self, flags: i64) -> Self {
+        self.flags = flags;
+        self
+    }
+
+    /// Appends a metadata pair.
+    pub fn with_metadata(mut self, key: &str, value: impl AsRef<[u8]>) -> Self {
+        self.metadata.push((key.into(), value.as_ref().into()));
+        self
+    }
+
+    /// Appends a child.
+    pub fn with_child(mut self, child: SchemaDef) -> Self {
+        self.children.push(child);
+        self
+    }
+
+    /// Makes the field dictionary-encoded with values of type `values` (the field's own format
+    /// is then the index type).
+    pub fn with_dictionary(mut self, values: SchemaDef) -> Self {
+        self.dictionary = Some(Box::new(values));
+        self
+    }
+
+    /// A copy of a validated schema (any producer's), to export again.
+    pub fn copy_of(schema: SchemaRef<'_>) -> Self {
+        let format = CString::new(schema.format()).unwrap_or_default();
+        Self {
+            format,
+            name: schema.name().and_then(|n| CString::new(n).ok()),
+            metadata: schema
+                .metadata()
+                .map(|m| m.iter().map(|(k, v)| (k.into(), v.into())).collect())
+                .unwrap_or_default(),
+            flags: schema.flags(),
+            children: schema.children().map(Self::copy_of).collect(),
+            dictionary: schema.dictionary().map(|d| Box::new(Self::copy_of(d))),
+        }
+    }
+
+    /// Builds a fresh `ArrowSchema` tree owned by a [`Schema`], validated as an import would be.
+    pub fn export(&self) -> Result<Schema, ArrowError> {
+        let mut nodes = 0;
+        let schema = Owned::new(self.build(&mut nodes)?);
+        let mut budget = MAX_NODES;
+        // SAFETY: built just now by `build`, which follows the C Data Interface.
+        unsafe { super::schema::validate(schema.raw(), 0, &mut budget) }?;
+        Ok(Schema::from_owned(schema))
+    }
+
+    fn build(&self, nodes: &mut usize) -> Result<ArrowSchema, ArrowError> {
+        *nodes += 1;
+        if *nodes > MAX_NODES {
+            return Err(ArrowError::TooManyNodes);
+        }
+        let metadata = match self.metadata.is_empty() {
+            true => None,
+            false => Some(
+                encode(&self.metadata)
+                    .ok_or(ArrowError::Metadata(super::MetadataError::TooLarge))?,
+            ),
+        };
+        // Built nodes are owned (released on an early return) until the parent owns them.
+        let children = self
+            .children
+            .iter()
+            .map(|child| Ok(Owned::new(child.build(nodes)?)))
+            .collect::<Result<Vec<_>, ArrowError>>()?;
+        let dictionary = match &self.dictionary {
+            Some(d) => Some(Owned::new(d.build(nodes)?)),
+            None => None,
+        };
+        let boxed = |node: Owned<ArrowSchema>| Box::into_raw(Box::new(node.into_raw()));
+        let children = children.into_iter().map(boxed).collect();
+        let dictionary = dictionary.map_or(ptr::null_mut(), boxed);
+        let private = Box::new(SchemaPrivate {
+            format: self.format.clone(),
+            name: self.name.clone(),
+            metadata: metadata.map(Vec::into_boxed_slice),
+            children,
+            dictionary,
+        });
+        Ok(ArrowSchema {
+            format: private.format.as_ptr(),
+            name: private.name.as_ref().map_or(ptr::null(), |n| n.as_ptr()),
+            metadata: private
+                .metadata
+                .as_ref()
+                .map_or(ptr::null(), |m| m.as_ptr().cast()),
+            flags: self.flags,
+            n_children: private.children.len() as i64,
+            children: private.children.as_ptr().cast_mut(),
+            dictionary: private.dictionary,
+            release: Some(release_schema),
+            private_data: Box::into_raw(private).cast(),
+        })
+    }
+}
+
+/// What a schema built by [`SchemaDef`] owns.
+struct SchemaPrivate {
+    format: CString,
+    name: Option<CString>,
+    metadata: Option<Box<[u8]>>,
+    children: Box<[*mut ArrowSchema]>,
+    dictionary: *mut ArrowSchema,
+}
+
+/// Releases the unreleased children and the dictionary (never their owner's job but ours:
+/// this crate is their producer), and frees their boxes.
+///
+/// # Safety
+/// Each pointer is NULL or came from `Box::into_raw` in this module, and is not used again.
+unsafe fn release_nodes<R: Base>(children: &[*mut R], dictionary: *mut R) {
+    for &node in children.iter().chain([dictionary].iter()) {
+        if !node.is_null() {
+            // SAFETY: a box this module made (caller); a consumer may have moved the child out,
+            // leaving it released, which `release` skips.
+            let mut node = unsafe { Box::from_raw(node) };
+            // SAFETY: we produced this child: releasing it is the parent's job, done once here.
+            unsafe { node.release() };
+        }
+    }
+}
+
+/// The `release` of schemas built by [`SchemaDef`].
+unsafe extern "C" fn release_schema(schema: *mut ArrowSchema) {
+    // SAFETY: C calls `release` with the base struct (wherever it was moved to), or NULL.
+    let Some(schema) = (unsafe { schema.as_mut() }) else {
+        return;
+    };
+    if schema.release.is_none() || schema.private_data.is_null() {
+        return;
+    }
+    // SAFETY: `private_data` is the box `build` made; `release` runs once (set to NULL below).
+    let private = unsafe { Box::from_raw(schema.private_data.cast::<SchemaPrivate>()) };
+    // SAFETY: the children and dictionary are boxes `build` made.
+    unsafe { release_nodes(&private.children, private.dictionary) };
+    drop(private);
+    schema.release = None;
+    schema.private_data = ptr::null_mut();
+}
+
+/// The fields of an array to produce with [`Array::from_parts`].
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct ArrayParts {
+    /// Number of values.
+    pub length: i64,
+    /// Number of nulls (-1: unknown).
+    pub null_count: i64,
+    /// Offset into the buffers, in values.
+    pub offset: i64,
+    /// The buffer addresses, per the type's layout.
+    pub buffers: Vec<*const c_void>,
+    /// The child arrays, released by this array's `release`.
+    pub children: Vec<Array>,
+    /// The dictionary, released by this array's `release`.
+    pub dictionary: Option<Array>,
+}
+
+impl ArrayParts {
+    /// `length` values in `buffers`, no nulls, offset 0, no children.
+    pub fn new(length: usize, buffers: Vec<*const c_void>) -> Self {
+        Self {
+            length: length as i64,
+            buffers,
+            ..Self::default()
+        }
+    }
+
+    /// Sets the null count.
+    pub fn with_null_count(mut self, null_count: i64) -> Self {
+        self.null_count = null_count;
+        self
+    }
+
+    /// Sets the offset.
+    pub fn with_offset(mut self, offset: i64) -> Self {
+        self.offset = offset;
+        self
+    }
+
+    /// Appends a child.
+    pub fn with_child(mut self, child: Array) -> Self {
+        self.children.push(child);
+        self
+    }
+
+    /// Sets the dictionary.
+    pub fn with_dictionary(mut self, dictionary: Array) -> Self {
+        self.dictionary = Some(dictionary);
+        self
+    }
+}
+
+/// What an array built by this crate owns.
+struct ArrayPrivate {
+    buffers: Box<[*const c_void]>,
+    children: Box<[*mut ArrowArray]>,
+    dictionary: *mut ArrowArray,
+    /// Keeps the buffers alive; dropped by `release`.
+    _owner: Box<dyn Any + Send>,
+}
+
+impl Array {
+    /// An array over memory that `owner` keeps alive until the array is released (the owner is
+    /// dropped by `release`, on whatever thread calls it).
+    ///
+    /// # Safety
+    /// The parts describe a valid array of the type of the schema it will be used with, in CPU
+    /// memory: each buffer is as large as that type's layout needs for `offset + length`
+    /// values, stays valid and unchanged until `owner` is dropped, and may be read from any
+    /// thread.
+    pub unsafe fn from_parts<O: Any + Send>(parts: ArrayParts, owner: O) -> Self {
+        let child = |a: Array| Box::into_raw(Box::new(a.into_raw()));
+        let private = Box::new(ArrayPrivate {
+            buffers: parts.buffers.into_boxed_slice(),
+            children: parts.children.into_iter().map(child).collect(),
+            dictionary: parts.dictionary.map_or(ptr::null_mut(), child),
+            _owner: Box::new(owner),
+        });
+        Self::from_owned(Owned::new(ArrowArray {
+            length: parts.length,
+            null_count: parts.null_count,
+            offset: parts.offset,
+            n_buffers: private.buffers.len() as i64,
+            n_children: private.children.len() as i64,
+            buffers: private.buffers.as_ptr().cast_mut(),
+            children: private.children.as_ptr().cast_mut(),
+            dictionary: private.dictionary,
+            release: Some(release_array),
+            private_data: Box::into_raw(private).cast(),
+        }))
+    }
+
+    /// A primitive array (no nulls) over a `Vec<T>`, `Box<[T]>` or `Arc<[T]>`, without copying;
+    /// its schema is [`SchemaDef::of::<T>()`](SchemaDef::of). Types without an Arrow primitive
+    /// (`i128`, `bf16`, complex) are [`ArrowError::UnsupportedDtype`].
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    ///
+    /// let values = vec![1.5f64, 2.5];
+    /// let address = values.as_ptr();
+    /// let array = Array::from_vec(values)?;
+    /// let schema = SchemaDef::of::<f64>()?.export()?;
+    /// assert_eq!(array.view(schema.view())?.values::<f64>()?.as_ptr(), address);
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
+    pub fn from_vec<B: HostBuffer>(mut buffer: B) -> Result<Self, ArrowError> {
+        let dtype = <B::Element as Element>::DTYPE;
+        DataType::format_of_dtype(dtype).ok_or(ArrowError::UnsupportedDtype { dtype })?;
+        let memory = buffer.memory();
+        let parts = ArrayParts::new(
+            memory.len,
+            alloc::vec![ptr::null(), memory.start.cast_const().cast()],
+        );
+        // SAFETY: `memory` is `len` initialised elements of the type's width, owned by `buffer`,
+        // which the array keeps until release; host memory, and `HostBuffer` is `Send`.
+        Ok(unsafe { Self::from_parts(parts, buffer) })
+    }
+
+    /// A fixed-size list array (no nulls) whose values are `values`, `list_size` per list.
+    /// `values.len()` must be a multiple of `list_size` (`list_size` 0 gives an empty array).
+    pub fn fixed_size_list(values: Array, list_size: usize) -> Result<Self, ArrowError> {
+        let length = values.len().checked_div(list_size).unwrap_or(0);
+        if length * list_size != values.len() {
+            return Err(ArrowError::ChildTooShort {
+                index: 0,
+                needed: ((length + 1) * list_size) as i64,
+                found: values.len() as i64,
+            });
+        }
+        let parts = ArrayParts::new(length, alloc::vec![ptr::null()]).with_child(values);
+        // SAFETY: a NULL validity bitmap and no nulls; the child holds `length * list_size`
+        // values.
+        Ok(unsafe { Self::from_parts(parts, ()) })
+    }
+}
+
+/// The `release` of arrays built by this crate.
+unsafe extern "C" fn release_array(array: *mut ArrowArray) {
+    // SAFETY: C calls `release` with the base struct (wherever it was moved to), or NULL.
+    let Some(array) = (unsafe { array.as_mut() }) else {
+        return;
+    };
+    if array.release.is_none() || array.private_data.is_null() {
+        return;
+    }
+    // SAFETY: `private_data` is the box `from_parts` made; `release` runs once (NULL below).
+    let private = unsafe { Box::from_raw(array.private_data.cast::<ArrayPrivate>()) };
+    // SAFETY: the children and dictionary are boxes `from_parts` made.
+    unsafe { release_nodes(&private.children, private.dictionary) };
+    drop(private); // drops the owner
+    array.release = None;
+    array.private_data = ptr::null_mut();
+}

@@ -1,0 +1,332 @@
+//! Canonical extension types this crate understands: `arrow.fixed_shape_tensor` (its JSON
+//! metadata is parsed here, with a small bounded parser) and `arrow.bool8`.
+
+use super::ArrowError;
+use crate::dlpack::MAX_NDIM;
+
+/// `ARROW:extension:name`, the metadata key that names an extension type.
+pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+/// `ARROW:extension:metadata`, the metadata key of an extension type's parameters.
+pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
+/// The canonical fixed-shape tensor: storage `FixedSizeList<value>[product(shape)]`.
+pub const FIXED_SHAPE_TENSOR: &str = "arrow.fixed_shape_tensor";
+/// The canonical byte-per-value boolean: storage `Int8`, 0 false and anything else true.
+pub const BOOL8: &str = "arrow.bool8";
+
+/// The parameters of an `arrow.fixed_shape_tensor`: the physical shape of each cell and the
+/// optional permutation from logical to physical dimensions.
+///
+/// ```
+/// use dlpack_abi::arrow::TensorShape;
+///
+/// let cell = TensorShape::parse(br#"{ "shape": [100, 200, 500], "permutation": [2, 0, 1]}"#)?;
+/// assert_eq!(cell.shape(), &[100, 200, 500]);
+/// assert_eq!(cell.permutation(), Some(&[2, 0, 1][..]));
+/// assert_eq!(cell.logical_shape().collect::<Vec<_>>(), [500, 100, 200]);
+/// assert_eq!(cell.list_size(), Some(10_000_000));
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct TensorShape {
+    ndim: usize,
+    shape: [i64; MAX_NDIM],
+    permutation: Option<[usize; MAX_NDIM]>,
+}
+
+impl core::fmt::Debug for TensorShape {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("TensorShape")
+            .field("shape", &self.shape())
+            .field("permutation", &self.permutation())
+            .finish()
+    }
+}
+
+fn bad(reason: &'static str) -> ArrowError {
+    ArrowError::ExtensionMetadata { reason }
+}
+
+/// A cursor over JSON text; only what tensor metadata needs, with nesting bounded.
+struct Json<'a> {
+    text: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Json<'a> {
+    fn skip_space(&mut self) {
+        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
+            self.at += 1;
+        }
+    }
+
+    fn peek(&mut self) -> Option<u8> {
+        self.skip_space();
+        self.text.get(self.at).copied()
+    }
+
+    fn expect(&mut self, byte: u8) -> Result<(), ArrowError> {
+        if self.peek() == Some(byte) {
+            self.at += 1;
+            Ok(())
+        } else {
+            Err(bad("malformed JSON"))
+        }
+    }
+
+    /// A string's raw bytes (escapes kept as written; keys we compare never contain any).
+    fn string(&mut self) -> Result<&'a [u8], ArrowError> {
+        self.expect(b'"')?;
+        let start = self.at;
+        loop {
+            match self.text.get(self.at) {
+                None => return Err(bad("unterminated JSON string")),
+                Some(b'"') => break,
+                Some(b'\\') => self.at += 2,
+                Some(_) => self.at += 1,
+            }
+        }
+        let end = self.at;
+        self.at += 1;
+        self.text
+            .get(start..end)
+            .ok_or(bad("unterminated JSON string"))
+    }
+
+    fn integer(&mut self) -> Result<i64, ArrowError> {
+        self.skip_space();
+        let negative = self.text.get(self.at) == Some(&b'-');
+        if negative {
+            self.at += 1;
+        }
+        let start = self.at;
+        let mut value: i64 = 0;
+        while let Some(&digit @ b'0'..=b'9') = self.text.get(self.at) {
+            value = value
+                .checked_mul(10)
+                .and_then(|v| v.checked_add(i64::from(digit - b'0')))
+                .ok_or(bad("integer out of range"))?;
+            self.at += 1;
+        }
+        if self.at == start || matches!(self.text.get(self.at), Some(b'.' | b'e' | b'E')) {
+            return Err(bad("expected an integer"));
+        }
+        Ok(if negative { -value } else { value })
+    }
+
+    /// Calls `each` on every element of an array.
+    fn array(
+        &mut self,
+        mut each: impl FnMut(&mut Self) -> Result<(), ArrowError>,
+    ) -> Result<(), ArrowError> {
+        self.expect(b'[')?;
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            each(self)?;
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(bad("malformed JSON array")),
+            }
+        }
+    }
+
+    /// Skips any value (for keys this crate does not know).
+    fn skip_value(&mut self, depth: usize) -> Result<(), ArrowError> {
+        if depth > 16 {
+            return Err(bad("JSON nested too deeply"));
+        }
+        match self.peek() {
+            Some(b'"') => self.string().map(drop),
+            Some(b'[') => self.array(|json| json.skip_value(depth + 1)),
+            Some(b'{') => self.object(|json, _| json.skip_value(depth + 1)),
+            Some(_) => {
+                let start = self.at;
+                while let Some(b'-' | b'+' | b'.' | b'0'..=b'9' | b'a'..=b'z' | b'E') =
+                    self.text.get(self.at)
+                {
+                    self.at += 1;
+                }
+                if self.at == start {
+                    return Err(bad("malformed JSON value"));
+                }
+                Ok(())
+            }
+            None => Err(bad("malformed JSON value")),
+        }
+    }
+
+    fn object(
+        &mut self,
+        mut each: impl FnMut(&mut Self, &'a [u8]) -> Result<(), ArrowError>,
+    ) -> Result<(), ArrowError> {
+        self.expect(b'{')?;
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            let key = self.string()?;
+            self.expect(b':')?;
+            each(self, key)?;
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(bad("malformed JSON object")),
+            }
+        }
+    }
+}
+
+/// Reads an array of integers into `out`, returning how many there were.
+fn integers(json: &mut Json<'_>, out: &mut [i64; MAX_NDIM]) -> Result<usize, ArrowError> {
+    let mut n = 0;
+    json.array(|json| {
+        let value = json.integer()?;
+        *out.get_mut(n).ok_or(bad("more than 64 dimensions"))? = value;
+        n += 1;
+        Ok(())
+    })?;
+    Ok(n)
+}
+
+impl TensorShape {
+    /// Parses `arrow.fixed_shape_tensor` metadata: a JSON object with `shape` (required,
+    /// non-negative integers), and optionally `permutation` (a permutation of `0..ndim`) and
+    /// `dim_names` (`ndim` strings). Other keys are ignored; `null` values are refused, as Arrow
+    /// C++ does.
+    pub fn parse(json: &[u8]) -> Result<Self, ArrowError> {
+        let mut parser = Json { text: json, at: 0 };
+        let mut shape = [0i64; MAX_NDIM];
+        let mut permutation = [0i64; MAX_NDIM];
+        let (mut ndim, mut perm_len, mut names) = (None, None, None);
+        parser.object(|json, key| {
+            match key {
+                b"shape" => ndim = Some(integers(json, &mut shape)?),
+                b"permutation" => perm_len = Some(integers(json, &mut permutation)?),
+                b"dim_names" => {
+                    let mut n = 0usize;
+                    json.array(|json| {
+                        json.string()?;
+                        n += 1;
+                        Ok(())
+                    })?;
+                    names = Some(n);
+                }
+                _ => json.skip_value(0)?,
+            }
+            Ok(())
+        })?;
+        if parser.peek().is_some() {
+            return Err(bad("trailing bytes after the JSON object"));
+        }
+        let ndim = ndim.ok_or(bad("no \"shape\""))?;
+        if shape[..ndim].iter().any(|&extent| extent < 0) {
+            return Err(bad("negative extent in \"shape\""));
+        }
+        if names.is_some_and(|n| n != ndim) {
+            return Err(bad("\"dim_names\" length differs from \"shape\""));
+        }
+        let permutation = match perm_len {
+            None => None,
+            Some(len) if len != ndim => {
+                return Err(bad("\"permutation\" length differs from \"shape\""))
+            }
+            Some(_) => {
+                let mut seen = [false; MAX_NDIM];
+                let mut out = [0usize; MAX_NDIM];
+                for (slot, &p) in out.iter_mut().zip(&permutation[..ndim]) {
+                    let p = usize::try_from(p)
+                        .ok()
+                        .filter(|&p| p < ndim && !seen[p])
+                        .ok_or(bad("\"permutation\" is not a permutation of 0..ndim"))?;
+                    seen[p] = true;
+                    *slot = p;
+                }
+                Some(out)
+            }
+        };
+        Ok(Self {
+            ndim,
+            shape,
+            permutation,
+        })
+    }
+
+    /// A shape without permutation, for writing.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn row_major(shape: &[i64]) -> Option<Self> {
+        let mut dims = [0; MAX_NDIM];
+        dims.get_mut(..shape.len())?.copy_from_slice(shape);
+        Some(Self {
+            ndim: shape.len(),
+            shape: dims,
+            permutation: None,
+        })
+    }
+
+    /// The physical shape of one cell (row-major in memory).
+    pub fn shape(&self) -> &[i64] {
+        &self.shape[..self.ndim]
+    }
+
+    /// `permutation[i]` is the physical dimension that logical dimension `i` maps to.
+    pub fn permutation(&self) -> Option<&[usize]> {
+        self.permutation.as_ref().map(|p| &p[..self.ndim])
+    }
+
+    /// The number of dimensions of a cell.
+    pub fn ndim(&self) -> usize {
+        self.ndim
+    }
+
+    /// The logical shape: the physical shape permuted.
+    pub fn logical_shape(&self) -> impl Iterator<Item = i64> + '_ {
+        (0..self.ndim).map(|i| self.shape[self.physical(i)])
+    }
+
+    /// The physical dimension of logical dimension `i`.
+    pub(crate) fn physical(&self, i: usize) -> usize {
+        self.permutation.map_or(i, |p| p[i])
+    }
+
+    /// The number of values per cell, `None` on overflow.
+    pub fn list_size(&self) -> Option<usize> {
+        self.shape()
+            .iter()
+            .try_fold(1usize, |n, &e| n.checked_mul(usize::try_from(e).ok()?))
+    }
+
+    /// The metadata JSON, compact, with the keys Arrow C++ writes (`shape`, then `permutation`
+    /// when there is one).
+    #[cfg(feature = "alloc")]
+    pub fn to_json(&self) -> alloc::string::String {
+        use core::fmt::Write;
+        let mut json = alloc::string::String::from("{\"shape\":");
+        let list = |json: &mut alloc::string::String, values: &mut dyn Iterator<Item = i64>| {
+            json.push('[');
+            for (i, v) in values.enumerate() {
+                if i > 0 {
+                    json.push(',');
+                }
+                let _ = write!(json, "{v}");
+            }
+            json.push(']');
+        };
+        list(&mut json, &mut self.shape().iter().copied());
+        if let Some(permutation) = self.permutation() {
+            json.push_str(",\"permutation\":");
+            list(&mut json, &mut permutation.iter().map(|&p| p as i64));
+        }
+        json.push('}');
+        json
+    }
+}

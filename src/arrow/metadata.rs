@@ -1,0 +1,193 @@
+//! The schema metadata encoding: a native-endian `int32` pair count, then per pair an `int32`
+//! key length, the key's UTF-8 bytes, an `int32` value length and the value's bytes. No NUL, no
+//! padding.
+#![allow(unsafe_code)]
+
+use super::MetadataError;
+
+/// A parsed, bounds-checked metadata map. Keys are UTF-8; values are bytes (extension metadata is
+/// usually, but not always, text).
+///
+/// ```
+/// use dlpack_abi::arrow::Metadata;
+///
+/// let mut bytes = Vec::new();
+/// bytes.extend(1i32.to_ne_bytes());
+/// bytes.extend(3i32.to_ne_bytes());
+/// bytes.extend(b"key");
+/// bytes.extend(5i32.to_ne_bytes());
+/// bytes.extend(b"value");
+/// let metadata = Metadata::parse(&bytes)?;
+/// assert_eq!(metadata.get("key"), Some(&b"value"[..]));
+///
+/// // A length that points past the end is an error, never a read out of bounds.
+/// let error = Metadata::parse(&bytes[..bytes.len() - 1]).unwrap_err();
+/// assert_eq!(error.to_string(), "metadata needs 5 bytes at byte 15, past its end at 19");
+/// # Ok::<(), dlpack_abi::arrow::MetadataError>(())
+/// ```
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub struct Metadata<'a> {
+    bytes: &'a [u8],
+    len: usize,
+}
+
+fn read_i32(bytes: &[u8], at: usize) -> Result<i32, MetadataError> {
+    let end = at.checked_add(4).ok_or(MetadataError::TooLarge)?;
+    let word = bytes.get(at..end).ok_or(MetadataError::Truncated {
+        at,
+        needed: 4,
+        len: bytes.len(),
+    })?;
+    Ok(i32::from_ne_bytes([word[0], word[1], word[2], word[3]]))
+}
+
+/// Reads a length at `at` and returns the byte range it announces, after it.
+fn read_part(bytes: &[u8], at: usize) -> Result<(usize, usize), MetadataError> {
+    let length = read_i32(bytes, at)?;
+    let length =
+        usize::try_from(length).map_err(|_| MetadataError::NegativeLength { at, length })?;
+    let start = at + 4;
+    let end = start.checked_add(length).ok_or(MetadataError::TooLarge)?;
+    if end > bytes.len() {
+        return Err(MetadataError::Truncated {
+            at: start,
+            needed: length,
+            len: bytes.len(),
+        });
+    }
+    Ok((start, end))
+}
+
+impl<'a> Metadata<'a> {
+    /// Parses a whole map from `bytes` (trailing bytes are ignored; see [`size`](Self::size)).
+    pub fn parse(bytes: &'a [u8]) -> Result<Self, MetadataError> {
+        let count = read_i32(bytes, 0)?;
+        let count = usize::try_from(count).map_err(|_| MetadataError::NegativeCount { count })?;
+        let mut at = 4;
+        for pair in 0..count {
+            let (start, end) = read_part(bytes, at)?;
+            if core::str::from_utf8(&bytes[start..end]).is_err() {
+                return Err(MetadataError::KeyNotUtf8 { pair });
+            }
+            (_, at) = read_part(bytes, end)?;
+        }
+        Ok(Self {
+            bytes: &bytes[..at],
+            len: count,
+        })
+    }
+
+    /// Parses the map at a foreign `metadata` pointer, which carries no length: the counts and
+    /// lengths are read one at a time (negative ones refused) to find the map's extent.
+    ///
+    /// # Safety
+    /// `ptr` points to a map in this encoding, readable for the size its counts and lengths add
+    /// up to, and unchanged for `'a` (the producer's promise in the C Data Interface).
+    pub(crate) unsafe fn from_ptr(ptr: *const u8) -> Result<Self, MetadataError> {
+        // SAFETY: each read is within the map the caller vouches for: a word is read only once
+        // the words before it (and the lengths they announce) have been accounted for.
+        let word = |at: usize| unsafe { ptr.add(at).cast::<[u8; 4]>().read_unaligned() };
+        let count = i32::from_ne_bytes(word(0));
+        let count = usize::try_from(count).map_err(|_| MetadataError::NegativeCount { count })?;
+        let mut at = 4usize;
+        for _ in 0..count {
+            for _key_then_value in 0..2 {
+                let length = i32::from_ne_bytes(word(at));
+                let length = usize::try_from(length)
+                    .map_err(|_| MetadataError::NegativeLength { at, length })?;
+                at = at
+                    .checked_add(4 + length)
+                    .filter(|&end| end <= isize::MAX as usize)
+                    .ok_or(MetadataError::TooLarge)?;
+            }
+        }
+        // SAFETY: `at` bytes from `ptr` make up the map (above), readable for `'a` (caller).
+        let bytes = unsafe { core::slice::from_raw_parts(ptr, at) };
+        Self::parse(bytes)
+    }
+
+    /// The size of the encoded map in bytes.
+    pub fn size(&self) -> usize {
+        self.bytes.len()
+    }
+
+    /// The encoded map.
+    pub fn as_bytes(&self) -> &'a [u8] {
+        self.bytes
+    }
+
+    /// The number of pairs.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether there are no pairs.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// The pairs, in order (keys may repeat; the encoding allows it).
+    pub fn iter(&self) -> MetadataIter<'a> {
+        MetadataIter {
+            bytes: self.bytes,
+            at: 4,
+            left: self.len,
+        }
+    }
+
+    /// The value of the first pair with `key`.
+    pub fn get(&self, key: &str) -> Option<&'a [u8]> {
+        self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
+    }
+}
+
+impl core::fmt::Debug for Metadata<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_map()
+            .entries(self.iter().map(|(k, v)| (k, super::Excerpt::of(v))))
+            .finish()
+    }
+}
+
+/// The pairs of a [`Metadata`] map: `(key, value)`.
+#[derive(Clone, Debug)]
+pub struct MetadataIter<'a> {
+    bytes: &'a [u8],
+    at: usize,
+    left: usize,
+}
+
+impl<'a> Iterator for MetadataIter<'a> {
+    type Item = (&'a str, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.left = self.left.checked_sub(1)?;
+        // Parsed and checked before the iterator was made: these cannot fail.
+        let (start, end) = read_part(self.bytes, self.at).ok()?;
+        let key = core::str::from_utf8(&self.bytes[start..end]).ok()?;
+        let (start, value_end) = read_part(self.bytes, end).ok()?;
+        self.at = value_end;
+        Some((key, &self.bytes[start..value_end]))
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        (self.left, Some(self.left))
+    }
+}
+
+/// Encodes `pairs` as a metadata map; `None` if a count or length does not fit an `int32`.
+#[cfg(feature = "alloc")]
+pub(crate) fn encode<K: AsRef<str>, V: AsRef<[u8]>>(
+    pairs: &[(K, V)],
+) -> Option<alloc::vec::Vec<u8>> {
+    let mut bytes = alloc::vec::Vec::new();
+    let len = |n: usize| i32::try_from(n).ok().map(i32::to_ne_bytes);
+    bytes.extend_from_slice(&len(pairs.len())?);
+    for (key, value) in pairs {
+        bytes.extend_from_slice(&len(key.as_ref().len())?);
+        bytes.extend_from_slice(key.as_ref().as_bytes());
+        bytes.extend_from_slice(&len(value.as_ref().len())?);
+        bytes.extend_from_slice(value.as_ref());
+    }
+    Some(bytes)
+}

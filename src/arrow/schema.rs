@@ -1,0 +1,340 @@
+//! `ArrowSchema`: the owning [`Schema`] and the validated, borrowed [`SchemaRef`].
+#![allow(unsafe_code)]
+
+use core::ffi::CStr;
+
+use super::extension::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR};
+use super::format::ChildCount;
+use super::owned::Owned;
+use super::{ArrowError, DataType, Metadata, TensorShape, MAX_DEPTH, MAX_NODES};
+use crate::raw::{ArrowSchema, ARROW_FLAG_NULLABLE};
+
+/// An `ArrowSchema` this crate owns: validated at import, released exactly once on drop.
+///
+/// Import moves the producer's struct (a bitwise copy, then the source's `release` set to NULL),
+/// so the producer's memory can be reused at once; the children and dictionary stay where the
+/// producer put them and are released only by the base struct's `release`.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{Schema, SchemaDef};
+///
+/// // A producer fills a consumer's struct (here, this crate's own producer).
+/// let mut c_schema = SchemaDef::new("i")?.with_name("id").export()?.into_raw();
+/// let schema = unsafe { Schema::from_raw(&mut c_schema) }?;
+/// assert!(c_schema.release.is_none()); // moved out
+/// assert_eq!(schema.view().name(), Some("id"));
+/// # }
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
+pub struct Schema {
+    inner: Owned<ArrowSchema>,
+}
+
+// SAFETY: a schema is plain CPU data owned through `private_data`; the C Data Interface lets a
+// consumer move it and release it from any thread, and reads of it do not race.
+unsafe impl Send for Schema {}
+// SAFETY: shared access only reads.
+unsafe impl Sync for Schema {}
+
+impl Schema {
+    /// Takes ownership of a producer's schema and validates the whole tree (format strings,
+    /// names, metadata, child counts, extension parameters).
+    ///
+    /// On every error except [`ArrowError::NullPointer`] and [`ArrowError::Released`] (nothing
+    /// to release) the schema has been released, exactly once, when this returns.
+    ///
+    /// # Safety
+    /// `ptr` is NULL or points to an `ArrowSchema` the caller owns, which follows the C Data
+    /// Interface: its strings are NUL-terminated, its metadata is as long as its lengths say,
+    /// `children` holds `n_children` pointers, and nothing it points to changes until release.
+    pub unsafe fn from_raw(ptr: *mut ArrowSchema) -> Result<Self, ArrowError> {
+        // SAFETY: forwarded from the caller.
+        let inner = unsafe { Owned::take(ptr) }?;
+        let mut budget = MAX_NODES;
+        // SAFETY: the tree follows the C Data Interface (caller).
+        unsafe { validate(inner.raw(), 0, &mut budget) }?;
+        Ok(Self { inner })
+    }
+
+    /// Wraps a schema this crate built and validated.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn from_owned(inner: Owned<ArrowSchema>) -> Self {
+        Self { inner }
+    }
+
+    /// The validated root.
+    pub fn view(&self) -> SchemaRef<'_> {
+        SchemaRef {
+            raw: self.inner.raw(),
+        }
+    }
+
+    /// The struct, for reading raw fields.
+    pub fn as_raw(&self) -> &ArrowSchema {
+        self.inner.raw()
+    }
+
+    /// Gives the struct away unreleased, e.g. to return it to C by value.
+    pub fn into_raw(self) -> ArrowSchema {
+        self.inner.into_raw()
+    }
+
+    /// Moves the schema into a consumer's struct (`ptr::write`: the old content is neither
+    /// read nor released). The consumer then owns it.
+    ///
+    /// # Safety
+    /// `out` is valid for writes of an `ArrowSchema`.
+    pub unsafe fn export_to(self, out: *mut ArrowSchema) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.inner.export_to(out) }
+    }
+}
+
+impl core::fmt::Debug for Schema {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        self.view().fmt(f)
+    }
+}
+
+/// Reads a NUL-terminated string.
+///
+/// # Safety
+/// `ptr` is non-NULL and NUL-terminated, unchanged for `'a`.
+unsafe fn c_str<'a>(ptr: *const core::ffi::c_char) -> &'a [u8] {
+    // SAFETY: forwarded from the caller.
+    unsafe { CStr::from_ptr(ptr) }.to_bytes()
+}
+
+/// Validates a schema node and, recursively, its children and dictionary.
+///
+/// # Safety
+/// `schema` follows the C Data Interface (see [`Schema::from_raw`]).
+pub(crate) unsafe fn validate(
+    schema: &ArrowSchema,
+    depth: usize,
+    budget: &mut usize,
+) -> Result<(), ArrowError> {
+    if depth > MAX_DEPTH {
+        return Err(ArrowError::TooDeep);
+    }
+    *budget = budget.checked_sub(1).ok_or(ArrowError::TooManyNodes)?;
+    if schema.format.is_null() {
+        return Err(ArrowError::NullFormat);
+    }
+    // SAFETY: non-NULL and NUL-terminated (C Data Interface).
+    let data_type = DataType::parse(unsafe { c_str(schema.format) })?;
+    if !schema.name.is_null() {
+        // SAFETY: as for `format`.
+        core::str::from_utf8(unsafe { c_str(schema.name) }).map_err(|_| ArrowError::NameNotUtf8)?;
+    }
+    let metadata = if schema.metadata.is_null() {
+        None
+    } else {
+        // SAFETY: a map as long as its lengths say (C Data Interface).
+        Some(unsafe { Metadata::from_ptr(schema.metadata.cast()) }?)
+    };
+    let n_children = schema.n_children;
+    if n_children < 0 {
+        return Err(ArrowError::NegativeChildren { n_children });
+    }
+    if let ChildCount::Exactly(expected) = data_type.child_count() {
+        if n_children != expected {
+            return Err(ArrowError::ChildCount {
+                expected,
+                found: n_children,
+            });
+        }
+    }
+    if n_children > 0 && schema.children.is_null() {
+        return Err(ArrowError::NullChildren);
+    }
+    for index in 0..n_children as usize {
+        // SAFETY: `children` holds `n_children` pointers (C Data Interface).
+        let child = unsafe { *schema.children.add(index) };
+        // SAFETY: a non-NULL child points to a schema (C Data Interface).
+        let child = unsafe { child.as_ref() }.ok_or(ArrowError::NullChild { index })?;
+        if child.release.is_none() {
+            return Err(ArrowError::ReleasedChild { index });
+        }
+        // SAFETY: a child follows the same rules.
+        unsafe { validate(child, depth + 1, budget) }?;
+    }
+    // SAFETY: a non-NULL dictionary points to a schema (C Data Interface).
+    if let Some(dictionary) = unsafe { schema.dictionary.as_ref() } {
+        if dictionary.release.is_none() {
+            return Err(ArrowError::ReleasedChild { index: usize::MAX });
+        }
+        if data_type
+            .dlpack_dtype()
+            .map_or(true, |t| t.code == crate::raw::kDLFloat)
+        {
+            // Dictionary indices are integers.
+            // SAFETY: validated above.
+            let format = unsafe { c_str(schema.format) };
+            return Err(ArrowError::InvalidFormat {
+                format: super::Excerpt::of(format),
+            });
+        }
+        // SAFETY: the dictionary follows the same rules.
+        unsafe { validate(dictionary, depth + 1, budget) }?;
+    }
+    if let Some(metadata) = metadata {
+        if metadata.get(EXTENSION_NAME_KEY) == Some(FIXED_SHAPE_TENSOR.as_bytes()) {
+            fixed_shape_tensor(data_type, metadata)?;
+        }
+    }
+    Ok(())
+}
+
+/// Checks a `fixed_shape_tensor`'s storage and parameters.
+fn fixed_shape_tensor(
+    data_type: DataType<'_>,
+    metadata: Metadata<'_>,
+) -> Result<TensorShape, ArrowError> {
+    let DataType::FixedSizeList(list_size) = data_type else {
+        return Err(ArrowError::ExtensionMetadata {
+            reason: "fixed_shape_tensor storage is not a fixed-size list",
+        });
+    };
+    let json = metadata
+        .get(EXTENSION_METADATA_KEY)
+        .ok_or(ArrowError::ExtensionMetadata {
+            reason: "fixed_shape_tensor has no ARROW:extension:metadata",
+        })?;
+    let shape = TensorShape::parse(json)?;
+    if shape.list_size() != Some(list_size) {
+        return Err(ArrowError::ExtensionMetadata {
+            reason: "the product of \"shape\" is not the list size",
+        });
+    }
+    Ok(shape)
+}
+
+/// A validated schema node, borrowed from a [`Schema`].
+#[derive(Clone, Copy)]
+pub struct SchemaRef<'a> {
+    raw: &'a ArrowSchema,
+}
+
+impl<'a> SchemaRef<'a> {
+    /// The struct, for reading raw fields.
+    pub fn raw(&self) -> &'a ArrowSchema {
+        self.raw
+    }
+
+    /// The format string's bytes.
+    pub fn format(&self) -> &'a [u8] {
+        // SAFETY: validated at import: non-NULL, NUL-terminated, alive while the schema is.
+        unsafe { c_str(self.raw.format) }
+    }
+
+    /// The type the format string names (the storage type, for an extension type).
+    pub fn data_type(&self) -> DataType<'a> {
+        // Parsed successfully at import; `Null` (no buffers, no children) is never reached.
+        DataType::parse(self.format()).unwrap_or(DataType::Null)
+    }
+
+    /// The field name; `None` when `name` is NULL.
+    pub fn name(&self) -> Option<&'a str> {
+        if self.raw.name.is_null() {
+            return None;
+        }
+        // SAFETY: validated at import: NUL-terminated UTF-8, alive while the schema is.
+        core::str::from_utf8(unsafe { c_str(self.raw.name) }).ok()
+    }
+
+    /// The `ARROW_FLAG_*` bits, unknown ones kept.
+    pub fn flags(&self) -> i64 {
+        self.raw.flags
+    }
+
+    /// Whether `ARROW_FLAG_NULLABLE` is set.
+    pub fn is_nullable(&self) -> bool {
+        self.raw.flags & ARROW_FLAG_NULLABLE != 0
+    }
+
+    /// The metadata map; `None` when `metadata` is NULL.
+    pub fn metadata(&self) -> Option<Metadata<'a>> {
+        if self.raw.metadata.is_null() {
+            return None;
+        }
+        // SAFETY: validated at import with the same reads.
+        unsafe { Metadata::from_ptr(self.raw.metadata.cast()) }.ok()
+    }
+
+    /// The extension type's name (`ARROW:extension:name`), if it is UTF-8.
+    pub fn extension_name(&self) -> Option<&'a str> {
+        core::str::from_utf8(self.metadata()?.get(EXTENSION_NAME_KEY)?).ok()
+    }
+
+    /// The extension type's parameters (`ARROW:extension:metadata`).
+    pub fn extension_metadata(&self) -> Option<&'a [u8]> {
+        self.metadata()?.get(EXTENSION_METADATA_KEY)
+    }
+
+    /// The cell shape, when this is an `arrow.fixed_shape_tensor` (checked at import).
+    pub fn fixed_shape_tensor(&self) -> Option<TensorShape> {
+        let metadata = self.metadata()?;
+        if metadata.get(EXTENSION_NAME_KEY) != Some(FIXED_SHAPE_TENSOR.as_bytes()) {
+            return None;
+        }
+        fixed_shape_tensor(self.data_type(), metadata).ok()
+    }
+
+    /// The number of children.
+    pub fn n_children(&self) -> usize {
+        self.raw.n_children as usize
+    }
+
+    /// Child `index`.
+    pub fn child(&self, index: usize) -> Option<SchemaRef<'a>> {
+        (index < self.n_children()).then(|| self.child_in_range(index))
+    }
+
+    /// The children, in order.
+    pub fn children(&self) -> impl ExactSizeIterator<Item = SchemaRef<'a>> + 'a {
+        let this = *self;
+        (0..this.n_children()).map(move |i| this.child_in_range(i))
+    }
+
+    pub(crate) fn child_in_range(&self, index: usize) -> SchemaRef<'a> {
+        // SAFETY: validated at import: `n_children` (> index) non-NULL pointers to live schemas.
+        let raw = unsafe { &**self.raw.children.add(index) };
+        SchemaRef { raw }
+    }
+
+    /// The dictionary's value type, when the field is dictionary-encoded.
+    pub fn dictionary(&self) -> Option<SchemaRef<'a>> {
+        // SAFETY: validated at import: NULL or a live schema.
+        unsafe { self.raw.dictionary.as_ref() }.map(|raw| SchemaRef { raw })
+    }
+}
+
+impl core::fmt::Debug for SchemaRef<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let mut s = f.debug_struct("Schema");
+        s.field("format", &super::Excerpt::of(self.format()));
+        if let Some(name) = self.name() {
+            s.field("name", &name);
+        }
+        s.field("flags", &self.flags());
+        if let Some(metadata) = self.metadata() {
+            s.field("metadata", &metadata);
+        }
+        if self.n_children() > 0 {
+            s.field("children", &DebugList(*self));
+        }
+        if let Some(dictionary) = self.dictionary() {
+            s.field("dictionary", &dictionary);
+        }
+        s.finish()
+    }
+}
+
+struct DebugList<'a>(SchemaRef<'a>);
+impl core::fmt::Debug for DebugList<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_list().entries(self.0.children()).finish()
+    }
+}

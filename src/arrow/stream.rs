@@ -1,0 +1,263 @@
+//! `ArrowArrayStream` and `ArrowDeviceArrayStream`, consumed as Rust iterators: [`ArrayStream`]
+//! and [`DeviceArrayStream`].
+#![allow(unsafe_code)]
+
+use core::ffi::{c_char, c_int};
+
+use super::owned::{sealed::Base, Owned};
+use super::{Array, ArrowError, DeviceArray, ProducerError, Schema, SchemaRef, StreamError};
+use crate::raw::{
+    ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowSchema,
+};
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// What the stream wrapper needs from a raw stream struct.
+    pub trait RawStream: Base + Sized {
+        /// The raw struct `get_next` fills.
+        type Raw: Base + bytemuck::Zeroable;
+        /// The owning wrapper of one item.
+        type Item;
+        /// `get_schema`.
+        fn get_schema(&self) -> Option<unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int>;
+        /// `get_next`.
+        fn get_next(&self) -> Option<unsafe extern "C" fn(*mut Self, *mut Self::Raw) -> c_int>;
+        /// `get_last_error`.
+        fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char>;
+        /// `private_data`.
+        fn private_data(&self) -> *mut core::ffi::c_void;
+        /// Imports one item.
+        ///
+        /// # Safety
+        /// As for `Array::from_raw` (or `DeviceArray::from_raw`).
+        unsafe fn import(
+            raw: *mut Self::Raw,
+            schema: SchemaRef<'_>,
+        ) -> Result<Self::Item, ArrowError>;
+    }
+}
+use sealed::RawStream;
+
+macro_rules! raw_stream {
+    ($stream:ty, $raw:ty, $item:ty) => {
+        impl RawStream for $stream {
+            type Raw = $raw;
+            type Item = $item;
+            fn get_schema(
+                &self,
+            ) -> Option<unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int> {
+                self.get_schema
+            }
+            fn get_next(&self) -> Option<unsafe extern "C" fn(*mut Self, *mut $raw) -> c_int> {
+                self.get_next
+            }
+            fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char> {
+                self.get_last_error
+            }
+            fn private_data(&self) -> *mut core::ffi::c_void {
+                self.private_data
+            }
+            unsafe fn import(raw: *mut $raw, schema: SchemaRef<'_>) -> Result<$item, ArrowError> {
+                // SAFETY: forwarded from the caller.
+                unsafe { <$item>::from_raw(raw, schema) }
+            }
+        }
+    };
+}
+raw_stream!(ArrowArrayStream, ArrowArray, Array);
+raw_stream!(ArrowDeviceArrayStream, ArrowDeviceArray, DeviceArray);
+
+/// A stream this crate owns, released exactly once on drop. Arrays already pulled stay alive
+/// after the stream is gone.
+///
+/// It is an `Iterator` of `Result<item, StreamError>`: each item is imported and validated
+/// against the stream's schema (fetched with `get_schema` on first use and kept). End of stream
+/// is `None`. A producer error (non-zero code) yields `Err(StreamError::Producer)` with the
+/// code and the `get_last_error` message, copied at once (a NULL message is `None`); after any
+/// error the iterator is fused and yields `None`.
+///
+/// Not `Sync`: stream calls must be serialised, which `&mut self` guarantees.
+pub struct Stream<S: RawStream> {
+    inner: Owned<S>,
+    schema: Option<Schema>,
+    done: bool,
+}
+
+/// A consumed `ArrowArrayStream`, yielding [`Array`]s.
+pub type ArrayStream = Stream<ArrowArrayStream>;
+/// A consumed `ArrowDeviceArrayStream`, yielding [`DeviceArray`]s.
+pub type DeviceArrayStream = Stream<ArrowDeviceArrayStream>;
+
+// SAFETY: a stream may be moved between threads as long as calls are serialised (the C Stream
+// Interface's only rule), which `&mut self` enforces.
+unsafe impl<S: RawStream> Send for Stream<S> {}
+
+impl<S: RawStream> Stream<S> {
+    /// Takes ownership of a producer's stream (moving it: the source's `release` is set to
+    /// NULL). Nothing is called yet.
+    ///
+    /// On [`ArrowError::NullCallback`] the stream has been released when this returns.
+    ///
+    /// # Safety
+    /// `ptr` is NULL or points to a stream the caller owns, which follows the C Stream
+    /// Interface: the schema and arrays it produces follow the C Data Interface (see
+    /// [`Schema::from_raw`], [`Array::from_raw`], [`DeviceArray::from_raw`]).
+    pub unsafe fn from_raw(ptr: *mut S) -> Result<Self, ArrowError> {
+        // SAFETY: forwarded from the caller.
+        let inner = unsafe { Owned::take(ptr) }?;
+        let raw = inner.raw();
+        for (name, set) in [
+            ("get_schema", raw.get_schema().is_some()),
+            ("get_next", raw.get_next().is_some()),
+        ] {
+            if !set {
+                return Err(ArrowError::NullCallback { name });
+            }
+        }
+        Ok(Self::from_owned(inner))
+    }
+
+    pub(crate) fn from_owned(inner: Owned<S>) -> Self {
+        Self {
+            inner,
+            schema: None,
+            done: false,
+        }
+    }
+
+    /// The producer's error after a non-zero `code`: the code and a copy of the message.
+    fn producer_error(&mut self, code: c_int) -> StreamError {
+        #[cfg(feature = "alloc")]
+        {
+            let raw: *mut S = self.inner.raw_mut();
+            let message = match self.inner.raw().get_last_error() {
+                // SAFETY: called right after a non-zero return, on the live stream, as the C
+                // Stream Interface allows.
+                Some(get_last_error) => unsafe { get_last_error(raw) },
+                None => core::ptr::null(),
+            };
+            let message = (!message.is_null()).then(|| {
+                // SAFETY: a non-NULL message is a NUL-terminated string valid until the next
+                // call on the stream; it is copied before any.
+                let bytes = unsafe { core::ffi::CStr::from_ptr(message) }.to_bytes();
+                alloc::string::String::from_utf8_lossy(bytes)
+            });
+            StreamError::Producer(ProducerError::new(code, message.as_deref()))
+        }
+        #[cfg(not(feature = "alloc"))]
+        StreamError::Producer(ProducerError::code_only(code))
+    }
+
+    /// The stream's schema, fetched with `get_schema` on first use and validated.
+    ///
+    /// A producer error is returned as is (and asked again next time); a schema that fails
+    /// validation has been released, and fuses the iterator.
+    pub fn schema(&mut self) -> Result<SchemaRef<'_>, StreamError> {
+        if self.schema.is_none() {
+            let get_schema = self
+                .inner
+                .raw()
+                .get_schema()
+                .ok_or(ArrowError::NullCallback { name: "get_schema" })?;
+            let mut out: ArrowSchema = bytemuck::Zeroable::zeroed();
+            let raw: *mut S = self.inner.raw_mut();
+            // SAFETY: the stream is live and not released (we own it); `out` is a zeroed struct
+            // the producer fills (C Stream Interface).
+            let code = unsafe { get_schema(raw, &mut out) };
+            if code != 0 {
+                return Err(self.producer_error(code));
+            }
+            // SAFETY: on success `out` is a schema we own (C Stream Interface, caller's
+            // contract at `from_raw`).
+            match unsafe { Schema::from_raw(&mut out) } {
+                Ok(schema) => self.schema = Some(schema),
+                Err(error) => {
+                    self.done = true;
+                    return Err(error.into());
+                }
+            }
+        }
+        match &self.schema {
+            Some(schema) => Ok(schema.view()),
+            None => Err(ArrowError::Released.into()),
+        }
+    }
+
+    /// Pulls the next item.
+    fn pull(&mut self) -> Result<Option<S::Item>, StreamError> {
+        self.schema()?;
+        let get_next = self
+            .inner
+            .raw()
+            .get_next()
+            .ok_or(ArrowError::NullCallback { name: "get_next" })?;
+        let mut out: S::Raw = bytemuck::Zeroable::zeroed();
+        let raw: *mut S = self.inner.raw_mut();
+        // SAFETY: the stream is live (we own it); `out` is zeroed (released) for the producer.
+        let code = unsafe { get_next(raw, &mut out) };
+        if code != 0 {
+            return Err(self.producer_error(code));
+        }
+        if out.is_released() {
+            return Ok(None); // end of stream
+        }
+        let schema = match &self.schema {
+            Some(schema) => schema.view(),
+            None => return Err(ArrowError::Released.into()),
+        };
+        // SAFETY: on success `out` is an item we own, following the C Data Interface for the
+        // stream's schema (contract at `from_raw`).
+        Ok(Some(unsafe { S::import(&mut out, schema) }?))
+    }
+
+    /// The struct, for reading raw fields.
+    pub fn as_raw(&self) -> &S {
+        self.inner.raw()
+    }
+
+    /// Gives the stream away unreleased (a schema fetched already is released).
+    pub fn into_raw(self) -> S {
+        self.inner.into_raw()
+    }
+
+    /// Moves the stream into a consumer's struct (`ptr::write`). The consumer then owns it.
+    ///
+    /// # Safety
+    /// `out` is valid for writes of the stream struct.
+    pub unsafe fn export_to(self, out: *mut S) {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.inner.export_to(out) }
+    }
+}
+
+impl DeviceArrayStream {
+    /// The device type of every array the stream yields.
+    pub fn device_type(&self) -> crate::raw::ArrowDeviceType {
+        self.inner.raw().device_type
+    }
+}
+
+impl<S: RawStream> Iterator for Stream<S> {
+    type Item = Result<S::Item, StreamError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        let item = self.pull().transpose();
+        if !matches!(item, Some(Ok(_))) {
+            self.done = true;
+        }
+        item
+    }
+}
+
+impl<S: RawStream> core::fmt::Debug for Stream<S> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Stream")
+            .field("schema", &self.schema)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}

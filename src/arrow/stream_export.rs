@@ -1,0 +1,305 @@
+//! Producing streams from Rust iterators: [`ArrayStream::from_iter`] and
+//! [`DeviceArrayStream::from_iter`].
+#![allow(unsafe_code)]
+
+use alloc::boxed::Box;
+use alloc::ffi::CString;
+use core::ffi::{c_char, c_int};
+use core::iter::Fuse;
+use core::ptr;
+
+use super::owned::Owned;
+use super::stream::sealed::RawStream;
+use super::{errno, Array, ArrayStream, ArrowError, DeviceArray, DeviceArrayStream, ProducerError};
+use super::{Schema, SchemaDef, SchemaRef, Stream};
+use crate::raw::{
+    ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowDeviceType,
+    ArrowSchema,
+};
+
+pub(crate) mod sealed {
+    use super::*;
+
+    /// What producing a stream of a kind needs.
+    pub trait Produce: RawStream {
+        /// A stream struct with these callbacks.
+        fn assemble(
+            device_type: ArrowDeviceType,
+            get_schema: unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int,
+            get_next: unsafe extern "C" fn(*mut Self, *mut Self::Raw) -> c_int,
+            get_last_error: unsafe extern "C" fn(*mut Self) -> *const c_char,
+            release: unsafe extern "C" fn(*mut Self),
+            private_data: *mut core::ffi::c_void,
+        ) -> Self;
+        /// Checks an item against the stream's schema and device type.
+        fn check(
+            item: &Self::Item,
+            schema: SchemaRef<'_>,
+            device_type: ArrowDeviceType,
+        ) -> Result<(), ArrowError>;
+        /// Moves an item into the consumer's struct.
+        ///
+        /// # Safety
+        /// `out` is valid for writes.
+        unsafe fn write(item: Self::Item, out: *mut Self::Raw);
+    }
+}
+use sealed::Produce;
+
+impl Produce for ArrowArrayStream {
+    fn assemble(
+        _: ArrowDeviceType,
+        get_schema: unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int,
+        get_next: unsafe extern "C" fn(*mut Self, *mut ArrowArray) -> c_int,
+        get_last_error: unsafe extern "C" fn(*mut Self) -> *const c_char,
+        release: unsafe extern "C" fn(*mut Self),
+        private_data: *mut core::ffi::c_void,
+    ) -> Self {
+        Self {
+            get_schema: Some(get_schema),
+            get_next: Some(get_next),
+            get_last_error: Some(get_last_error),
+            release: Some(release),
+            private_data,
+        }
+    }
+    fn check(item: &Array, schema: SchemaRef<'_>, _: ArrowDeviceType) -> Result<(), ArrowError> {
+        item.view(schema).map(drop)
+    }
+    unsafe fn write(item: Array, out: *mut ArrowArray) {
+        // SAFETY: forwarded from the caller.
+        unsafe { item.export_to(out) }
+    }
+}
+
+impl Produce for ArrowDeviceArrayStream {
+    fn assemble(
+        device_type: ArrowDeviceType,
+        get_schema: unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int,
+        get_next: unsafe extern "C" fn(*mut Self, *mut ArrowDeviceArray) -> c_int,
+        get_last_error: unsafe extern "C" fn(*mut Self) -> *const c_char,
+        release: unsafe extern "C" fn(*mut Self),
+        private_data: *mut core::ffi::c_void,
+    ) -> Self {
+        Self {
+            device_type,
+            get_schema: Some(get_schema),
+            get_next: Some(get_next),
+            get_last_error: Some(get_last_error),
+            release: Some(release),
+            private_data,
+        }
+    }
+    fn check(
+        item: &DeviceArray,
+        schema: SchemaRef<'_>,
+        device_type: ArrowDeviceType,
+    ) -> Result<(), ArrowError> {
+        if item.device_type() != device_type {
+            return Err(ArrowError::DeviceMismatch {
+                stream: device_type.into(),
+                array: item.device_type().into(),
+            });
+        }
+        item.view(schema).map(drop)
+    }
+    unsafe fn write(item: DeviceArray, out: *mut ArrowDeviceArray) {
+        // SAFETY: forwarded from the caller.
+        unsafe { item.export_to(out) }
+    }
+}
+
+/// What a produced stream owns.
+struct Producer<I: Iterator> {
+    schema_def: SchemaDef,
+    schema: Schema,
+    device_type: ArrowDeviceType,
+    items: Fuse<I>,
+    /// The first error: returned again by every later call, its message by `get_last_error`.
+    error: Option<(c_int, Option<CString>)>,
+}
+
+impl<S: Produce> Stream<S> {
+    fn produce<I>(
+        schema: SchemaDef,
+        device_type: ArrowDeviceType,
+        items: I,
+    ) -> Result<Self, ArrowError>
+    where
+        I: Iterator<Item = Result<S::Item, ProducerError>> + Send + 'static,
+    {
+        let private = Box::new(Producer {
+            schema: schema.export()?,
+            schema_def: schema,
+            device_type,
+            items: items.fuse(),
+            error: None,
+        });
+        let raw = S::assemble(
+            device_type,
+            get_schema::<S, I>,
+            get_next::<S, I>,
+            get_last_error::<S, I>,
+            release::<S, I>,
+            Box::into_raw(private).cast(),
+        );
+        Ok(Self::from_owned(Owned::new(raw)))
+    }
+}
+
+impl ArrayStream {
+    /// A stream that yields `arrays`, each checked against `schema` first (a mismatch ends the
+    /// stream with `EINVAL` and the validation message). An `Err` item ends it with that code
+    /// and message, which every later call returns again. `get_schema` exports a fresh schema
+    /// each time.
+    ///
+    /// The iterator runs inside the `extern "C"` callbacks: a panic there aborts the process.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{errno, Array, ArrayStream, ProducerError, SchemaDef, StreamError};
+    ///
+    /// let batches = vec![
+    ///     Array::from_vec(vec![1i32, 2]),
+    ///     Array::from_vec(vec![3i32]),
+    /// ];
+    /// let items = batches.into_iter().map(|a| a.map_err(|_| ProducerError::code_only(errno::EINVAL)))
+    ///     .chain([Err(ProducerError::new(errno::EIO, Some("source went away")))]);
+    /// let mut stream = ArrayStream::from_iter(SchemaDef::new("i")?, items)?;
+    /// let schema = dlpack_abi::arrow::SchemaDef::copy_of(stream.schema().unwrap()).export()?;
+    /// let first = stream.next().unwrap().unwrap();
+    /// assert_eq!(first.view(schema.view())?.values::<i32>()?, &[1, 2]);
+    /// assert!(stream.next().unwrap().is_ok());
+    /// let Some(Err(StreamError::Producer(error))) = stream.next() else { panic!() };
+    /// assert_eq!((error.code(), error.message()), (errno::EIO, Some("source went away")));
+    /// assert!(stream.next().is_none());
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
+    pub fn from_iter<I>(schema: SchemaDef, arrays: I) -> Result<Self, ArrowError>
+    where
+        I: IntoIterator<Item = Result<Array, ProducerError>>,
+        I::IntoIter: Send + 'static,
+    {
+        Self::produce(schema, crate::raw::ARROW_DEVICE_CPU, arrays.into_iter())
+    }
+}
+
+impl DeviceArrayStream {
+    /// A device stream of `device_type` that yields `arrays`, as [`ArrayStream::from_iter`]
+    /// does; an array on another device type ends the stream with `EINVAL`.
+    pub fn from_iter<I>(
+        schema: SchemaDef,
+        device_type: ArrowDeviceType,
+        arrays: I,
+    ) -> Result<Self, ArrowError>
+    where
+        I: IntoIterator<Item = Result<DeviceArray, ProducerError>>,
+        I::IntoIter: Send + 'static,
+    {
+        Self::produce(schema, device_type, arrays.into_iter())
+    }
+}
+
+/// The producer state of `stream`, or `None` for NULL or a released stream.
+///
+/// # Safety
+/// `stream` is NULL or a stream made by `produce::<S, I>` (wherever it was moved to).
+unsafe fn state<'a, S: Produce, I: Iterator>(stream: *mut S) -> Option<&'a mut Producer<I>>
+where
+    S: RawStream,
+{
+    // SAFETY: see the contract; the private data is only ever reached through the stream, and
+    // stream calls are serialised (C Stream Interface), so this is the only reference.
+    let stream = unsafe { stream.as_mut() }?;
+    if super::owned::sealed::Base::is_released(stream) {
+        return None;
+    }
+    // SAFETY: as above; `private_data` is the `Producer<I>` box.
+    unsafe { private_of::<S, I>(stream).as_mut() }
+}
+
+fn private_of<S: Produce, I: Iterator>(stream: &S) -> *mut Producer<I> {
+    S::private_data(stream).cast()
+}
+
+unsafe extern "C" fn get_schema<S: Produce, I: Iterator>(
+    stream: *mut S,
+    out: *mut ArrowSchema,
+) -> c_int {
+    // SAFETY: C calls us with the stream we made (or NULL).
+    let Some(state) = (unsafe { state::<S, I>(stream) }) else {
+        return errno::EINVAL;
+    };
+    if out.is_null() {
+        return errno::EINVAL;
+    }
+    match state.schema_def.export() {
+        // SAFETY: `out` is the consumer's writable struct (C Stream Interface).
+        Ok(schema) => unsafe { schema.export_to(out) },
+        Err(_) => return errno::ENOMEM,
+    }
+    0
+}
+
+unsafe extern "C" fn get_next<S: Produce, I>(stream: *mut S, out: *mut S::Raw) -> c_int
+where
+    I: Iterator<Item = Result<S::Item, ProducerError>>,
+{
+    // SAFETY: C calls us with the stream we made (or NULL).
+    let Some(state) = (unsafe { state::<S, I>(stream) }) else {
+        return errno::EINVAL;
+    };
+    if out.is_null() {
+        return errno::EINVAL;
+    }
+    if let Some((code, _)) = &state.error {
+        return *code;
+    }
+    let failure = match state.items.next() {
+        None => {
+            // SAFETY: `out` is writable; a zeroed struct is a released one: end of stream.
+            unsafe { out.write(bytemuck::Zeroable::zeroed()) };
+            return 0;
+        }
+        Some(Ok(item)) => match S::check(&item, state.schema.view(), state.device_type) {
+            Ok(()) => {
+                // SAFETY: `out` is the consumer's writable struct.
+                unsafe { S::write(item, out) };
+                return 0;
+            }
+            Err(error) => (errno::EINVAL, CString::new(alloc::format!("{error}")).ok()),
+        },
+        Some(Err(error)) => (
+            error.code(),
+            error
+                .message()
+                .and_then(|m| CString::new(m.replace('\0', " ")).ok()),
+        ),
+    };
+    let code = failure.0;
+    state.error = Some(failure);
+    code
+}
+
+unsafe extern "C" fn get_last_error<S: Produce, I: Iterator>(stream: *mut S) -> *const c_char {
+    // SAFETY: C calls us with the stream we made (or NULL).
+    match unsafe { state::<S, I>(stream) } {
+        Some(Producer {
+            error: Some((_, Some(message))),
+            ..
+        }) => message.as_ptr(),
+        _ => ptr::null(),
+    }
+}
+
+unsafe extern "C" fn release<S: Produce, I: Iterator>(stream: *mut S) {
+    // SAFETY: C calls us with the stream we made (or NULL).
+    let Some(stream) = (unsafe { stream.as_mut() }) else {
+        return;
+    };
+    if super::owned::sealed::Base::is_released(stream) {
+        return;
+    }
+    // SAFETY: the `Producer<I>` box `produce` made; freed once (the stream is marked released).
+    drop(unsafe { Box::from_raw(private_of::<S, I>(stream)) });
+    super::owned::sealed::Base::mark_released(stream);
+}
