@@ -10,9 +10,14 @@
 //! library ([`dlpack::VersionedTensor`], [`dlpack::LegacyTensor`]) that validate every field
 //! before use and call the producer's deleter exactly once, a borrowed [`dlpack::TensorView`],
 //! typed access through `bytemuck`, and (feature `alloc`) zero-copy export of Rust memory in one
-//! allocation, with legacy ↔ versioned adapters. All `unsafe` code lives there and in the `bytemuck`
+//! allocation, with legacy ↔ versioned adapters. All `unsafe` code lives there, in [`arrow`], and in the `bytemuck`
 //! [`Pod`](bytemuck::Pod)/[`Zeroable`](bytemuck::Zeroable) implementations for the raw types;
 //! every block names the rule it relies on.
+//!
+//! [`arrow`] is the safe layer for the Arrow C interfaces: owning [`arrow::Schema`],
+//! [`arrow::Array`], [`arrow::DeviceArray`] and streams that release exactly once, validation of
+//! every struct against its schema, streams as iterators, producers, and (feature `alloc`) a
+//! zero-copy bridge between DLPack tensors and Arrow arrays.
 //!
 //! The crate ships a generated C header, `include/dlpack_abi.h`, that is a drop-in for upstream
 //! `dlpack/dlpack.h` and `arrow/c/abi.h` (see the README).

@@ -25,12 +25,21 @@ struct Shared {
     bad_request: AtomicBool,
 }
 
+/// The `Shared` behind a producer pointer the consumer passes back.
+///
+/// # Safety
+/// `producer` is NULL or the producer an `AsyncProducer` gave the consumer, alive until the
+/// handler is released.
+unsafe fn shared<'a>(producer: *mut ArrowAsyncProducer) -> Option<&'a Shared> {
+    // SAFETY: see the contract; read-only access to a struct nobody writes after `start`.
+    let producer = unsafe { producer.as_ref() }?;
+    // SAFETY: `private_data` is the `Shared` box `start` made; shared references only (atomics).
+    unsafe { producer.private_data.cast::<Shared>().as_ref() }
+}
+
 unsafe extern "C" fn request(producer: *mut ArrowAsyncProducer, n: i64) {
-    // SAFETY: the consumer calls us with the producer we gave it, alive until the handler is
-    // released; `private_data` is its `Shared`, used through shared references only.
-    let Some(shared) = (unsafe { producer.as_ref() })
-        .and_then(|p| unsafe { p.private_data.cast::<Shared>().as_ref() })
-    else {
+    // SAFETY: the consumer calls us with the producer we gave it (interface rule).
+    let Some(shared) = (unsafe { shared(producer) }) else {
         return;
     };
     if n <= 0 {
@@ -42,9 +51,7 @@ unsafe extern "C" fn request(producer: *mut ArrowAsyncProducer, n: i64) {
 
 unsafe extern "C" fn cancel(producer: *mut ArrowAsyncProducer) {
     // SAFETY: as for `request`.
-    if let Some(shared) = (unsafe { producer.as_ref() })
-        .and_then(|p| unsafe { p.private_data.cast::<Shared>().as_ref() })
-    {
+    if let Some(shared) = unsafe { shared(producer) } {
         shared.cancelled.store(true, Ordering::Release);
     }
 }
@@ -90,7 +97,7 @@ pub enum AsyncState {
 /// asked for. Dropping a producer that has not finished cancels the stream (`release` only).
 ///
 /// The iterator and the handler's callbacks run on the thread that calls `drive`; a panic in
-/// the iterator aborts only if it unwinds through C, which it does not here.
+/// the iterator unwinds to that caller, and dropping the producer then releases the handler.
 pub struct AsyncProducer<I> {
     shared: *mut Shared,
     handler: *mut ArrowAsyncDeviceStreamHandler,
@@ -146,8 +153,9 @@ where
             Err(error) => this.fail(errno::EINVAL, &alloc::format!("{error}")),
             Ok(schema) => {
                 let mut raw = schema.into_raw();
-                // SAFETY: a live handler; `raw` is ours for the consumer to move out.
+                // SAFETY: a live handler (contract).
                 let code = match unsafe { (*handler).on_schema } {
+                    // SAFETY: `producer` is set; `raw` is ours for the consumer to move out.
                     Some(on_schema) => unsafe { on_schema(handler, &mut raw) },
                     None => errno::EINVAL,
                 };

@@ -214,15 +214,6 @@ impl DeviceArray {
         )
     }
 
-    /// The `ArrowArray` of a CPU device array, moved out; any other device array comes back
-    /// unchanged.
-    pub fn into_cpu_array(self) -> Result<Array, Self> {
-        if self.device_type() != ARROW_DEVICE_CPU || self.sync_event().is_some() {
-            return Err(self);
-        }
-        Ok(Array::from_owned(Owned::new(self.inner.into_raw().array)))
-    }
-
     /// The struct, for reading raw fields.
     pub fn as_raw(&self) -> &ArrowDeviceArray {
         self.inner.raw()

@@ -17,7 +17,7 @@ pub struct Excerpt {
 
 impl Excerpt {
     /// Copies the start of `bytes`.
-    pub(crate) fn of(bytes: &[u8]) -> Self {
+    pub fn of(bytes: &[u8]) -> Self {
         let len = bytes.len().min(23);
         let mut copy = [0; 23];
         copy[..len].copy_from_slice(&bytes[..len]);

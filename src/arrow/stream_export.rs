@@ -203,10 +203,7 @@ impl DeviceArrayStream {
 ///
 /// # Safety
 /// `stream` is NULL or a stream made by `produce::<S, I>` (wherever it was moved to).
-unsafe fn state<'a, S: Produce, I: Iterator>(stream: *mut S) -> Option<&'a mut Producer<I>>
-where
-    S: RawStream,
-{
+unsafe fn state<'a, S: Produce, I: Iterator>(stream: *mut S) -> Option<&'a mut Producer<I>> {
     // SAFETY: see the contract; the private data is only ever reached through the stream, and
     // stream calls are serialised (C Stream Interface), so this is the only reference.
     let stream = unsafe { stream.as_mut() }?;

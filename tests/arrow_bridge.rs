@@ -1,0 +1,542 @@
+//! The DLPack <-> Arrow bridge (zero copy both ways, every owner released exactly once in every
+//! order) and the async device stream producer driven by a Rust-side handler.
+
+mod arrow_fixture;
+mod common;
+
+use std::ffi::{c_char, c_int, CStr};
+use std::ptr;
+
+use arrow_fixture::*;
+use common::{dtype, Fixture};
+use dlpack_abi::arrow::*;
+use dlpack_abi::dlpack::VersionedTensor;
+use dlpack_abi::raw::*;
+
+fn import(fixture: &mut Fixture) -> VersionedTensor {
+    unsafe { VersionedTensor::from_raw(fixture.versioned()) }.unwrap()
+}
+
+#[test]
+fn one_d_tensor_round_trips_with_the_same_pointer_in_every_release_order() {
+    // Orders: the final tensor dropped before or after the schema; the intermediate Arrow array
+    // given to "C" and imported back; the final tensor handed out raw and deleted by "C".
+    for order in 0..3 {
+        let mut fixture = Fixture::new(&[1i32, 2, 3, 4], dtype(kDLInt, 32), &[4]);
+        let (schema_def, array) = DeviceArray::from_tensor(import(&mut fixture)).unwrap();
+        let schema = schema_def.export().unwrap();
+        assert_eq!(schema.view().data_type(), DataType::Int32);
+        assert_eq!(
+            (array.device_type(), array.device_id()),
+            (ARROW_DEVICE_CPU, -1)
+        );
+        let view = array.view(schema.view()).unwrap();
+        assert_eq!(view.values::<i32>().unwrap(), &[1, 2, 3, 4]);
+        assert_eq!(view.buffer(1).unwrap() as usize, fixture.data_address());
+        let array = if order == 1 {
+            let mut raw = array.into_raw();
+            unsafe { DeviceArray::from_raw(&mut raw, schema.view()) }.unwrap()
+        } else {
+            array
+        };
+        let tensor = array.into_tensor(schema.view()).unwrap();
+        let back = tensor.view();
+        assert_eq!(back.data_ptr() as usize, fixture.data_address());
+        assert_eq!(back.shape(), &[4]);
+        assert!(back.flags().contains(DLPackFlags::READ_ONLY));
+        assert_eq!(
+            back.device(),
+            DLDevice {
+                device_type: kDLCPU,
+                device_id: 0
+            }
+        );
+        assert_eq!(tensor.view().as_slice::<i32>().unwrap(), &[1, 2, 3, 4]);
+        assert_eq!(fixture.calls(), 0);
+        match order {
+            0 => {
+                drop(schema);
+                drop(tensor);
+            }
+            1 => {
+                drop(tensor);
+                drop(schema);
+            }
+            _ => {
+                let raw = tensor.into_raw();
+                drop(schema);
+                unsafe { (*raw).deleter.unwrap()(raw) };
+            }
+        }
+        assert_eq!(
+            fixture.calls(),
+            1,
+            "order {order}: the producer's deleter ran once"
+        );
+    }
+}
+
+#[test]
+fn n_d_tensor_becomes_a_fixed_shape_tensor_and_back() {
+    let mut fixture = Fixture::f32(&[2, 3, 4]);
+    let (schema_def, array) = DeviceArray::from_tensor(import(&mut fixture)).unwrap();
+    let schema = schema_def.export().unwrap();
+    let view = schema.view();
+    assert_eq!(view.format(), b"+w:12");
+    assert_eq!(view.extension_name(), Some(FIXED_SHAPE_TENSOR));
+    assert_eq!(view.extension_metadata(), Some(&br#"{"shape":[3,4]}"#[..]));
+    let child = view.child(0).unwrap();
+    assert_eq!(
+        (child.format(), child.name(), child.is_nullable()),
+        (&b"f"[..], Some("item"), true)
+    );
+    let cells = array.view(view).unwrap();
+    assert_eq!(cells.len(), 2);
+    let values = cells.child(0).unwrap().values::<f32>().unwrap();
+    assert_eq!(values.as_ptr() as usize, fixture.data_address());
+    assert_eq!(values.len(), 24);
+
+    let tensor = array.into_tensor(view).unwrap();
+    assert_eq!(tensor.view().shape(), &[2, 3, 4]);
+    assert_eq!(tensor.view().strides().as_slice(), Some(&[12, 4, 1][..]));
+    assert_eq!(tensor.view().data_ptr() as usize, fixture.data_address());
+    drop(schema);
+    assert_eq!(fixture.calls(), 0);
+    drop(tensor);
+    assert_eq!(fixture.calls(), 1);
+}
+
+#[test]
+fn a_child_moved_out_by_a_consumer_keeps_the_memory_until_the_parent_is_released() {
+    let mut fixture = Fixture::f32(&[2, 2]);
+    let (schema_def, array) = DeviceArray::from_tensor(import(&mut fixture)).unwrap();
+    let mut raw = array.into_raw();
+    // A consumer moves the child out (allowed by the spec), then releases the parent first.
+    let child_ptr = unsafe { *raw.array.children };
+    let mut child = unsafe { ptr::read(child_ptr) };
+    unsafe { (*child_ptr).release = None };
+    unsafe { raw.array.release.unwrap()(&mut raw.array) };
+    assert_eq!(fixture.calls(), 1, "the parent's release drops the tensor");
+    // The moved child is released by whoever holds it, once.
+    unsafe { child.release.unwrap()(&mut child) };
+    assert!(child.release.is_none());
+    drop(schema_def);
+}
+
+#[test]
+fn permutation_becomes_strides() {
+    let meta = metadata(&[
+        (EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR.as_bytes()),
+        (
+            EXTENSION_METADATA_KEY,
+            br#"{"shape":[2,2],"permutation":[1,0],"dim_names":["H","W"]}"#,
+        ),
+    ]);
+    let mut raw = schema(b"+w:4", None, Some(meta), vec![leaf("f")], &counter());
+    let schema = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let calls = counter();
+    let values = bytes_of(&[0f32, 1., 2., 3., 4., 5., 6., 7.]);
+    let child = array(8, 0, 0, vec![None, values], vec![], &counter());
+    let mut raw = array(2, 0, 0, vec![None], vec![child], &calls);
+    let cells = unsafe {
+        DeviceArray::from_raw(
+            &mut ArrowDeviceArray {
+                array: raw_take(&mut raw),
+                device_id: -1,
+                device_type: ARROW_DEVICE_CPU,
+                sync_event: ptr::null_mut(),
+                reserved: [0; 3],
+            },
+            schema.view(),
+        )
+    }
+    .unwrap();
+    let tensor = cells.into_tensor(schema.view()).unwrap();
+    assert_eq!(tensor.view().shape(), &[2, 2, 2]);
+    assert_eq!(tensor.view().strides().as_slice(), Some(&[4, 1, 2][..]));
+    assert_eq!(tensor.view().get::<f32>(&[1, 1, 0]).unwrap(), 5.0);
+    drop(tensor);
+    assert_eq!(count(&calls), 1);
+}
+
+fn raw_take(raw: &mut ArrowArray) -> ArrowArray {
+    let taken = unsafe { ptr::read(raw) };
+    raw.release = None;
+    taken
+}
+
+#[test]
+fn arrow_offsets_become_byte_offsets() {
+    let mut raw = leaf("l");
+    let schema = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let mut raw = array(
+        2,
+        0,
+        3,
+        vec![None, bytes_of(&[0i64, 1, 2, 3, 4, 5])],
+        vec![],
+        &counter(),
+    );
+    let cpu = DeviceArray::from_cpu(unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap());
+    let tensor = cpu.into_tensor(schema.view()).unwrap();
+    assert_eq!(tensor.view().raw().byte_offset, 24);
+    assert_eq!(tensor.view().as_slice::<i64>().unwrap(), &[3, 4]);
+}
+
+#[test]
+fn unsupported_arrow_inputs_are_refused_and_released_once() {
+    type Case = (
+        &'static str,
+        &'static str,
+        Box<dyn Fn(&Counter) -> ArrowArray>,
+        ArrowError,
+    );
+    let cases: Vec<Case> = vec![
+        (
+            "nulls",
+            "i",
+            Box::new(|c| {
+                array(
+                    2,
+                    1,
+                    0,
+                    vec![Some(vec![0b01]), bytes_of(&[1i32, 2])],
+                    vec![],
+                    c,
+                )
+            }),
+            ArrowError::NullsPresent { null_count: 1 },
+        ),
+        (
+            "unknown null count with a null",
+            "i",
+            Box::new(|c| {
+                array(
+                    2,
+                    -1,
+                    0,
+                    vec![Some(vec![0b01]), bytes_of(&[1i32, 2])],
+                    vec![],
+                    c,
+                )
+            }),
+            ArrowError::NullsPresent { null_count: -1 },
+        ),
+        (
+            "strings",
+            "u",
+            Box::new(|c| {
+                array(
+                    1,
+                    0,
+                    0,
+                    vec![None, bytes_of(&[0i32, 1]), Some(b"a".to_vec())],
+                    vec![],
+                    c,
+                )
+            }),
+            ArrowError::UnsupportedType {
+                format: excerpt(b"u"),
+            },
+        ),
+        (
+            "bit-packed bool",
+            "b",
+            Box::new(|c| array(3, 0, 0, vec![None, Some(vec![5])], vec![], c)),
+            ArrowError::UnsupportedType {
+                format: excerpt(b"b"),
+            },
+        ),
+    ];
+    for (name, format, make, expected) in cases {
+        let mut raw = leaf(format);
+        let schema = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+        let calls = counter();
+        let mut raw = make(&calls);
+        let cpu =
+            DeviceArray::from_cpu(unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap());
+        assert_eq!(
+            cpu.into_tensor(schema.view()).unwrap_err(),
+            expected,
+            "{name}"
+        );
+        assert_eq!(count(&calls), 1, "{name}: released once");
+    }
+    // A null count of -1 whose bitmap is all valid bridges.
+    let mut raw = leaf("i");
+    let schema = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let mut raw = array(
+        2,
+        -1,
+        0,
+        vec![Some(vec![0b11]), bytes_of(&[1i32, 2])],
+        vec![],
+        &counter(),
+    );
+    let cpu = DeviceArray::from_cpu(unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap());
+    assert!(cpu.into_tensor(schema.view()).is_ok());
+}
+
+fn excerpt(format: &[u8]) -> Excerpt {
+    Excerpt::of(format)
+}
+
+#[test]
+fn unsupported_tensors_are_refused_and_deleted_once() {
+    type Case = (&'static str, Box<dyn Fn(&mut Fixture)>, ArrowError);
+    let cases: Vec<Case> = vec![
+        (
+            "0-d",
+            Box::new(|f| {
+                f.set_shape(&[]);
+                f.set_strides(&[]);
+            }),
+            ArrowError::ZeroDims,
+        ),
+        (
+            "transposed",
+            Box::new(|f| f.set_strides(&[1, 2])),
+            ArrowError::NotContiguous,
+        ),
+        (
+            "bfloat16",
+            Box::new(|f| f.dl.dtype = dtype(kDLBfloat, 16)),
+            ArrowError::UnsupportedDtype {
+                dtype: dtype(kDLBfloat, 16),
+            },
+        ),
+        (
+            "two lanes",
+            Box::new(|f| f.dl.dtype.lanes = 2),
+            ArrowError::UnsupportedDtype {
+                dtype: DLDataType {
+                    lanes: 2,
+                    ..dtype(kDLFloat, 32)
+                },
+            },
+        ),
+        (
+            "MAIA",
+            Box::new(|f| f.dl.device.device_type = kDLMAIA),
+            ArrowError::DeviceNotInArrow {
+                device_type: kDLMAIA,
+            },
+        ),
+        (
+            "Trainium",
+            Box::new(|f| f.dl.device.device_type = kDLTrn),
+            ArrowError::DeviceNotInArrow {
+                device_type: kDLTrn,
+            },
+        ),
+        (
+            "OpenCL handle with an offset",
+            Box::new(|f| {
+                f.dl.device.device_type = kDLOpenCL;
+                f.dl.byte_offset = 4;
+            }),
+            ArrowError::OffsetNotRepresentable { offset: 4 },
+        ),
+    ];
+    for (name, edit, expected) in cases {
+        let mut fixture = Fixture::f32(&[2, 2]);
+        edit(&mut fixture);
+        let tensor = import(&mut fixture);
+        assert_eq!(
+            DeviceArray::from_tensor(tensor).unwrap_err(),
+            expected,
+            "{name}"
+        );
+        assert_eq!(fixture.calls(), 1, "{name}: deleted once");
+    }
+}
+
+#[test]
+fn bool_bytes_bridge_as_bool8_and_gpu_tensors_stay_on_their_device() {
+    let mut fixture = Fixture::new(&[1u8, 0, 1], dtype(kDLBool, 8), &[3]);
+    let (schema_def, array) = DeviceArray::from_tensor(import(&mut fixture)).unwrap();
+    let schema = schema_def.export().unwrap();
+    assert_eq!(schema.view().extension_name(), Some(BOOL8));
+    let tensor = array.into_tensor(schema.view()).unwrap();
+    assert_eq!(tensor.view().dtype(), dtype(kDLBool, 8));
+    drop(tensor);
+    assert_eq!(fixture.calls(), 1);
+
+    let mut fixture = Fixture::f32(&[4]);
+    fixture.dl.device = DLDevice {
+        device_type: kDLCUDA,
+        device_id: 3,
+    };
+    let (schema_def, array) = DeviceArray::from_tensor(import(&mut fixture)).unwrap();
+    assert_eq!(
+        (array.device_type(), array.device_id()),
+        (ARROW_DEVICE_CUDA, 3)
+    );
+    let schema = schema_def.export().unwrap();
+    let tensor = array.into_tensor(schema.view()).unwrap();
+    assert_eq!(
+        tensor.view().device(),
+        DLDevice {
+            device_type: kDLCUDA,
+            device_id: 3
+        }
+    );
+    assert_eq!(tensor.view().data_ptr() as usize, fixture.data_address());
+}
+
+// ---- the async producer, driven by a handler written in Rust the way C would write it ----
+
+#[derive(Default)]
+struct Seen {
+    schemas: usize,
+    values: Vec<i32>,
+    end: usize,
+    error: Option<(c_int, String)>,
+    released: usize,
+    cancel_after: Option<usize>,
+}
+
+unsafe fn seen<'a>(handler: *mut ArrowAsyncDeviceStreamHandler) -> &'a mut Seen {
+    unsafe { &mut *(*handler).private_data.cast::<Seen>() }
+}
+
+unsafe extern "C" fn on_schema(
+    handler: *mut ArrowAsyncDeviceStreamHandler,
+    schema: *mut ArrowSchema,
+) -> c_int {
+    let schema = unsafe { Schema::from_raw(schema) }.unwrap(); // moved out, released on drop
+    assert_eq!(schema.view().data_type(), DataType::Int32);
+    unsafe { seen(handler).schemas += 1 };
+    let producer = unsafe { (*handler).producer };
+    unsafe { (*producer).request.unwrap()(producer, 2) };
+    0
+}
+
+unsafe extern "C" fn on_next_task(
+    handler: *mut ArrowAsyncDeviceStreamHandler,
+    task: *mut ArrowAsyncTask,
+    _: *const c_char,
+) -> c_int {
+    let seen = unsafe { seen(handler) };
+    if task.is_null() {
+        seen.end += 1;
+        return 0;
+    }
+    let mut out: ArrowDeviceArray = bytemuck::Zeroable::zeroed();
+    assert_eq!(unsafe { (*task).extract_data.unwrap()(task, &mut out) }, 0);
+    let schema = SchemaDef::new("i").unwrap().export().unwrap();
+    let array = unsafe { DeviceArray::from_raw(&mut out, schema.view()) }.unwrap();
+    seen.values
+        .extend(array.view(schema.view()).unwrap().values::<i32>().unwrap());
+    let producer = unsafe { (*handler).producer };
+    if seen.cancel_after == Some(seen.values.len()) {
+        unsafe { (*producer).cancel.unwrap()(producer) };
+    } else {
+        unsafe { (*producer).request.unwrap()(producer, 1) };
+    }
+    0
+}
+
+unsafe extern "C" fn on_error(
+    handler: *mut ArrowAsyncDeviceStreamHandler,
+    code: c_int,
+    message: *const c_char,
+    _: *const c_char,
+) {
+    let message = unsafe { CStr::from_ptr(message) }
+        .to_string_lossy()
+        .into_owned();
+    unsafe { seen(handler).error = Some((code, message)) };
+}
+
+unsafe extern "C" fn release_handler(handler: *mut ArrowAsyncDeviceStreamHandler) {
+    unsafe { seen(handler).released += 1 };
+}
+
+fn run_async(items: Vec<Result<Vec<i32>, ProducerError>>, cancel_after: Option<usize>) -> Seen {
+    let mut seen = Seen {
+        cancel_after,
+        ..Seen::default()
+    };
+    let mut handler = ArrowAsyncDeviceStreamHandler {
+        on_schema: Some(on_schema),
+        on_next_task: Some(on_next_task),
+        on_error: Some(on_error),
+        release: Some(release_handler),
+        producer: ptr::null_mut(),
+        private_data: (&raw mut seen).cast(),
+    };
+    let items = items
+        .into_iter()
+        .map(|item| item.map(|v| DeviceArray::from_cpu(Array::from_vec(v).unwrap())));
+    let schema = SchemaDef::new("i").unwrap();
+    let mut producer =
+        unsafe { AsyncProducer::start(&mut handler, ARROW_DEVICE_CPU, &schema, items) };
+    assert_eq!(producer.drive(), AsyncState::Finished);
+    drop(producer);
+    seen
+}
+
+#[test]
+fn async_producer_delivers_tasks_then_the_end_or_an_error() {
+    let seen = run_async(vec![Ok(vec![1, 2]), Ok(vec![3]), Ok(vec![4])], None);
+    assert_eq!(
+        (
+            seen.schemas,
+            seen.values,
+            seen.end,
+            seen.error,
+            seen.released
+        ),
+        (1, vec![1, 2, 3, 4], 1, None, 1)
+    );
+
+    let failure = ProducerError::new(errno::EIO, Some("async source failed"));
+    let seen = run_async(vec![Ok(vec![1]), Err(failure), Ok(vec![9])], None);
+    assert_eq!(seen.values, [1]);
+    assert_eq!(
+        seen.error,
+        Some((errno::EIO, "async source failed".to_string()))
+    );
+    assert_eq!((seen.end, seen.released), (0, 1));
+
+    let seen = run_async(vec![Ok(vec![1]), Ok(vec![2]), Ok(vec![3])], Some(1));
+    assert_eq!(
+        (seen.values, seen.end, seen.error, seen.released),
+        (vec![1], 0, None, 1)
+    );
+}
+
+#[test]
+fn async_producer_waits_for_requests_and_cancels_on_drop() {
+    unsafe extern "C" fn no_request(
+        _: *mut ArrowAsyncDeviceStreamHandler,
+        schema: *mut ArrowSchema,
+    ) -> c_int {
+        drop(unsafe { Schema::from_raw(schema) });
+        0
+    }
+    let mut seen = Seen::default();
+    let mut handler = ArrowAsyncDeviceStreamHandler {
+        on_schema: Some(no_request),
+        on_next_task: Some(on_next_task),
+        on_error: Some(on_error),
+        release: Some(release_handler),
+        producer: ptr::null_mut(),
+        private_data: (&raw mut seen).cast(),
+    };
+    let items = vec![Ok(DeviceArray::from_cpu(
+        Array::from_vec(vec![1i32]).unwrap(),
+    ))];
+    let mut producer = unsafe {
+        AsyncProducer::start(
+            &mut handler,
+            ARROW_DEVICE_CPU,
+            &SchemaDef::new("i").unwrap(),
+            items.into_iter(),
+        )
+    };
+    assert_eq!(producer.drive(), AsyncState::Waiting);
+    drop(producer); // never requested: the item is dropped, the handler released
+    assert_eq!((seen.values.len(), seen.released, seen.error), (0, 1, None));
+}
