@@ -7,7 +7,7 @@ use alloc::boxed::Box;
 use alloc::ffi::CString;
 use core::ffi::{c_int, c_void};
 use core::ptr;
-use core::sync::atomic::{AtomicBool, AtomicI64, Ordering};
+use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
 use super::{errno, ArrowError, DeviceArray, ProducerError, SchemaDef};
 use crate::raw::{
@@ -20,7 +20,8 @@ use crate::raw::{
 #[repr(C)]
 struct Shared {
     producer: ArrowAsyncProducer,
-    requested: AtomicI64,
+    /// Tasks requested and not yet delivered (saturating: 32-bit targets lack 64-bit atomics).
+    requested: AtomicUsize,
     cancelled: AtomicBool,
     bad_request: AtomicBool,
 }
@@ -45,7 +46,12 @@ unsafe extern "C" fn request(producer: *mut ArrowAsyncProducer, n: i64) {
     if n <= 0 {
         shared.bad_request.store(true, Ordering::Release);
     } else {
-        shared.requested.fetch_add(n, Ordering::AcqRel);
+        let n = usize::try_from(n).unwrap_or(usize::MAX);
+        let _ = shared
+            .requested
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |r| {
+                Some(r.saturating_add(n))
+            });
     }
 }
 
@@ -135,7 +141,7 @@ where
                 additional_metadata: ptr::null(),
                 private_data: ptr::null_mut(),
             },
-            requested: AtomicI64::new(0),
+            requested: AtomicUsize::new(0),
             cancelled: AtomicBool::new(false),
             bad_request: AtomicBool::new(false),
         }));
@@ -150,7 +156,7 @@ where
         // SAFETY: the handler is valid (caller); `producer` is set before any other callback.
         unsafe { (*handler).producer = ptr::addr_of_mut!((*shared).producer) };
         match schema.export() {
-            Err(error) => this.fail(errno::EINVAL, &alloc::format!("{error}")),
+            Err(error) => this.fail(errno::EINVAL, Some(&alloc::format!("{error}"))),
             Ok(schema) => {
                 let mut raw = schema.into_raw();
                 // SAFETY: a live handler (contract).
@@ -178,8 +184,8 @@ where
             if shared.cancelled.load(Ordering::Acquire) {
                 self.finish();
             } else if shared.bad_request.load(Ordering::Acquire) {
-                self.fail(errno::EINVAL, "request(n) with n <= 0");
-            } else if shared.requested.load(Ordering::Acquire) <= 0 {
+                self.fail(errno::EINVAL, Some("request(n) with n <= 0"));
+            } else if shared.requested.load(Ordering::Acquire) == 0 {
                 return AsyncState::Waiting;
             } else {
                 shared.requested.fetch_sub(1, Ordering::AcqRel);
@@ -193,7 +199,7 @@ where
         let handler = self.handler;
         // SAFETY: the handler is valid until we release it (contract of `start`).
         let Some(on_next_task) = (unsafe { (*handler).on_next_task }) else {
-            return self.fail(errno::EINVAL, "on_next_task is NULL");
+            return self.fail(errno::EINVAL, Some("on_next_task is NULL"));
         };
         match self.items.next() {
             None => {
@@ -201,7 +207,7 @@ where
                 unsafe { on_next_task(handler, ptr::null_mut(), ptr::null()) };
                 self.finish();
             }
-            Some(Err(error)) => self.fail(error.code(), error.message().unwrap_or("")),
+            Some(Err(error)) => self.fail(error.code(), error.message()),
             Some(Ok(array)) => {
                 // SAFETY: `shared` lives as long as `self`.
                 let device_type = unsafe { (*self.shared).producer.device_type };
@@ -210,7 +216,7 @@ where
                         stream: device_type.into(),
                         array: array.device_type().into(),
                     };
-                    return self.fail(errno::EINVAL, &alloc::format!("{error}"));
+                    return self.fail(errno::EINVAL, Some(&alloc::format!("{error}")));
                 }
                 let mut task = ArrowAsyncTask {
                     extract_data: Some(extract_data),
@@ -226,13 +232,14 @@ where
         }
     }
 
-    /// Reports an error, then releases the handler.
-    fn fail(&mut self, code: c_int, message: &str) {
-        let message = CString::new(message.replace('\0', " ")).unwrap_or_default();
+    /// Reports an error (a NULL message when there is none), then releases the handler.
+    fn fail(&mut self, code: c_int, message: Option<&str>) {
+        let message = message.and_then(|m| CString::new(m.replace('\0', " ")).ok());
+        let message_ptr = message.as_ref().map_or(ptr::null(), |m| m.as_ptr());
         // SAFETY: a live handler; strings valid during the call.
         if let Some(on_error) = unsafe { (*self.handler).on_error } {
             // SAFETY: as above.
-            unsafe { on_error(self.handler, code, message.as_ptr(), ptr::null()) };
+            unsafe { on_error(self.handler, code, message_ptr, ptr::null()) };
         }
         self.finish();
     }

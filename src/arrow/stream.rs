@@ -27,6 +27,8 @@ pub(crate) mod sealed {
         fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char>;
         /// `private_data`.
         fn private_data(&self) -> *mut core::ffi::c_void;
+        /// Checks an imported item against the stream (a device stream's device type).
+        fn check_item(&self, item: &Self::Item) -> Result<(), ArrowError>;
         /// Imports one item.
         ///
         /// # Safety
@@ -40,7 +42,7 @@ pub(crate) mod sealed {
 use sealed::RawStream;
 
 macro_rules! raw_stream {
-    ($stream:ty, $raw:ty, $item:ty) => {
+    ($stream:ty, $raw:ty, $item:ty, $check:expr) => {
         impl RawStream for $stream {
             type Raw = $raw;
             type Item = $item;
@@ -58,6 +60,10 @@ macro_rules! raw_stream {
             fn private_data(&self) -> *mut core::ffi::c_void {
                 self.private_data
             }
+            fn check_item(&self, item: &$item) -> Result<(), ArrowError> {
+                let check: fn(&$stream, &$item) -> Result<(), ArrowError> = $check;
+                check(self, item)
+            }
             unsafe fn import(raw: *mut $raw, schema: SchemaRef<'_>) -> Result<$item, ArrowError> {
                 // SAFETY: forwarded from the caller.
                 unsafe { <$item>::from_raw(raw, schema) }
@@ -65,14 +71,29 @@ macro_rules! raw_stream {
         }
     };
 }
-raw_stream!(ArrowArrayStream, ArrowArray, Array);
-raw_stream!(ArrowDeviceArrayStream, ArrowDeviceArray, DeviceArray);
+raw_stream!(ArrowArrayStream, ArrowArray, Array, |_, _| Ok(()));
+raw_stream!(
+    ArrowDeviceArrayStream,
+    ArrowDeviceArray,
+    DeviceArray,
+    |stream: &ArrowDeviceArrayStream, item: &DeviceArray| {
+        if item.device_type() == stream.device_type {
+            Ok(())
+        } else {
+            Err(ArrowError::DeviceMismatch {
+                stream: stream.device_type.into(),
+                array: item.device_type().into(),
+            })
+        }
+    }
+);
 
 /// A stream this crate owns, released exactly once on drop. Arrays already pulled stay alive
 /// after the stream is gone.
 ///
 /// It is an `Iterator` of `Result<item, StreamError>`: each item is imported and validated
-/// against the stream's schema (fetched with `get_schema` on first use and kept). End of stream
+/// against the stream's schema (fetched with `get_schema` on first use and kept); a device
+/// stream's arrays must be on the stream's device type ([`ArrowError::DeviceMismatch`]). End of stream
 /// is `None`. A producer error (non-zero code) yields `Err(StreamError::Producer)` with the
 /// code and the `get_last_error` message, copied at once (a NULL message is `None`); after any
 /// error the iterator is fused and yields `None`.
@@ -208,7 +229,9 @@ impl<S: RawStream> Stream<S> {
         };
         // SAFETY: on success `out` is an item we own, following the C Data Interface for the
         // stream's schema (contract at `from_raw`).
-        Ok(Some(unsafe { S::import(&mut out, schema) }?))
+        let item = unsafe { S::import(&mut out, schema) }?;
+        self.inner.raw().check_item(&item)?; // on error the item is dropped: released once
+        Ok(Some(item))
     }
 
     /// The struct, for reading raw fields.

@@ -4,7 +4,10 @@
 #   import:   C produces tensors, Rust (tests/c/import_consumer.rs) imports, reads and drops them.
 #   exchange: Rust (tests/c/exchange_rust.rs) exports tensors that C reads and deletes, and
 #             re-exports (as legacy, upgraded, or transposed) tensors that C produced.
-# Each program checks the values it sees and that every deleter ran exactly once.
+#   arrow:    C produces Arrow schemas, arrays, device arrays and streams that Rust
+#             (tests/c/arrow_rust.rs) imports or refuses, consumes what Rust exports (arrays,
+#             streams, a DLPack tensor bridged to Arrow), and handles an async stream Rust drives.
+# Each program checks the values it sees and that every deleter (release) ran exactly once.
 #
 # Usage: tests/c/run.sh x86_64|i686
 set -euo pipefail
@@ -27,3 +30,4 @@ run_c_test() {
 }
 run_c_test import c_import_consumer
 run_c_test exchange c_exchange
+run_c_test arrow c_arrow
