@@ -97,21 +97,28 @@ dependent_has_no_build_tools() {
 miri() {
   export MIRIFLAGS="-Zmiri-strict-provenance"
   cargo +nightly miri test -q --all-features --test dlpack_import --test dlpack_access \
-    --test dlpack_export --test dlpack_adapt --test raw &&
+    --test dlpack_export --test dlpack_adapt --test arrow_import --test arrow_bridge --test raw &&
     cargo +nightly miri test -q --all-features --doc
 }
 
-# A short run of the import fuzz target (ASan, debug assertions); fails on any finding.
+# A short run of each fuzz target (ASan, debug assertions): the DLPack import, and the Arrow
+# schema import and parsers. Every target runs, each with its own log
+# (target/fuzz-smoke-<name>.log); fails on any finding.
 fuzz_smoke() {
-  local log=target/fuzz-smoke.log
+  local name log status=0
   mkdir -p target
-  if (cd fuzz && cargo +nightly fuzz run -s address import_versioned -- \
-    -runs="$FUZZ_RUNS" -seed=1 -print_final_stats=1) >"$log" 2>&1; then
-    grep -E 'stat::number_of_executed_units' "$log"
-  else
-    tail -n 60 "$log"
-    return 1
-  fi
+  for name in import_versioned arrow_schema; do
+    log=target/fuzz-smoke-$name.log
+    if (cd fuzz && cargo +nightly fuzz run -s address "$name" -- \
+      -runs="$FUZZ_RUNS" -seed=1 -print_final_stats=1) >"$log" 2>&1; then
+      echo "$name: $(grep -E 'stat::number_of_executed_units' "$log")"
+    else
+      tail -n 60 "$log"
+      echo "$name: failed (see $log)"
+      status=1
+    fi
+  done
+  return "$status"
 }
 
 # The MSRV promise covers the library as dependents build it; dev-dependencies (dlpark 0.10, the
@@ -140,6 +147,7 @@ for target in "${TARGETS[@]}"; do
 done
 run miri miri
 run example-exchange cargo run -q --example exchange
+run example-arrow cargo run -q --example arrow
 run c-tests-x86_64 tests/c/run.sh x86_64
 run c-tests-i686 tests/c/run.sh i686
 run fuzz-smoke fuzz_smoke

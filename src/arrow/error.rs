@@ -152,6 +152,11 @@ pub enum ArrowError {
     NameNotUtf8,
     /// `metadata` is malformed.
     Metadata(MetadataError),
+    /// A dictionary-encoded field whose own format is not an integer type (the index type).
+    DictionaryIndex {
+        /// The field's format string.
+        format: Excerpt,
+    },
     /// `n_children` is negative.
     NegativeChildren {
         /// The value found.
@@ -323,6 +328,10 @@ impl fmt::Display for ArrowError {
             Self::InvalidFormat { format } => write!(f, "ArrowSchema.format {format:?} is not valid"),
             Self::NameNotUtf8 => f.write_str("ArrowSchema.name is not UTF-8"),
             Self::Metadata(error) => write!(f, "ArrowSchema.metadata: {error}"),
+            Self::DictionaryIndex { format } => write!(
+                f,
+                "ArrowSchema.format {format:?} is not an integer type, as a dictionary's index must be"
+            ),
             Self::NegativeChildren { n_children } => write!(f, "n_children is {n_children}"),
             Self::NullChildren => f.write_str("children is NULL although n_children > 0"),
             Self::NullChild { index } => write!(f, "children[{index}] is NULL"),

@@ -26,12 +26,21 @@ pub const BOOL8: &str = "arrow.bool8";
 /// assert_eq!(cell.list_size(), Some(10_000_000));
 /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy)]
 pub struct TensorShape {
     ndim: usize,
     shape: [i64; MAX_NDIM],
     permutation: Option<[usize; MAX_NDIM]>,
 }
+
+/// Equal when the shapes and permutations are (slots past `ndim` are not compared).
+impl PartialEq for TensorShape {
+    fn eq(&self, other: &Self) -> bool {
+        self.shape() == other.shape() && self.permutation() == other.permutation()
+    }
+}
+
+impl Eq for TensorShape {}
 
 impl core::fmt::Debug for TensorShape {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

@@ -172,7 +172,7 @@ pub(crate) unsafe fn validate(
             // Dictionary indices are integers.
             // SAFETY: validated above.
             let format = unsafe { c_str(schema.format) };
-            return Err(ArrowError::InvalidFormat {
+            return Err(ArrowError::DictionaryIndex {
                 format: super::Excerpt::of(format),
             });
         }
