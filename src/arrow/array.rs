@@ -189,7 +189,8 @@ pub(crate) unsafe fn validate(
         return Err(ArrowError::NullChildren);
     }
     let needed = match data_type {
-        DataType::FixedSizeList(size) => (end as u128 * size as u128).min(i64::MAX as u128 + 1),
+        // Capped: a child that long fails its own size check.
+        DataType::FixedSizeList(size) => (end as u128 * size as u128).min(i64::MAX as u128),
         DataType::Struct => end as u128,
         _ => 0,
     };
