@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "dlpack_abi.h"
+#include "check.h"
 #include "producer.h"
 
 /* What Rust read (`Report` in tests/c/arrow_rust.rs, field for field). */
@@ -56,23 +57,7 @@ int rust_bridge_dlpack(DLManagedTensorVersioned* tensor, struct ArrowSchema* sch
 int rust_bridge_legacy(DLManagedTensor* tensor, struct ArrowSchema* schema,
                        struct ArrowDeviceArray* array, struct Report* report);
 
-static int failures = 0;
-static int checks = 0;
 
-static void check(const char* name, int ok) {
-  checks++;
-  if (!ok) {
-    failures++;
-    printf("FAIL %s\n", name);
-  }
-}
-
-/* A check that prints the expected and actual strings on failure. */
-static void check_str(const char* name, const char* actual, const char* expected) {
-  int ok = actual != NULL && strcmp(actual, expected) == 0;
-  check(name, ok);
-  if (!ok) printf("  expected \"%s\", got \"%s\"\n", expected, actual ? actual : "(null)");
-}
 
 static struct Report new_report(void) {
   struct Report r;
@@ -916,6 +901,5 @@ int main(void) {
   rust_to_c();
   async_streams();
   bridge();
-  printf("c-arrow: %d passed, %d failed\n", checks - failures, failures);
-  return failures == 0 ? 0 : 1;
+  return summary("c-arrow");
 }

@@ -1,42 +1,26 @@
 //! The Rust side of the C Arrow test (`tests/c/run.sh`), built as a static library: Rust imports
 //! schemas, arrays, device arrays and streams that C produced (and reports what it read, or the
 //! `ArrowError` message), bridges them to DLPack, exports schemas, arrays and streams to C, and
-//! drives C's async stream handlers. Every owner Rust creates counts its drops in `DROPS`, which
+//! drives C's async stream handlers. Every owner Rust creates counts its drops (`counted.rs`), which
 //! C reads with `rust_drops`.
 
 use std::ffi::{c_char, c_int};
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dlpack_abi::arrow::{
     errno, Array, ArrayParts, ArrayStream, ArrowError, AsyncProducer, AsyncState, DeviceArray,
     DeviceArrayStream, ProducerError, Schema, SchemaDef, SchemaRef, StreamError,
 };
-use dlpack_abi::dlpack::{Element, HostBuffer, HostMemory, LegacyTensor, VersionedTensor};
+use dlpack_abi::dlpack::{ManagedStruct, ManagedTensor};
 use dlpack_abi::raw::{
     ArrowArray, ArrowArrayStream, ArrowAsyncDeviceStreamHandler, ArrowDeviceArray,
     ArrowDeviceArrayStream, ArrowSchema, DLManagedTensor, DLManagedTensorVersioned, DLPackFlags,
     ARROW_DEVICE_CPU,
 };
 
-static DROPS: AtomicUsize = AtomicUsize::new(0);
+mod counted;
 
-/// A vector that counts its drop in `DROPS`.
-struct Counted<T>(Vec<T>);
-
-impl<T> Drop for Counted<T> {
-    fn drop(&mut self) {
-        DROPS.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-// SAFETY: reports the vector's own elements, which only this buffer holds.
-unsafe impl<T: Element + Send> HostBuffer for Counted<T> {
-    type Element = T;
-    fn memory(&mut self) -> HostMemory<T> {
-        self.0.memory()
-    }
-}
+use counted::{count_drop, Counted};
 
 /// The buffers of a nullable i32 array: a validity bitmap and the values. Counts its drop.
 struct Nullable {
@@ -46,14 +30,8 @@ struct Nullable {
 
 impl Drop for Nullable {
     fn drop(&mut self) {
-        DROPS.fetch_add(1, Ordering::SeqCst);
+        count_drop();
     }
-}
-
-/// How many Rust owners have been dropped so far.
-#[no_mangle]
-pub extern "C" fn rust_drops() -> usize {
-    DROPS.load(Ordering::SeqCst)
 }
 
 /// What Rust read, for C to check (`struct Report` in arrow.c, field for field).
@@ -460,14 +438,13 @@ pub unsafe extern "C" fn rust_async_run(
     -1
 }
 
-/// Imports a C DLPack tensor, bridges it to Arrow and exports the schema and device array into
-/// C's structs (the tensor's deleter runs when C releases the array).
+/// Imports a C DLPack tensor (versioned or legacy), bridges it to Arrow and exports the schema
+/// and device array into C's structs (the tensor's deleter runs when C releases the array).
 ///
 /// # Safety
 /// `tensor` is a C tensor handed over to Rust; `schema`, `array` and `report` are writable.
-#[no_mangle]
-pub unsafe extern "C" fn rust_bridge_dlpack(
-    tensor: *mut DLManagedTensorVersioned,
+unsafe fn bridge<M: ManagedStruct + 'static>(
+    tensor: *mut M,
     schema: *mut ArrowSchema,
     array: *mut ArrowDeviceArray,
     report: *mut Report,
@@ -476,7 +453,7 @@ pub unsafe extern "C" fn rust_bridge_dlpack(
     let report = unsafe { &mut *report };
     reporting(report, |_| {
         // SAFETY: the caller hands the tensor over.
-        let imported = unsafe { VersionedTensor::from_raw(tensor) }?;
+        let imported = unsafe { ManagedTensor::<M>::from_raw(tensor) }?;
         let (def, bridged) = DeviceArray::from_tensor(imported)?;
         let exported = def.export()?;
         // SAFETY: the caller's structs are writable; C owns both from now on.
@@ -488,11 +465,25 @@ pub unsafe extern "C" fn rust_bridge_dlpack(
     })
 }
 
-/// As `rust_bridge_dlpack`, for a legacy (unversioned) C tensor.
+/// `bridge` for a versioned C tensor.
 ///
 /// # Safety
-/// `tensor` is a legacy C tensor handed over to Rust; `schema`, `array` and `report` are
-/// writable.
+/// As for `bridge`.
+#[no_mangle]
+pub unsafe extern "C" fn rust_bridge_dlpack(
+    tensor: *mut DLManagedTensorVersioned,
+    schema: *mut ArrowSchema,
+    array: *mut ArrowDeviceArray,
+    report: *mut Report,
+) -> c_int {
+    // SAFETY: forwarded from the caller.
+    unsafe { bridge(tensor, schema, array, report) }
+}
+
+/// `bridge` for a legacy (unversioned) C tensor.
+///
+/// # Safety
+/// As for `bridge`.
 #[no_mangle]
 pub unsafe extern "C" fn rust_bridge_legacy(
     tensor: *mut DLManagedTensor,
@@ -500,18 +491,6 @@ pub unsafe extern "C" fn rust_bridge_legacy(
     array: *mut ArrowDeviceArray,
     report: *mut Report,
 ) -> c_int {
-    // SAFETY: the caller passes a writable report.
-    let report = unsafe { &mut *report };
-    reporting(report, |_| {
-        // SAFETY: the caller hands the tensor over.
-        let imported = unsafe { LegacyTensor::from_raw(tensor) }?;
-        let (def, bridged) = DeviceArray::from_tensor(imported)?;
-        let exported = def.export()?;
-        // SAFETY: the caller's structs are writable; C owns both from now on.
-        unsafe {
-            exported.export_to(schema);
-            bridged.export_to(array);
-        }
-        Ok(())
-    })
+    // SAFETY: forwarded from the caller.
+    unsafe { bridge(tensor, schema, array, report) }
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "dlpack_abi.h"
+#include "check.h"
 #include "producer.h"
 
 size_t rust_drops(void);
@@ -20,16 +21,6 @@ DLManagedTensor* rust_reexport_legacy(DLManagedTensorVersioned* tensor);
 DLManagedTensorVersioned* rust_upgrade(DLManagedTensor* tensor);
 DLManagedTensorVersioned* rust_reexport_transposed(DLManagedTensorVersioned* tensor);
 
-static int failures = 0;
-static int checks = 0;
-
-static void check(const char* name, int ok) {
-  checks++;
-  if (!ok) {
-    failures++;
-    printf("FAIL %s\n", name);
-  }
-}
 
 /* Element (i, j) of a 2-D tensor, addressed as a consumer must: data + byte_offset + strides. */
 static const char* element2(const DLTensor* t, int64_t i, int64_t j, size_t size) {
@@ -159,6 +150,5 @@ static void c_to_rust_to_c(void) {
 int main(void) {
   rust_to_c();
   c_to_rust_to_c();
-  printf("c-exchange: %d passed, %d failed\n", checks - failures, failures);
-  return failures == 0 ? 0 : 1;
+  return summary("c-exchange");
 }

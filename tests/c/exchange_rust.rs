@@ -1,41 +1,16 @@
 //! The Rust side of the C exchange test (`tests/c/run.sh`), built as a static library: Rust
 //! exports tensors to C (which reads them and calls their deleters), and re-exports tensors that
 //! C produced (imported, adapted, or viewed differently) back to C. Every owner Rust creates
-//! counts its drops in `DROPS`, which C reads with `rust_drops`.
+//! counts its drops (`counted.rs`), which C reads with `rust_drops`.
 
 use std::ptr;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-use dlpack_abi::dlpack::{
-    Element, Export, HostBuffer, HostMemory, LegacyTensor, TensorDescription, TensorOwner,
-    VersionedTensor,
-};
+use dlpack_abi::dlpack::{Export, LegacyTensor, TensorDescription, TensorOwner, VersionedTensor};
 use dlpack_abi::raw::{DLManagedTensor, DLManagedTensorVersioned};
 
-static DROPS: AtomicUsize = AtomicUsize::new(0);
+mod counted;
 
-/// A vector that counts its drop in `DROPS`.
-struct Counted<T>(Vec<T>);
-
-impl<T> Drop for Counted<T> {
-    fn drop(&mut self) {
-        DROPS.fetch_add(1, Ordering::SeqCst);
-    }
-}
-
-// SAFETY: reports the vector's own elements, which only this buffer holds.
-unsafe impl<T: Element + Send> HostBuffer for Counted<T> {
-    type Element = T;
-    fn memory(&mut self) -> HostMemory<T> {
-        self.0.memory()
-    }
-}
-
-/// How many Rust owners have been dropped so far.
-#[no_mangle]
-pub extern "C" fn rust_drops() -> usize {
-    DROPS.load(Ordering::SeqCst)
-}
+use counted::{count_drop, Counted};
 
 /// `n` f32 values 0, 1, ..., n-1 as a 1-D versioned tensor; NULL if `n` is negative.
 #[no_mangle]
@@ -132,7 +107,7 @@ struct Transposed {
 
 impl Drop for Transposed {
     fn drop(&mut self) {
-        DROPS.fetch_add(1, Ordering::SeqCst);
+        count_drop();
     }
 }
 

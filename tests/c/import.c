@@ -7,14 +7,12 @@
 #include <string.h>
 
 #include "dlpack_abi.h"
+#include "check.h"
 #include "producer.h"
 
 int rust_import_versioned(DLManagedTensorVersioned* tensor, char* out, size_t capacity);
 int rust_import_legacy(DLManagedTensor* tensor, char* out, size_t capacity);
 int rust_fill_versioned(DLManagedTensorVersioned* tensor, int32_t value, char* out, size_t capacity);
-
-static int failures = 0;
-static int checks = 0;
 
 /* Checks Rust's return code, that its report contains `expected`, and the deleter count. */
 static void expect(const char* name, int code, const char* report, int want_code,
@@ -206,6 +204,5 @@ int main(void) {
     expect("fill read-only", code, report, 1, untouched ? "READ_ONLY set" : "<buffer written>", deleted, 1);
   }
 
-  printf("c-import: %d passed, %d failed\n", checks - failures, failures);
-  return failures == 0 ? 0 : 1;
+  return summary("c-import");
 }
