@@ -44,7 +44,17 @@ fn schema_import_moves_reads_and_releases_once() {
         (DataType::Float32, Some("x"))
     );
     assert!(view.child(1).is_none());
+    assert!(view.dictionary().is_none());
     assert_eq!(count(&calls), 0);
+    drop(imported);
+    assert_eq!(count(&calls), 1);
+
+    // Dictionary-encoded: int32 indices into utf8 values; one release for the whole tree.
+    let calls = counter();
+    let mut raw = with_dictionary(schema(b"i", None, None, vec![], &calls), leaf("u"));
+    let imported = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let dictionary = imported.view().dictionary().unwrap();
+    assert_eq!(dictionary.data_type(), DataType::Utf8);
     drop(imported);
     assert_eq!(count(&calls), 1);
 }
@@ -204,6 +214,28 @@ fn malformed_schemas_are_refused_and_released_once() {
                 )
             }),
             invalid("?"),
+        ),
+        (
+            "float dictionary index",
+            Box::new(|c| with_dictionary(schema(b"f", None, None, vec![], c), leaf("u"))),
+            ArrowError::DictionaryIndex {
+                format: excerpt("f"),
+            },
+        ),
+        (
+            "released dictionary",
+            Box::new(|c| {
+                // A consumer moved the dictionary out and released it.
+                let mut dictionary = leaf("u");
+                unsafe { dictionary.release.unwrap()(&mut dictionary) };
+                with_dictionary(schema(b"i", None, None, vec![], c), dictionary)
+            }),
+            ArrowError::ReleasedDictionary,
+        ),
+        (
+            "dictionary with a bad format",
+            Box::new(|c| with_dictionary(schema(b"i", None, None, vec![], c), leaf("w:"))),
+            invalid("w:"),
         ),
         (
             "tensor shape product",
@@ -430,6 +462,17 @@ fn malformed_arrays_are_refused_and_released_once() {
                 )
             }),
             ArrowError::NegativeLength { length: -4 },
+        ),
+        (
+            "dictionary the schema lacks",
+            false,
+            Box::new(move |c| {
+                with_array_dictionary(
+                    array(2, 0, 0, vec![None, values()], vec![], c),
+                    int32s(&[1], &counter()),
+                )
+            }),
+            ArrowError::DictionaryMismatch,
         ),
     ];
     for (name, list, make, expected) in cases {

@@ -62,6 +62,7 @@ impl Array {
         Ok(Self { inner })
     }
 
+    #[cfg(feature = "alloc")]
     pub(crate) fn from_owned(inner: Owned<ArrowArray>) -> Self {
         Self { inner }
     }
@@ -69,7 +70,7 @@ impl Array {
     /// A validated view for reading, checked against `schema` (which should be the schema the
     /// array was imported with; another one is checked just the same).
     pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ArrowError> {
-        ArrayView::new(self.inner.raw(), schema, Some(kDLCPU))
+        ArrayView::on_device(self.inner.raw(), schema, Some(kDLCPU), kDLCPU)
     }
 
     /// The number of values.
@@ -90,6 +91,11 @@ impl Array {
     /// Gives the struct away unreleased.
     pub fn into_raw(self) -> ArrowArray {
         self.inner.into_raw()
+    }
+
+    #[cfg(feature = "alloc")]
+    pub(crate) fn into_owned(self) -> Owned<ArrowArray> {
+        self.inner
     }
 
     /// Moves the array into a consumer's struct (`ptr::write`: the old content is neither
@@ -216,7 +222,7 @@ pub(crate) unsafe fn validate(
         (None, None) => {}
         (Some(dictionary), Some(dictionary_schema)) => {
             if dictionary.release.is_none() {
-                return Err(ArrowError::ReleasedChild { index: usize::MAX });
+                return Err(ArrowError::ReleasedDictionary);
             }
             // SAFETY: the dictionary follows the same rules.
             unsafe { validate(dictionary, dictionary_schema, depth + 1, budget) }?;
@@ -240,14 +246,6 @@ pub struct ArrayView<'a> {
 impl<'a> ArrayView<'a> {
     /// Validates `raw` against `schema`; `host` is the device type when the host may read the
     /// buffers (`None` for device memory, or memory waiting on an event).
-    pub(crate) fn new(
-        raw: &'a ArrowArray,
-        schema: SchemaRef<'a>,
-        host: Option<DLDeviceType>,
-    ) -> Result<Self, ArrowError> {
-        Self::on_device(raw, schema, host, host.unwrap_or(kDLCPU))
-    }
-
     pub(crate) fn on_device(
         raw: &'a ArrowArray,
         schema: SchemaRef<'a>,
@@ -463,15 +461,19 @@ impl<'a> Bitmap<'a> {
         if index >= self.len {
             return None;
         }
-        let bit = self.offset + index;
-        Some(self.bytes[bit / 8] & (1 << (bit % 8)) != 0)
+        Some(self.bit(index))
     }
 
     /// The bits, in order.
     pub fn iter(&self) -> impl ExactSizeIterator<Item = bool> + 'a {
         let this = *self;
-        (0..this.len)
-            .map(move |i| this.bytes[(this.offset + i) / 8] & (1 << ((this.offset + i) % 8)) != 0)
+        (0..this.len).map(move |i| this.bit(i))
+    }
+
+    /// Bit `index`, which is below `len` (so its byte is in `bytes`).
+    fn bit(&self, index: usize) -> bool {
+        let bit = self.offset + index;
+        self.bytes[bit / 8] & (1 << (bit % 8)) != 0
     }
 
     /// The number of set bits.

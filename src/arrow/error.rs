@@ -169,11 +169,13 @@ pub enum ArrowError {
         /// The child's index.
         index: usize,
     },
-    /// `children[index]` (or the dictionary, `index == usize::MAX`) is already released.
+    /// `children[index]` is already released.
     ReleasedChild {
         /// The child's index.
         index: usize,
     },
+    /// The dictionary is already released.
+    ReleasedDictionary,
     /// The number of children does not fit the type (e.g. a list with two children), or an
     /// array has a different number of children than its schema.
     ChildCount {
@@ -335,8 +337,8 @@ impl fmt::Display for ArrowError {
             Self::NegativeChildren { n_children } => write!(f, "n_children is {n_children}"),
             Self::NullChildren => f.write_str("children is NULL although n_children > 0"),
             Self::NullChild { index } => write!(f, "children[{index}] is NULL"),
-            Self::ReleasedChild { index: usize::MAX } => f.write_str("the dictionary is released"),
             Self::ReleasedChild { index } => write!(f, "children[{index}] is released"),
+            Self::ReleasedDictionary => f.write_str("the dictionary is released"),
             Self::ChildCount { expected, found } => {
                 write!(f, "n_children is {found}, the type needs {expected}")
             }
@@ -424,8 +426,8 @@ impl ProducerError {
     #[cfg(feature = "alloc")]
     pub fn new(code: c_int, message: Option<&str>) -> Self {
         Self {
-            code: if code == 0 { super::errno::EIO } else { code },
             message: message.map(alloc::string::String::from),
+            ..Self::code_only(code)
         }
     }
 

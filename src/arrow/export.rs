@@ -12,7 +12,7 @@ use core::ffi::c_void;
 use core::ptr;
 
 use super::metadata::encode;
-use super::owned::{sealed::Base, Owned};
+use super::owned::{release_produced, Nodes, Owned};
 use super::{Array, ArrowError, DataType, Excerpt, Schema, SchemaRef, TensorShape};
 use super::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR, MAX_NODES};
 use crate::dlpack::{Element, HostBuffer};
@@ -152,19 +152,14 @@ impl SchemaDef {
 
     /// Builds a fresh `ArrowSchema` tree owned by a [`Schema`], validated as an import would be.
     pub fn export(&self) -> Result<Schema, ArrowError> {
-        let mut nodes = 0;
-        let schema = Owned::new(self.build(&mut nodes)?);
+        let schema = Owned::new(self.build()?);
         let mut budget = MAX_NODES;
         // SAFETY: built just now by `build`, which follows the C Data Interface.
         unsafe { super::schema::validate(schema.raw(), 0, &mut budget) }?;
         Ok(Schema::from_owned(schema))
     }
 
-    fn build(&self, nodes: &mut usize) -> Result<ArrowSchema, ArrowError> {
-        *nodes += 1;
-        if *nodes > MAX_NODES {
-            return Err(ArrowError::TooManyNodes);
-        }
+    fn build(&self) -> Result<ArrowSchema, ArrowError> {
         let metadata = match self.metadata.is_empty() {
             true => None,
             false => Some(
@@ -176,21 +171,17 @@ impl SchemaDef {
         let children = self
             .children
             .iter()
-            .map(|child| Ok(Owned::new(child.build(nodes)?)))
+            .map(|child| Ok(Owned::new(child.build()?)))
             .collect::<Result<Vec<_>, ArrowError>>()?;
         let dictionary = match &self.dictionary {
-            Some(d) => Some(Owned::new(d.build(nodes)?)),
+            Some(d) => Some(Owned::new(d.build()?)),
             None => None,
         };
-        let boxed = |node: Owned<ArrowSchema>| Box::into_raw(Box::new(node.into_raw()));
-        let children = children.into_iter().map(boxed).collect();
-        let dictionary = dictionary.map_or(ptr::null_mut(), boxed);
         let private = Box::new(SchemaPrivate {
             format: self.format.clone(),
             name: self.name.clone(),
             metadata: metadata.map(Vec::into_boxed_slice),
-            children,
-            dictionary,
+            nodes: Nodes::new(children, dictionary),
         });
         Ok(ArrowSchema {
             format: private.format.as_ptr(),
@@ -200,10 +191,10 @@ impl SchemaDef {
                 .as_ref()
                 .map_or(ptr::null(), |m| m.as_ptr().cast()),
             flags: self.flags,
-            n_children: private.children.len() as i64,
-            children: private.children.as_ptr().cast_mut(),
-            dictionary: private.dictionary,
-            release: Some(release_schema),
+            n_children: private.nodes.children.len() as i64,
+            children: private.nodes.children.as_ptr().cast_mut(),
+            dictionary: private.nodes.dictionary,
+            release: Some(release_produced::<ArrowSchema, SchemaPrivate>),
             private_data: Box::into_raw(private).cast(),
         })
     }
@@ -214,43 +205,7 @@ struct SchemaPrivate {
     format: CString,
     name: Option<CString>,
     metadata: Option<Box<[u8]>>,
-    children: Box<[*mut ArrowSchema]>,
-    dictionary: *mut ArrowSchema,
-}
-
-/// Releases the unreleased children and the dictionary (never their owner's job but ours:
-/// this crate is their producer), and frees their boxes.
-///
-/// # Safety
-/// Each pointer is NULL or came from `Box::into_raw` in this module, and is not used again.
-unsafe fn release_nodes<R: Base>(children: &[*mut R], dictionary: *mut R) {
-    for &node in children.iter().chain([dictionary].iter()) {
-        if !node.is_null() {
-            // SAFETY: a box this module made (caller); a consumer may have moved the child out,
-            // leaving it released, which `release` skips.
-            let mut node = unsafe { Box::from_raw(node) };
-            // SAFETY: we produced this child: releasing it is the parent's job, done once here.
-            unsafe { node.release() };
-        }
-    }
-}
-
-/// The `release` of schemas built by [`SchemaDef`].
-unsafe extern "C" fn release_schema(schema: *mut ArrowSchema) {
-    // SAFETY: C calls `release` with the base struct (wherever it was moved to), or NULL.
-    let Some(schema) = (unsafe { schema.as_mut() }) else {
-        return;
-    };
-    if schema.release.is_none() || schema.private_data.is_null() {
-        return;
-    }
-    // SAFETY: `private_data` is the box `build` made; `release` runs once (set to NULL below).
-    let private = unsafe { Box::from_raw(schema.private_data.cast::<SchemaPrivate>()) };
-    // SAFETY: the children and dictionary are boxes `build` made.
-    unsafe { release_nodes(&private.children, private.dictionary) };
-    drop(private);
-    schema.release = None;
-    schema.private_data = ptr::null_mut();
+    nodes: Nodes<ArrowSchema>,
 }
 
 /// The fields of an array to produce with [`Array::from_parts`].
@@ -309,8 +264,8 @@ impl ArrayParts {
 /// What an array built by this crate owns.
 struct ArrayPrivate {
     buffers: Box<[*const c_void]>,
-    children: Box<[*mut ArrowArray]>,
-    dictionary: *mut ArrowArray,
+    /// Released before the owner is dropped (fields drop in order).
+    nodes: Nodes<ArrowArray>,
     /// Keeps the buffers alive; dropped by `release`.
     _owner: Box<dyn Any + Send>,
 }
@@ -325,11 +280,12 @@ impl Array {
     /// values, stays valid and unchanged until `owner` is dropped, and may be read from any
     /// thread.
     pub unsafe fn from_parts<O: Any + Send>(parts: ArrayParts, owner: O) -> Self {
-        let child = |a: Array| Box::into_raw(Box::new(a.into_raw()));
         let private = Box::new(ArrayPrivate {
             buffers: parts.buffers.into_boxed_slice(),
-            children: parts.children.into_iter().map(child).collect(),
-            dictionary: parts.dictionary.map_or(ptr::null_mut(), child),
+            nodes: Nodes::new(
+                parts.children.into_iter().map(Array::into_owned),
+                parts.dictionary.map(Array::into_owned),
+            ),
             _owner: Box::new(owner),
         });
         Self::from_owned(Owned::new(ArrowArray {
@@ -337,11 +293,11 @@ impl Array {
             null_count: parts.null_count,
             offset: parts.offset,
             n_buffers: private.buffers.len() as i64,
-            n_children: private.children.len() as i64,
+            n_children: private.nodes.children.len() as i64,
             buffers: private.buffers.as_ptr().cast_mut(),
-            children: private.children.as_ptr().cast_mut(),
-            dictionary: private.dictionary,
-            release: Some(release_array),
+            children: private.nodes.children.as_ptr().cast_mut(),
+            dictionary: private.nodes.dictionary,
+            release: Some(release_produced::<ArrowArray, ArrayPrivate>),
             private_data: Box::into_raw(private).cast(),
         }))
     }
@@ -389,22 +345,4 @@ impl Array {
         // values.
         Ok(unsafe { Self::from_parts(parts, ()) })
     }
-}
-
-/// The `release` of arrays built by this crate.
-unsafe extern "C" fn release_array(array: *mut ArrowArray) {
-    // SAFETY: C calls `release` with the base struct (wherever it was moved to), or NULL.
-    let Some(array) = (unsafe { array.as_mut() }) else {
-        return;
-    };
-    if array.release.is_none() || array.private_data.is_null() {
-        return;
-    }
-    // SAFETY: `private_data` is the box `from_parts` made; `release` runs once (NULL below).
-    let private = unsafe { Box::from_raw(array.private_data.cast::<ArrayPrivate>()) };
-    // SAFETY: the children and dictionary are boxes `from_parts` made.
-    unsafe { release_nodes(&private.children, private.dictionary) };
-    drop(private); // drops the owner
-    array.release = None;
-    array.private_data = ptr::null_mut();
 }

@@ -25,7 +25,7 @@
 //! | `n_buffers` | the type's layout (view types: at least 3) | [`ArrowError::BufferCount`] |
 //! | buffers | non-NULL `buffers`; validity present when there are nulls; fixed-width data present when there are values | [`ArrowError::NullBuffers`], [`ArrowError::NullBuffer`] |
 //! | children | as many as the schema's, long enough for a fixed-size list or struct parent | [`ArrowError::ChildCount`], [`ArrowError::ChildTooShort`] |
-//! | dictionary | present iff the schema has one | [`ArrowError::DictionaryMismatch`] |
+//! | dictionary | an integer index type; present in the array iff the schema has one; not released | [`ArrowError::DictionaryIndex`], [`ArrowError::DictionaryMismatch`], [`ArrowError::ReleasedDictionary`] |
 //!
 //! A C pointer to metadata carries no length: its extent is the producer's promise, like every
 //! other pointer it hands over; [`Metadata::parse`] on a byte slice checks it against the end.

@@ -2,6 +2,7 @@
 //! `release`.
 #![allow(unsafe_code)]
 
+use core::ffi::c_void;
 use core::mem::ManuallyDrop;
 use core::ptr;
 
@@ -11,12 +12,16 @@ use crate::raw::{
 };
 
 pub(crate) mod sealed {
+    use core::ffi::c_void;
+
     /// A struct with a `release` callback (for `ArrowDeviceArray`, its `array.release`).
     pub trait Base {
         /// Whether `release` is NULL.
         fn is_released(&self) -> bool;
         /// Sets `release` to NULL without calling it (the source side of a move).
         fn mark_released(&mut self);
+        /// `private_data` (for `ArrowDeviceArray`, `array.private_data`).
+        fn private_data(&mut self) -> &mut *mut c_void;
         /// Calls `release` if it is set.
         ///
         /// # Safety
@@ -25,19 +30,22 @@ pub(crate) mod sealed {
         unsafe fn release(&mut self);
     }
 }
-use sealed::Base;
+pub(crate) use sealed::Base;
 
 macro_rules! base {
-    ($ty:ty, $($field:ident).+) => {
+    ($ty:ty, $($release:ident).+, $($private:ident).+) => {
         impl Base for $ty {
             fn is_released(&self) -> bool {
-                self.$($field).+.is_none()
+                self.$($release).+.is_none()
             }
             fn mark_released(&mut self) {
-                self.$($field).+ = None;
+                self.$($release).+ = None;
+            }
+            fn private_data(&mut self) -> &mut *mut c_void {
+                &mut self.$($private).+
             }
             unsafe fn release(&mut self) {
-                if let Some(release) = self.$($field).+ {
+                if let Some(release) = self.$($release).+ {
                     // SAFETY: the caller owns this base struct, so calling its producer's
                     // `release` once is the consumer's right; `is_released` is true afterwards
                     // (the producer sets it to NULL, and we make sure in case it did not).
@@ -48,11 +56,72 @@ macro_rules! base {
         }
     };
 }
-base!(ArrowSchema, release);
-base!(ArrowArray, release);
-base!(ArrowDeviceArray, array.release);
-base!(ArrowArrayStream, release);
-base!(ArrowDeviceArrayStream, release);
+base!(ArrowSchema, release, private_data);
+base!(ArrowArray, release, private_data);
+base!(ArrowDeviceArray, array.release, array.private_data);
+base!(ArrowArrayStream, release, private_data);
+base!(ArrowDeviceArrayStream, release, private_data);
+
+/// The `release` of every struct this crate produces: drops the `P` box in `private_data`
+/// (whose `Drop` frees what the struct owns, releasing its children) and marks the struct
+/// released. NULL and released structs are ignored, so a second call does nothing.
+///
+/// # Safety
+/// `raw` is NULL, or a struct whose `private_data` is a `Box<P>` made by this crate (wherever
+/// the struct was moved to), as C Data Interface consumers call `release`.
+#[cfg(feature = "alloc")]
+pub(crate) unsafe extern "C" fn release_produced<R: Base, P>(raw: *mut R) {
+    // SAFETY: a base struct or NULL (contract).
+    let Some(raw) = (unsafe { raw.as_mut() }) else {
+        return;
+    };
+    if raw.is_released() || raw.private_data().is_null() {
+        return;
+    }
+    // SAFETY: the `Box<P>` the producer made (contract), taken once: NULL and released below.
+    drop(unsafe { alloc::boxed::Box::from_raw(raw.private_data().cast::<P>()) });
+    *raw.private_data() = core::ptr::null_mut();
+    raw.mark_released();
+}
+
+/// The children and dictionary of a struct this crate produced: released (unless a consumer
+/// moved them out, leaving them released) and freed when dropped, by the parent's `release`.
+#[cfg(feature = "alloc")]
+pub(crate) struct Nodes<R: Base> {
+    pub(crate) children: alloc::boxed::Box<[*mut R]>,
+    pub(crate) dictionary: *mut R,
+}
+
+#[cfg(feature = "alloc")]
+impl<R: Base> Nodes<R> {
+    /// Boxes the structs of `children` and `dictionary`; the parent points at them.
+    pub(crate) fn new(
+        children: impl IntoIterator<Item = Owned<R>>,
+        dictionary: Option<Owned<R>>,
+    ) -> Self {
+        let boxed =
+            |node: Owned<R>| alloc::boxed::Box::into_raw(alloc::boxed::Box::new(node.into_raw()));
+        Self {
+            children: children.into_iter().map(boxed).collect(),
+            dictionary: dictionary.map_or(core::ptr::null_mut(), boxed),
+        }
+    }
+}
+
+#[cfg(feature = "alloc")]
+impl<R: Base> Drop for Nodes<R> {
+    fn drop(&mut self) {
+        for &node in self.children.iter().chain([self.dictionary].iter()) {
+            if !node.is_null() {
+                // SAFETY: a box `new` made, freed only here; a consumer may have moved the node
+                // out, leaving it released, which `release` skips.
+                let mut node = unsafe { alloc::boxed::Box::from_raw(node) };
+                // SAFETY: we produced this node: releasing it is its parent's job, done once.
+                unsafe { node.release() };
+            }
+        }
+    }
+}
 
 /// An owned base struct, released exactly once when dropped unless given away.
 pub(crate) struct Owned<R: Base> {

@@ -163,7 +163,7 @@ pub(crate) unsafe fn validate(
     // SAFETY: a non-NULL dictionary points to a schema (C Data Interface).
     if let Some(dictionary) = unsafe { schema.dictionary.as_ref() } {
         if dictionary.release.is_none() {
-            return Err(ArrowError::ReleasedChild { index: usize::MAX });
+            return Err(ArrowError::ReleasedDictionary);
         }
         if data_type
             .dlpack_dtype()

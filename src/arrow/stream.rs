@@ -25,8 +25,6 @@ pub(crate) mod sealed {
         fn get_next(&self) -> Option<unsafe extern "C" fn(*mut Self, *mut Self::Raw) -> c_int>;
         /// `get_last_error`.
         fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char>;
-        /// `private_data`.
-        fn private_data(&self) -> *mut core::ffi::c_void;
         /// Checks an imported item against the stream (a device stream's device type).
         fn check_item(&self, item: &Self::Item) -> Result<(), ArrowError>;
         /// Imports one item.
@@ -56,9 +54,6 @@ macro_rules! raw_stream {
             }
             fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char> {
                 self.get_last_error
-            }
-            fn private_data(&self) -> *mut core::ffi::c_void {
-                self.private_data
             }
             fn check_item(&self, item: &$item) -> Result<(), ArrowError> {
                 let check: fn(&$stream, &$item) -> Result<(), ArrowError> = $check;
@@ -175,39 +170,45 @@ impl<S: RawStream> Stream<S> {
     /// A producer error is returned as is (and asked again next time); a schema that fails
     /// validation has been released, and fuses the iterator.
     pub fn schema(&mut self) -> Result<SchemaRef<'_>, StreamError> {
-        if self.schema.is_none() {
-            let get_schema = self
-                .inner
-                .raw()
-                .get_schema()
-                .ok_or(ArrowError::NullCallback { name: "get_schema" })?;
-            let mut out: ArrowSchema = bytemuck::Zeroable::zeroed();
-            let raw: *mut S = self.inner.raw_mut();
-            // SAFETY: the stream is live and not released (we own it); `out` is a zeroed struct
-            // the producer fills (C Stream Interface).
-            let code = unsafe { get_schema(raw, &mut out) };
-            if code != 0 {
-                return Err(self.producer_error(code));
-            }
-            // SAFETY: on success `out` is a schema we own (C Stream Interface, caller's
-            // contract at `from_raw`).
-            match unsafe { Schema::from_raw(&mut out) } {
-                Ok(schema) => self.schema = Some(schema),
-                Err(error) => {
-                    self.done = true;
-                    return Err(error.into());
-                }
-            }
-        }
-        match &self.schema {
-            Some(schema) => Ok(schema.view()),
-            None => Err(ArrowError::Released.into()),
-        }
+        let schema = self.take_schema()?;
+        Ok(self.schema.insert(schema).view())
     }
 
-    /// Pulls the next item.
+    /// The cached schema, taken out of `self` (fetched first if there is none yet).
+    fn take_schema(&mut self) -> Result<Schema, StreamError> {
+        if let Some(schema) = self.schema.take() {
+            return Ok(schema);
+        }
+        let get_schema = self
+            .inner
+            .raw()
+            .get_schema()
+            .ok_or(ArrowError::NullCallback { name: "get_schema" })?;
+        let mut out: ArrowSchema = bytemuck::Zeroable::zeroed();
+        let raw: *mut S = self.inner.raw_mut();
+        // SAFETY: the stream is live and not released (we own it); `out` is a zeroed struct the
+        // producer fills (C Stream Interface).
+        let code = unsafe { get_schema(raw, &mut out) };
+        if code != 0 {
+            return Err(self.producer_error(code));
+        }
+        // SAFETY: on success `out` is a schema we own (C Stream Interface, caller's contract at
+        // `from_raw`).
+        unsafe { Schema::from_raw(&mut out) }.map_err(|error| {
+            self.done = true;
+            error.into()
+        })
+    }
+
+    /// Pulls the next item, checked against the stream's schema.
     fn pull(&mut self) -> Result<Option<S::Item>, StreamError> {
-        self.schema()?;
+        let schema = self.take_schema()?;
+        let item = self.pull_with(schema.view());
+        self.schema = Some(schema);
+        item
+    }
+
+    fn pull_with(&mut self, schema: SchemaRef<'_>) -> Result<Option<S::Item>, StreamError> {
         let get_next = self
             .inner
             .raw()
@@ -223,10 +224,6 @@ impl<S: RawStream> Stream<S> {
         if out.is_released() {
             return Ok(None); // end of stream
         }
-        let schema = match &self.schema {
-            Some(schema) => schema.view(),
-            None => return Err(ArrowError::Released.into()),
-        };
         // SAFETY: on success `out` is an item we own, following the C Data Interface for the
         // stream's schema (contract at `from_raw`).
         let item = unsafe { S::import(&mut out, schema) }?;

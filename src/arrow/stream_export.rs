@@ -8,7 +8,7 @@ use core::ffi::{c_char, c_int};
 use core::iter::Fuse;
 use core::ptr;
 
-use super::owned::Owned;
+use super::owned::{release_produced, Owned};
 use super::stream::sealed::RawStream;
 use super::{errno, Array, ArrayStream, ArrowError, DeviceArray, DeviceArrayStream, ProducerError};
 use super::{Schema, SchemaDef, SchemaRef, Stream};
@@ -140,7 +140,7 @@ impl<S: Produce> Stream<S> {
             get_schema::<S, I>,
             get_next::<S, I>,
             get_last_error::<S, I>,
-            release::<S, I>,
+            release_produced::<S, Producer<I>>,
             Box::into_raw(private).cast(),
         );
         Ok(Self::from_owned(Owned::new(raw)))
@@ -207,15 +207,11 @@ unsafe fn state<'a, S: Produce, I: Iterator>(stream: *mut S) -> Option<&'a mut P
     // SAFETY: see the contract; the private data is only ever reached through the stream, and
     // stream calls are serialised (C Stream Interface), so this is the only reference.
     let stream = unsafe { stream.as_mut() }?;
-    if super::owned::sealed::Base::is_released(stream) {
+    if stream.is_released() {
         return None;
     }
     // SAFETY: as above; `private_data` is the `Producer<I>` box.
-    unsafe { private_of::<S, I>(stream).as_mut() }
-}
-
-fn private_of<S: Produce, I: Iterator>(stream: &S) -> *mut Producer<I> {
-    S::private_data(stream).cast()
+    unsafe { stream.private_data().cast::<Producer<I>>().as_mut() }
 }
 
 unsafe extern "C" fn get_schema<S: Produce, I: Iterator>(
@@ -286,17 +282,4 @@ unsafe extern "C" fn get_last_error<S: Produce, I: Iterator>(stream: *mut S) -> 
         }) => message.as_ptr(),
         _ => ptr::null(),
     }
-}
-
-unsafe extern "C" fn release<S: Produce, I: Iterator>(stream: *mut S) {
-    // SAFETY: C calls us with the stream we made (or NULL).
-    let Some(stream) = (unsafe { stream.as_mut() }) else {
-        return;
-    };
-    if super::owned::sealed::Base::is_released(stream) {
-        return;
-    }
-    // SAFETY: the `Producer<I>` box `produce` made; freed once (the stream is marked released).
-    drop(unsafe { Box::from_raw(private_of::<S, I>(stream)) });
-    super::owned::sealed::Base::mark_released(stream);
 }

@@ -36,6 +36,7 @@ struct SchemaPrivate {
     _strings: Vec<CString>,
     _metadata: Option<Vec<u8>>,
     children: Vec<*mut ArrowSchema>,
+    dictionary: *mut ArrowSchema,
     counter: Counter,
 }
 
@@ -44,7 +45,8 @@ unsafe extern "C" fn release_schema(schema: *mut ArrowSchema) {
     let schema = unsafe { &mut *schema };
     // SAFETY: `private_data` is the fixture's box.
     let private = unsafe { Box::from_raw(schema.private_data.cast::<SchemaPrivate>()) };
-    for &child in &private.children {
+    let dictionary = (!private.dictionary.is_null()).then_some(private.dictionary);
+    for &child in private.children.iter().chain(dictionary.iter()) {
         // SAFETY: boxes this fixture made; released ones (moved out) are skipped.
         let mut child = unsafe { Box::from_raw(child) };
         if let Some(release) = child.release {
@@ -74,6 +76,7 @@ pub fn schema(
         _strings: strings,
         _metadata: metadata,
         children,
+        dictionary: ptr::null_mut(),
         counter: counter.clone(),
     });
     ArrowSchema {
@@ -93,6 +96,28 @@ pub fn schema(
         dictionary: ptr::null_mut(),
         release: Some(release_schema),
         private_data: Box::into_raw(private).cast(),
+    }
+}
+
+/// Makes `schema` (built by [`schema`]) dictionary-encoded, its parent releasing `dictionary`.
+pub fn with_dictionary(schema: ArrowSchema, dictionary: ArrowSchema) -> ArrowSchema {
+    let dictionary = Box::into_raw(Box::new(dictionary));
+    // SAFETY: `private_data` is this fixture's box.
+    unsafe { (*schema.private_data.cast::<SchemaPrivate>()).dictionary = dictionary };
+    ArrowSchema {
+        dictionary,
+        ..schema
+    }
+}
+
+/// Gives `array` (built by [`array`]) a dictionary, its parent releasing it.
+pub fn with_array_dictionary(array: ArrowArray, dictionary: ArrowArray) -> ArrowArray {
+    let dictionary = Box::into_raw(Box::new(dictionary));
+    // SAFETY: `private_data` is this fixture's box.
+    unsafe { (*array.private_data.cast::<ArrayPrivate>()).dictionary = dictionary };
+    ArrowArray {
+        dictionary,
+        ..array
     }
 }
 
