@@ -694,8 +694,7 @@ fn streams_iterate_to_the_end() {
     assert_eq!(stream.schema().unwrap().data_type(), DataType::Int32);
     let arrays: Vec<Array> = stream.by_ref().map(Result::unwrap).collect();
     assert!(stream.next().is_none());
-    let schema = SchemaDef::new("i").unwrap().export().unwrap();
-    drop(stream); // arrays outlive their stream
+    let schema = stream.into_schema().unwrap(); // the stream is released; arrays outlive it
     let values: Vec<i32> = arrays
         .iter()
         .flat_map(|a| {
@@ -745,10 +744,17 @@ fn stream_errors_carry_code_and_message_or_none() {
 
 #[test]
 fn stream_items_that_do_not_fit_the_schema_end_the_stream() {
+    // f64 values under an int32 schema: the buffer was sized for f64, so it is refused.
     let items = vec![Ok(Array::from_vec(vec![1.0f64]).unwrap())];
     let mut stream = ArrayStream::from_iter(SchemaDef::new("i").unwrap(), items).unwrap();
-    // f64 values under an int32 schema have the same layout: accepted by structure.
-    assert!(stream.next().unwrap().is_ok());
+    let Some(Err(StreamError::Producer(error))) = stream.next() else {
+        panic!("error expected")
+    };
+    assert_eq!(error.code(), errno::EINVAL);
+    assert_eq!(
+        error.message(),
+        Some(&*ArrowError::SchemaMismatch.to_string())
+    );
     let items = vec![Ok(Array::fixed_size_list(
         Array::from_vec(vec![1i32, 2]).unwrap(),
         2,
@@ -761,7 +767,7 @@ fn stream_items_that_do_not_fit_the_schema_end_the_stream() {
     assert_eq!(error.code(), errno::EINVAL);
     assert_eq!(
         error.message(),
-        Some("ArrowArray.n_buffers is 1, the type needs 2")
+        Some(&*ArrowError::SchemaMismatch.to_string())
     );
 }
 
@@ -802,4 +808,76 @@ fn export_into_caller_memory_moves_without_reading() {
     assert_eq!(count(&calls), 0);
     unsafe { out.release.unwrap()(&mut out) };
     assert_eq!(count(&calls), 1);
+}
+
+#[test]
+fn arrays_are_only_read_with_the_schema_they_were_sized_for() {
+    // A Rust-built int32 array read through an int64 schema would read past its buffer.
+    let values = Array::from_vec(vec![1i32, 2]).unwrap();
+    let wide = SchemaDef::new("l").unwrap().export().unwrap();
+    assert_eq!(
+        values.view(wide.view()).unwrap_err(),
+        ArrowError::SchemaMismatch
+    );
+    let exact = SchemaDef::new("i")
+        .unwrap()
+        .with_name("any name")
+        .export()
+        .unwrap();
+    assert_eq!(
+        values.view(exact.view()).unwrap().values::<i32>().unwrap(),
+        &[1, 2]
+    );
+
+    // An imported array is bound to the schema (the object) it was validated with: another
+    // schema, even of the same layout, and a child node of the right one are refused.
+    let schema = int32_schema();
+    let mut raw = int32s(&[5, 6], &counter());
+    let imported = unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap();
+    assert!(imported.view(schema.view()).is_ok());
+    let twin = int32_schema();
+    assert_eq!(
+        imported.view(twin.view()).unwrap_err(),
+        ArrowError::SchemaMismatch
+    );
+    let mut raw = schema_with_child();
+    let list = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let child = list.view().child(0).unwrap();
+    assert_eq!(
+        imported.view(child).unwrap_err(),
+        ArrowError::SchemaMismatch
+    );
+    // Nor can it be wrapped into a list whose layout this crate would have to vouch for.
+    assert_eq!(
+        Array::fixed_size_list(imported, 2).unwrap_err(),
+        ArrowError::SchemaMismatch
+    );
+
+    // A device array from a moved Schema still matches (the root's identity is the object).
+    let moved = Box::new(schema);
+    let mut raw = ArrowDeviceArray {
+        array: int32s(&[7], &counter()),
+        device_id: -1,
+        device_type: ARROW_DEVICE_CPU,
+        sync_event: ptr::null_mut(),
+        reserved: [0; 3],
+    };
+    let device = unsafe { DeviceArray::from_raw(&mut raw, moved.view()) }.unwrap();
+    let moved_again = *moved;
+    assert_eq!(
+        device
+            .view(moved_again.view())
+            .unwrap()
+            .values::<i32>()
+            .unwrap(),
+        &[7]
+    );
+    assert_eq!(
+        device.view(twin.view()).unwrap_err(),
+        ArrowError::SchemaMismatch
+    );
+}
+
+fn schema_with_child() -> ArrowSchema {
+    schema(b"+l", None, None, vec![leaf("i")], &counter())
 }

@@ -3,6 +3,7 @@
 
 use core::ffi::c_void;
 
+use super::binding::Binding;
 use super::format::BufferCount;
 use super::owned::Owned;
 use super::{ArrowError, DataType, Excerpt, SchemaRef, MAX_DEPTH, MAX_NODES};
@@ -29,6 +30,8 @@ use crate::raw::{kDLCPU, ArrowArray, DLDeviceType};
 /// ```
 pub struct Array {
     inner: Owned<ArrowArray>,
+    /// What the buffers were sized for: `view` accepts only that.
+    binding: Binding,
 }
 
 // SAFETY: an array's buffers are immutable and owned through `private_data`; the C Data
@@ -59,17 +62,39 @@ impl Array {
         let mut budget = MAX_NODES;
         // SAFETY: the tree follows the C Data Interface (caller).
         unsafe { validate(inner.raw(), schema, 0, &mut budget) }?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            binding: Binding::of(schema),
+        })
     }
 
     #[cfg(feature = "alloc")]
-    pub(crate) fn from_owned(inner: Owned<ArrowArray>) -> Self {
-        Self { inner }
+    pub(crate) fn from_owned(inner: Owned<ArrowArray>, binding: Binding) -> Self {
+        Self { inner, binding }
     }
 
-    /// A validated view for reading, checked against `schema` (which should be the schema the
-    /// array was imported with; another one is checked just the same).
+    /// Binds an array this crate built to its exact layout.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn bound_to(mut self, layout: super::SchemaDef) -> Self {
+        self.binding = Binding::Layout(alloc::boxed::Box::new(layout));
+        self
+    }
+
+    #[cfg(feature = "alloc")]
+    pub(crate) fn binding(&self) -> &Binding {
+        &self.binding
+    }
+
+    /// The struct and what it is bound to.
+    pub(crate) fn into_parts(self) -> (ArrowArray, Binding) {
+        (self.inner.into_raw(), self.binding)
+    }
+
+    /// A validated view for reading with `schema`, which must be the schema the array was
+    /// imported with (or, for an array this crate built, one of exactly its layout); any other
+    /// is [`ArrowError::SchemaMismatch`], as the buffers were not sized for it.
     pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ArrowError> {
+        self.binding.check(schema)?;
         ArrayView::on_device(self.inner.raw(), schema, Some(kDLCPU), kDLCPU)
     }
 

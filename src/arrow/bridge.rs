@@ -124,6 +124,7 @@ impl DeviceArray {
             // values (the element count).
             (schema, unsafe { Array::from_parts(parts, tensor) })
         };
+        let array = array.bound_to(schema.clone());
         // SAFETY: the buffers are on the tensor's device (DLPack); no event to wait on.
         Ok((schema, unsafe {
             DeviceArray::new(array, device_type, device_id, ptr::null_mut())

@@ -4,6 +4,7 @@
 use core::ffi::c_void;
 use core::ptr::NonNull;
 
+use super::binding::Binding;
 use super::owned::Owned;
 use super::{Array, ArrayView, ArrowError, SchemaRef};
 use crate::raw::{
@@ -90,6 +91,8 @@ pub fn dlpack_device(device_type: ArrowDeviceType, device_id: i64) -> Result<DLD
 /// runtime) and use [`view_synchronized`](Self::view_synchronized).
 pub struct DeviceArray {
     inner: Owned<ArrowDeviceArray>,
+    /// What the buffers were sized for: views accept only that.
+    binding: Binding,
 }
 
 // SAFETY: as for `Array`; the sync event is owned through `private_data` until release.
@@ -117,7 +120,10 @@ impl DeviceArray {
         let mut budget = super::MAX_NODES;
         // SAFETY: the tree follows the C Data Interface (caller).
         unsafe { super::array::validate(&inner.raw().array, schema, 0, &mut budget) }?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            binding: Binding::of(schema),
+        })
     }
 
     /// A CPU device array (`device_id` -1, no event, `reserved` zeroed) around `array`.
@@ -138,9 +144,11 @@ impl DeviceArray {
         device_id: i64,
         sync_event: *mut c_void,
     ) -> Self {
+        let (array, binding) = array.into_parts();
         Self {
+            binding,
             inner: Owned::new(ArrowDeviceArray {
-                array: array.into_raw(),
+                array,
                 device_id,
                 device_type,
                 sync_event,
@@ -184,10 +192,12 @@ impl DeviceArray {
         .then_some(device_type)
     }
 
-    /// A validated view. Typed slices need host-readable memory and no pending `sync_event`;
+    /// A validated view with the schema the array was imported with (see [`Array::view`]).
+    /// Typed slices need host-readable memory and no pending `sync_event`;
     /// otherwise they are [`ArrowError::NotHostAccessible`] (the structure and the buffer
     /// addresses are readable either way).
     pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ArrowError> {
+        self.binding.check(schema)?;
         let host = self.host_readable().filter(|_| self.sync_event().is_none());
         ArrayView::on_device(
             &self.inner.raw().array,
@@ -206,6 +216,7 @@ impl DeviceArray {
         &'a self,
         schema: SchemaRef<'a>,
     ) -> Result<ArrayView<'a>, ArrowError> {
+        self.binding.check(schema)?;
         ArrayView::on_device(
             &self.inner.raw().array,
             schema,

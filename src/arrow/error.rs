@@ -252,6 +252,9 @@ pub enum ArrowError {
         /// The DLPack type of the requested Rust type.
         requested: DLDataType,
     },
+    /// The array is viewed with a schema other than the one it was imported with (or, for an
+    /// array this crate built, one of another layout): its buffers were not sized for it.
+    SchemaMismatch,
     /// A data buffer is not aligned for the requested Rust type.
     Misaligned {
         /// The buffer's index.
@@ -370,6 +373,9 @@ impl fmt::Display for ArrowError {
             Self::TypeMismatch { format, requested } => write!(
                 f,
                 "the array's format is {format:?}, the requested type is {requested:?}"
+            ),
+            Self::SchemaMismatch => f.write_str(
+                "the array was imported or built for another schema than the one it is viewed with",
             ),
             Self::Misaligned { index } => write!(f, "buffers[{index}] is not aligned for the type"),
             Self::DeviceMismatch { stream, array } => {

@@ -11,6 +11,7 @@ use core::any::Any;
 use core::ffi::c_void;
 use core::ptr;
 
+use super::binding::Binding;
 use super::metadata::encode;
 use super::owned::{release_produced, Nodes, Owned};
 use super::{Array, ArrowError, DataType, Excerpt, Schema, SchemaRef, TensorShape};
@@ -148,6 +149,23 @@ impl SchemaDef {
             children: schema.children().map(Self::copy_of).collect(),
             dictionary: schema.dictionary().map(|d| Box::new(Self::copy_of(d))),
         }
+    }
+
+    /// Whether `schema` has exactly this layout: the same format strings, children and
+    /// dictionaries, node for node (names, flags and metadata do not size buffers).
+    pub(crate) fn same_layout(&self, schema: SchemaRef<'_>) -> bool {
+        self.format.as_bytes() == schema.format()
+            && self.children.len() == schema.n_children()
+            && self
+                .children
+                .iter()
+                .zip(schema.children())
+                .all(|(def, child)| def.same_layout(child))
+            && match (&self.dictionary, schema.dictionary()) {
+                (None, None) => true,
+                (Some(def), Some(dictionary)) => def.same_layout(dictionary),
+                _ => false,
+            }
     }
 
     /// Builds a fresh `ArrowSchema` tree owned by a [`Schema`], validated as an import would be.
@@ -288,18 +306,21 @@ impl Array {
             ),
             _owner: Box::new(owner),
         });
-        Self::from_owned(Owned::new(ArrowArray {
-            length: parts.length,
-            null_count: parts.null_count,
-            offset: parts.offset,
-            n_buffers: private.buffers.len() as i64,
-            n_children: private.nodes.children.len() as i64,
-            buffers: private.buffers.as_ptr().cast_mut(),
-            children: private.nodes.children.as_ptr().cast_mut(),
-            dictionary: private.nodes.dictionary,
-            release: Some(release_produced::<ArrowArray, ArrayPrivate>),
-            private_data: Box::into_raw(private).cast(),
-        }))
+        Self::from_owned(
+            Owned::new(ArrowArray {
+                length: parts.length,
+                null_count: parts.null_count,
+                offset: parts.offset,
+                n_buffers: private.buffers.len() as i64,
+                n_children: private.nodes.children.len() as i64,
+                buffers: private.buffers.as_ptr().cast_mut(),
+                children: private.nodes.children.as_ptr().cast_mut(),
+                dictionary: private.nodes.dictionary,
+                release: Some(release_produced::<ArrowArray, ArrayPrivate>),
+                private_data: Box::into_raw(private).cast(),
+            }),
+            Binding::Vouched,
+        )
     }
 
     /// A primitive array (no nulls) over a `Vec<T>`, `Box<[T]>` or `Arc<[T]>`, without copying;
@@ -324,14 +345,26 @@ impl Array {
             memory.len,
             alloc::vec![ptr::null(), memory.start.cast_const().cast()],
         );
+        let layout = SchemaDef::of::<B::Element>()?;
         // SAFETY: `memory` is `len` initialised elements of the type's width, owned by `buffer`,
-        // which the array keeps until release; host memory, and `HostBuffer` is `Send`.
-        Ok(unsafe { Self::from_parts(parts, buffer) })
+        // which the array keeps until release; host memory, and `HostBuffer` is `Send`. It is
+        // bound to exactly that layout below.
+        Ok(unsafe { Self::from_parts(parts, buffer) }.bound_to(layout))
     }
 
     /// A fixed-size list array (no nulls) whose values are `values`, `list_size` per list.
     /// `values.len()` must be a multiple of `list_size` (`list_size` 0 gives an empty array).
+    /// `values` must be an array this crate built ([`from_vec`](Self::from_vec),
+    /// `fixed_size_list`, [`from_parts`](Self::from_parts)); an imported one is
+    /// [`ArrowError::SchemaMismatch`], as its layout is its schema's.
     pub fn fixed_size_list(values: Array, list_size: usize) -> Result<Self, ArrowError> {
+        let layout = match values.binding() {
+            Binding::Layout(def) => {
+                Some(SchemaDef::new(&alloc::format!("+w:{list_size}"))?.with_child((**def).clone()))
+            }
+            Binding::Vouched => None,
+            Binding::Schema { .. } => return Err(ArrowError::SchemaMismatch),
+        };
         let length = values.len().checked_div(list_size).unwrap_or(0);
         if length * list_size != values.len() {
             return Err(ArrowError::ChildTooShort {
@@ -342,7 +375,11 @@ impl Array {
         }
         let parts = ArrayParts::new(length, alloc::vec![ptr::null()]).with_child(values);
         // SAFETY: a NULL validity bitmap and no nulls; the child holds `length * list_size`
-        // values.
-        Ok(unsafe { Self::from_parts(parts, ()) })
+        // values; bound to the child's layout (or vouched for, like the child).
+        let list = unsafe { Self::from_parts(parts, ()) };
+        Ok(match layout {
+            Some(layout) => list.bound_to(layout),
+            None => list,
+        })
     }
 }

@@ -30,6 +30,10 @@
 //! A C pointer to metadata carries no length: its extent is the producer's promise, like every
 //! other pointer it hands over; [`Metadata::parse`] on a byte slice checks it against the end.
 //!
+//! **Binding.** Buffers carry no lengths: their sizes follow from the type the producer meant.
+//! An array therefore remembers the schema it was imported with (or, for arrays this crate
+//! built, their exact layout), and [`Array::view`] refuses any other ([`ArrowError::SchemaMismatch`]).
+//!
 //! **Access.** [`ArrayView`] reads lengths, buffers and children; typed slices
 //! ([`ArrayView::values`], [`ArrayView::validity`], [`ArrayView::booleans`]) need host memory
 //! and no pending `sync_event`.
@@ -40,6 +44,7 @@
 mod array;
 #[cfg(feature = "alloc")]
 mod async_stream;
+mod binding;
 #[cfg(feature = "alloc")]
 mod bridge;
 mod device;

@@ -3,6 +3,7 @@
 
 use core::ffi::CStr;
 
+use super::binding::next_schema_id;
 use super::extension::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR};
 use super::format::ChildCount;
 use super::owned::Owned;
@@ -29,6 +30,8 @@ use crate::raw::{ArrowSchema, ARROW_FLAG_NULLABLE};
 /// ```
 pub struct Schema {
     inner: Owned<ArrowSchema>,
+    /// Process-unique: arrays validated against this schema remember it.
+    id: usize,
 }
 
 // SAFETY: a schema is plain CPU data owned through `private_data`; the C Data Interface lets a
@@ -54,19 +57,27 @@ impl Schema {
         let mut budget = MAX_NODES;
         // SAFETY: the tree follows the C Data Interface (caller).
         unsafe { validate(inner.raw(), 0, &mut budget) }?;
-        Ok(Self { inner })
+        Ok(Self {
+            inner,
+            id: next_schema_id(),
+        })
     }
 
     /// Wraps a schema this crate built and validated.
     #[cfg(feature = "alloc")]
     pub(crate) fn from_owned(inner: Owned<ArrowSchema>) -> Self {
-        Self { inner }
+        Self {
+            inner,
+            id: next_schema_id(),
+        }
     }
 
     /// The validated root.
     pub fn view(&self) -> SchemaRef<'_> {
         SchemaRef {
             raw: self.inner.raw(),
+            id: self.id,
+            root: true,
         }
     }
 
@@ -215,9 +226,24 @@ fn fixed_shape_tensor(
 #[derive(Clone, Copy)]
 pub struct SchemaRef<'a> {
     raw: &'a ArrowSchema,
+    /// The id of the `Schema` this node belongs to.
+    id: usize,
+    /// Whether this is the root (which moves with its `Schema`; other nodes do not move).
+    root: bool,
 }
 
 impl<'a> SchemaRef<'a> {
+    /// Which node of which schema this is: the schema's id, and the node's address (NULL for
+    /// the root).
+    pub(crate) fn identity(&self) -> (usize, *const ArrowSchema) {
+        let node: *const ArrowSchema = if self.root {
+            core::ptr::null()
+        } else {
+            self.raw
+        };
+        (self.id, node)
+    }
+
     /// The struct, for reading raw fields.
     pub fn raw(&self) -> &'a ArrowSchema {
         self.raw
@@ -301,13 +327,21 @@ impl<'a> SchemaRef<'a> {
     pub(crate) fn child_in_range(&self, index: usize) -> SchemaRef<'a> {
         // SAFETY: validated at import: `n_children` (> index) non-NULL pointers to live schemas.
         let raw = unsafe { &**self.raw.children.add(index) };
-        SchemaRef { raw }
+        SchemaRef {
+            raw,
+            root: false,
+            ..*self
+        }
     }
 
     /// The dictionary's value type, when the field is dictionary-encoded.
     pub fn dictionary(&self) -> Option<SchemaRef<'a>> {
         // SAFETY: validated at import: NULL or a live schema.
-        unsafe { self.raw.dictionary.as_ref() }.map(|raw| SchemaRef { raw })
+        unsafe { self.raw.dictionary.as_ref() }.map(|raw| SchemaRef {
+            raw,
+            root: false,
+            ..*self
+        })
     }
 }
 

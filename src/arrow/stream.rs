@@ -200,6 +200,12 @@ impl<S: RawStream> Stream<S> {
         })
     }
 
+    /// Releases the stream and returns its schema (fetched first if needed): the schema that
+    /// arrays already pulled are read with.
+    pub fn into_schema(mut self) -> Result<Schema, StreamError> {
+        self.take_schema()
+    }
+
     /// Pulls the next item, checked against the stream's schema.
     fn pull(&mut self) -> Result<Option<S::Item>, StreamError> {
         let schema = self.take_schema()?;

@@ -165,9 +165,10 @@ impl ArrayStream {
     /// let items = batches.into_iter().map(|a| a.map_err(|_| ProducerError::code_only(errno::EINVAL)))
     ///     .chain([Err(ProducerError::new(errno::EIO, Some("source went away")))]);
     /// let mut stream = ArrayStream::from_iter(SchemaDef::new("i")?, items)?;
-    /// let schema = dlpack_abi::arrow::SchemaDef::copy_of(stream.schema().unwrap()).export()?;
     /// let first = stream.next().unwrap().unwrap();
-    /// assert_eq!(first.view(schema.view())?.values::<i32>()?, &[1, 2]);
+    /// // Arrays are read with the stream's schema, the one they were checked against.
+    /// let schema = stream.schema().unwrap();
+    /// assert_eq!(first.view(schema)?.values::<i32>()?, &[1, 2]);
     /// assert!(stream.next().unwrap().is_ok());
     /// let Some(Err(StreamError::Producer(error))) = stream.next() else { panic!() };
     /// assert_eq!((error.code(), error.message()), (errno::EIO, Some("source went away")));
