@@ -14,6 +14,7 @@ use dlpack_abi::dlpack::VersionedTensor;
 use dlpack_abi::raw::*;
 
 fn import(fixture: &mut Fixture) -> VersionedTensor {
+    // SAFETY: the fixture's tensor follows DLPack; the test hands it over.
     unsafe { VersionedTensor::from_raw(fixture.versioned()) }.unwrap()
 }
 
@@ -35,7 +36,7 @@ fn one_d_tensor_round_trips_with_the_same_pointer_in_every_release_order() {
         assert_eq!(view.buffer(1).unwrap() as usize, fixture.data_address());
         let array = if order == 1 {
             let mut raw = array.into_raw();
-            unsafe { DeviceArray::from_raw(&mut raw, schema.view()) }.unwrap()
+            import_device_array(&mut raw, schema.view()).unwrap()
         } else {
             array
         };
@@ -65,6 +66,7 @@ fn one_d_tensor_round_trips_with_the_same_pointer_in_every_release_order() {
             _ => {
                 let raw = tensor.into_raw();
                 drop(schema);
+                // SAFETY: the tensor was handed out raw; "C" deletes it once.
                 unsafe { (*raw).deleter.unwrap()(raw) };
             }
         }
@@ -112,12 +114,19 @@ fn a_child_moved_out_by_a_consumer_keeps_the_memory_until_the_parent_is_released
     let (schema_def, array) = DeviceArray::from_tensor(import(&mut fixture)).unwrap();
     let mut raw = array.into_raw();
     // A consumer moves the child out (allowed by the spec), then releases the parent first.
+    // SAFETY: a fixed-shape-tensor array has one child; the test owns the base struct and moves
+    // the child out as the spec allows (bitwise copy, source marked released), then releases
+    // the parent once.
     let child_ptr = unsafe { *raw.array.children };
+    // SAFETY: as above.
     let mut child = unsafe { ptr::read(child_ptr) };
+    // SAFETY: as above.
     unsafe { (*child_ptr).release = None };
+    // SAFETY: as above.
     unsafe { raw.array.release.unwrap()(&mut raw.array) };
     assert_eq!(fixture.calls(), 1, "the parent's release drops the tensor");
     // The moved child is released by whoever holds it, once.
+    // SAFETY: the moved child is now a base struct the test owns.
     unsafe { child.release.unwrap()(&mut child) };
     assert!(child.release.is_none());
     drop(schema_def);
@@ -133,23 +142,21 @@ fn permutation_becomes_strides() {
         ),
     ]);
     let mut raw = schema(b"+w:4", None, Some(meta), vec![leaf("f")], &counter());
-    let schema = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let schema = import_schema(&mut raw).unwrap();
     let calls = counter();
     let values = bytes_of(&[0f32, 1., 2., 3., 4., 5., 6., 7.]);
     let child = array(8, 0, 0, vec![None, values], vec![], &counter());
     let mut raw = array(2, 0, 0, vec![None], vec![child], &calls);
-    let cells = unsafe {
-        DeviceArray::from_raw(
-            &mut ArrowDeviceArray {
-                array: raw_take(&mut raw),
-                device_id: -1,
-                device_type: ARROW_DEVICE_CPU,
-                sync_event: ptr::null_mut(),
-                reserved: [0; 3],
-            },
-            schema.view(),
-        )
-    }
+    let cells = import_device_array(
+        &mut ArrowDeviceArray {
+            array: raw_take(&mut raw),
+            device_id: -1,
+            device_type: ARROW_DEVICE_CPU,
+            sync_event: ptr::null_mut(),
+            reserved: [0; 3],
+        },
+        schema.view(),
+    )
     .unwrap();
     let tensor = cells.into_tensor(schema.view()).unwrap();
     assert_eq!(tensor.view().shape(), &[2, 2, 2]);
@@ -160,6 +167,7 @@ fn permutation_becomes_strides() {
 }
 
 fn raw_take(raw: &mut ArrowArray) -> ArrowArray {
+    // SAFETY: a move as the spec defines it: bitwise copy, then the source marked released.
     let taken = unsafe { ptr::read(raw) };
     raw.release = None;
     taken
@@ -168,7 +176,7 @@ fn raw_take(raw: &mut ArrowArray) -> ArrowArray {
 #[test]
 fn arrow_offsets_become_byte_offsets() {
     let mut raw = leaf("l");
-    let schema = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let schema = import_schema(&mut raw).unwrap();
     let mut raw = array(
         2,
         0,
@@ -177,7 +185,7 @@ fn arrow_offsets_become_byte_offsets() {
         vec![],
         &counter(),
     );
-    let cpu = DeviceArray::from_cpu(unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap());
+    let cpu = DeviceArray::from_cpu(import_array(&mut raw, schema.view()).unwrap());
     let tensor = cpu.into_tensor(schema.view()).unwrap();
     assert_eq!(tensor.view().raw().byte_offset, 24);
     assert_eq!(tensor.view().as_slice::<i64>().unwrap(), &[3, 4]);
@@ -250,11 +258,10 @@ fn unsupported_arrow_inputs_are_refused_and_released_once() {
     ];
     for (name, format, make, expected) in cases {
         let mut raw = leaf(format);
-        let schema = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+        let schema = import_schema(&mut raw).unwrap();
         let calls = counter();
         let mut raw = make(&calls);
-        let cpu =
-            DeviceArray::from_cpu(unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap());
+        let cpu = DeviceArray::from_cpu(import_array(&mut raw, schema.view()).unwrap());
         assert_eq!(
             cpu.into_tensor(schema.view()).unwrap_err(),
             expected,
@@ -264,7 +271,7 @@ fn unsupported_arrow_inputs_are_refused_and_released_once() {
     }
     // A null count of -1 whose bitmap is all valid bridges.
     let mut raw = leaf("i");
-    let schema = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let schema = import_schema(&mut raw).unwrap();
     let mut raw = array(
         2,
         -1,
@@ -273,7 +280,7 @@ fn unsupported_arrow_inputs_are_refused_and_released_once() {
         vec![],
         &counter(),
     );
-    let cpu = DeviceArray::from_cpu(unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap());
+    let cpu = DeviceArray::from_cpu(import_array(&mut raw, schema.view()).unwrap());
     assert!(cpu.into_tensor(schema.view()).is_ok());
 }
 
@@ -396,19 +403,45 @@ struct Seen {
     cancel_after: Option<usize>,
 }
 
+// The handler below is called by the producer with the handler `run_async` made, whose
+// `private_data` is its `Seen`, alive until `run_async` returns; calls are serialised.
+
+/// The handler's record.
+///
+/// # Safety
+/// `handler` is one `run_async` (or the test) made, and no other reference to its `Seen` lives.
 unsafe fn seen<'a>(handler: *mut ArrowAsyncDeviceStreamHandler) -> &'a mut Seen {
+    // SAFETY: see the contract.
     unsafe { &mut *(*handler).private_data.cast::<Seen>() }
+}
+
+/// Asks the producer for `n` more tasks (or cancels when `n` is 0).
+///
+/// # Safety
+/// As for `seen`; `handler.producer` is set (the producer sets it before any callback).
+unsafe fn ask(handler: *mut ArrowAsyncDeviceStreamHandler, n: i64) {
+    // SAFETY: see the contract: the producer is alive until the handler is released.
+    let producer = unsafe { (*handler).producer };
+    if n == 0 {
+        // SAFETY: as above.
+        unsafe { (*producer).cancel.unwrap()(producer) };
+    } else {
+        // SAFETY: as above.
+        unsafe { (*producer).request.unwrap()(producer, n) };
+    }
 }
 
 unsafe extern "C" fn on_schema(
     handler: *mut ArrowAsyncDeviceStreamHandler,
     schema: *mut ArrowSchema,
 ) -> c_int {
-    let schema = unsafe { Schema::from_raw(schema) }.unwrap(); // moved out, released on drop
+    // SAFETY: the producer hands over a schema it built; moved out, released on drop.
+    let schema = import_schema(unsafe { &mut *schema }).unwrap();
     assert_eq!(schema.view().data_type(), DataType::Int32);
+    // SAFETY: a handler `run_async` made (see above).
     unsafe { seen(handler).schemas += 1 };
-    let producer = unsafe { (*handler).producer };
-    unsafe { (*producer).request.unwrap()(producer, 2) };
+    // SAFETY: as above.
+    unsafe { ask(handler, 2) };
     0
 }
 
@@ -417,23 +450,22 @@ unsafe extern "C" fn on_next_task(
     task: *mut ArrowAsyncTask,
     _: *const c_char,
 ) -> c_int {
+    // SAFETY: a handler `run_async` made (see above).
     let seen = unsafe { seen(handler) };
     if task.is_null() {
         seen.end += 1;
         return 0;
     }
     let mut out: ArrowDeviceArray = bytemuck::Zeroable::zeroed();
+    // SAFETY: a live task; `extract_data` is called exactly once, as the interface requires.
     assert_eq!(unsafe { (*task).extract_data.unwrap()(task, &mut out) }, 0);
     let schema = SchemaDef::new("i").unwrap().export().unwrap();
-    let array = unsafe { DeviceArray::from_raw(&mut out, schema.view()) }.unwrap();
+    let array = import_device_array(&mut out, schema.view()).unwrap();
     seen.values
         .extend(array.view(schema.view()).unwrap().values::<i32>().unwrap());
-    let producer = unsafe { (*handler).producer };
-    if seen.cancel_after == Some(seen.values.len()) {
-        unsafe { (*producer).cancel.unwrap()(producer) };
-    } else {
-        unsafe { (*producer).request.unwrap()(producer, 1) };
-    }
+    let cancel = seen.cancel_after == Some(seen.values.len());
+    // SAFETY: as above (`seen` is not used after this).
+    unsafe { ask(handler, if cancel { 0 } else { 1 }) };
     0
 }
 
@@ -443,13 +475,20 @@ unsafe extern "C" fn on_error(
     message: *const c_char,
     _: *const c_char,
 ) {
-    let message = unsafe { CStr::from_ptr(message) }
-        .to_string_lossy()
-        .into_owned();
+    let message = if message.is_null() {
+        String::new()
+    } else {
+        // SAFETY: a non-NULL message is NUL-terminated and valid during the call.
+        unsafe { CStr::from_ptr(message) }
+            .to_string_lossy()
+            .into_owned()
+    };
+    // SAFETY: a handler `run_async` made (see above).
     unsafe { seen(handler).error = Some((code, message)) };
 }
 
 unsafe extern "C" fn release_handler(handler: *mut ArrowAsyncDeviceStreamHandler) {
+    // SAFETY: a handler `run_async` made (see above).
     unsafe { seen(handler).released += 1 };
 }
 
@@ -470,6 +509,7 @@ fn run_async(items: Vec<Result<Vec<i32>, ProducerError>>, cancel_after: Option<u
         .into_iter()
         .map(|item| item.map(|v| DeviceArray::from_cpu(Array::from_vec(v).unwrap())));
     let schema = SchemaDef::new("i").unwrap();
+    // SAFETY: `handler` follows the interface and outlives the producer.
     let mut producer =
         unsafe { AsyncProducer::start(&mut handler, ARROW_DEVICE_CPU, &schema, items) };
     assert_eq!(producer.drive(), AsyncState::Finished);
@@ -513,7 +553,8 @@ fn async_producer_waits_for_requests_and_cancels_on_drop() {
         _: *mut ArrowAsyncDeviceStreamHandler,
         schema: *mut ArrowSchema,
     ) -> c_int {
-        drop(unsafe { Schema::from_raw(schema) });
+        // SAFETY: the producer hands over a schema it built.
+        drop(import_schema(unsafe { &mut *schema }));
         0
     }
     let mut seen = Seen::default();
@@ -528,6 +569,7 @@ fn async_producer_waits_for_requests_and_cancels_on_drop() {
     let items = vec![Ok(DeviceArray::from_cpu(
         Array::from_vec(vec![1i32]).unwrap(),
     ))];
+    // SAFETY: `handler` follows the interface and outlives the producer.
     let mut producer = unsafe {
         AsyncProducer::start(
             &mut handler,

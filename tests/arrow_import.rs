@@ -11,7 +11,7 @@ use dlpack_abi::raw::*;
 
 fn int32_schema() -> Schema {
     let mut raw = leaf("i");
-    unsafe { Schema::from_raw(&mut raw) }.unwrap()
+    import_schema(&mut raw).unwrap()
 }
 
 #[test]
@@ -21,7 +21,7 @@ fn schema_import_moves_reads_and_releases_once() {
     let meta = metadata(&[("origin", b"test"), ("empty", b"")]);
     let mut raw = schema(b"+l", Some(b"values"), Some(meta), vec![child], &calls);
     raw.flags = ARROW_FLAG_NULLABLE | 64; // an unknown bit is kept
-    let imported = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let imported = import_schema(&mut raw).unwrap();
     assert!(
         raw.release.is_none(),
         "the source is marked released by the move"
@@ -52,7 +52,7 @@ fn schema_import_moves_reads_and_releases_once() {
     // Dictionary-encoded: int32 indices into utf8 values; one release for the whole tree.
     let calls = counter();
     let mut raw = with_dictionary(schema(b"i", None, None, vec![], &calls), leaf("u"));
-    let imported = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let imported = import_schema(&mut raw).unwrap();
     let dictionary = imported.view().dictionary().unwrap();
     assert_eq!(dictionary.data_type(), DataType::Utf8);
     drop(imported);
@@ -64,17 +64,15 @@ fn released_and_null_structs_are_refused_without_a_release() {
     let calls = counter();
     let mut raw = schema(b"i", None, None, Vec::new(), &calls);
     let release = raw.release.take();
+    assert_eq!(import_schema(&mut raw).unwrap_err(), ArrowError::Released);
     assert_eq!(
-        unsafe { Schema::from_raw(&mut raw) }.unwrap_err(),
-        ArrowError::Released
-    );
-    assert_eq!(
+        // SAFETY: NULL is refused before anything is read.
         unsafe { Schema::from_raw(ptr::null_mut()) }.unwrap_err(),
         ArrowError::NullPointer
     );
     assert_eq!(count(&calls), 0);
     raw.release = release;
-    drop(unsafe { Schema::from_raw(&mut raw) }.unwrap());
+    drop(import_schema(&mut raw).unwrap());
     assert_eq!(count(&calls), 1);
 }
 
@@ -197,6 +195,7 @@ fn malformed_schemas_are_refused_and_released_once() {
             Box::new(|c| {
                 // A consumer moved the child out and released it: it stays released here.
                 let mut child = leaf("i");
+                // SAFETY: the fixture's own release, called once by the test as a consumer would.
                 unsafe { child.release.unwrap()(&mut child) };
                 schema(b"+s", None, None, vec![child], c)
             }),
@@ -227,6 +226,7 @@ fn malformed_schemas_are_refused_and_released_once() {
             Box::new(|c| {
                 // A consumer moved the dictionary out and released it.
                 let mut dictionary = leaf("u");
+                // SAFETY: the fixture's own release, called once by the test as a consumer would.
                 unsafe { dictionary.release.unwrap()(&mut dictionary) };
                 with_dictionary(schema(b"i", None, None, vec![], c), dictionary)
             }),
@@ -277,7 +277,7 @@ fn malformed_schemas_are_refused_and_released_once() {
     for (name, make, expected) in cases {
         let calls = counter();
         let mut raw = make(&calls);
-        let error = unsafe { Schema::from_raw(&mut raw) }.unwrap_err();
+        let error = import_schema(&mut raw).unwrap_err();
         assert_eq!(error, expected, "{name}");
         assert!(!error.to_string().is_empty());
         assert_eq!(count(&calls), 1, "{name}: released exactly once");
@@ -301,7 +301,7 @@ fn excerpt(text: &str) -> Excerpt {
 fn malformed_arrays_are_refused_and_released_once() {
     let i32_schema = int32_schema();
     let fsl_raw = schema(b"+w:2", None, None, vec![leaf("i")], &counter());
-    let fsl_schema = unsafe { Schema::from_raw(&mut { fsl_raw }) }.unwrap();
+    let fsl_schema = import_schema(&mut { fsl_raw }).unwrap();
     let values = || bytes_of(&[1i32, 2, 3, 4]);
     type Case = (
         &'static str,
@@ -443,6 +443,7 @@ fn malformed_arrays_are_refused_and_released_once() {
             Box::new(|c| {
                 // A consumer moved the child out and released it: it stays released here.
                 let mut child = int32s(&[1, 2], &counter());
+                // SAFETY: the fixture's own release, called once by the test as a consumer would.
                 unsafe { child.release.unwrap()(&mut child) };
                 array(1, 0, 0, vec![None], vec![child], c)
             }),
@@ -483,7 +484,7 @@ fn malformed_arrays_are_refused_and_released_once() {
         } else {
             i32_schema.view()
         };
-        let error = unsafe { Array::from_raw(&mut raw, schema) }.unwrap_err();
+        let error = import_array(&mut raw, schema).unwrap_err();
         assert_eq!(error, expected, "{name}");
         assert_eq!(count(&calls), 1, "{name}: released exactly once");
     }
@@ -503,7 +504,7 @@ fn typed_access_applies_offset_validity_and_types() {
         vec![],
         &calls,
     );
-    let imported = unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap();
+    let imported = import_array(&mut raw, schema.view()).unwrap();
     let view = imported.view(schema.view()).unwrap();
     assert_eq!(view.values::<i32>().unwrap(), &[11, 12, 13, 14]);
     let bitmap = view.validity().unwrap().unwrap();
@@ -521,7 +522,7 @@ fn typed_access_applies_offset_validity_and_types() {
     assert_eq!(count(&calls), 1);
 
     let mut bool_schema = leaf("b");
-    let bool_schema = unsafe { Schema::from_raw(&mut bool_schema) }.unwrap();
+    let bool_schema = import_schema(&mut bool_schema).unwrap();
     let mut raw = array(
         10,
         0,
@@ -530,7 +531,7 @@ fn typed_access_applies_offset_validity_and_types() {
         vec![],
         &counter(),
     );
-    let booleans = unsafe { Array::from_raw(&mut raw, bool_schema.view()) }.unwrap();
+    let booleans = import_array(&mut raw, bool_schema.view()).unwrap();
     let bits = booleans
         .view(bool_schema.view())
         .unwrap()
@@ -545,7 +546,7 @@ fn typed_access_applies_offset_validity_and_types() {
 #[test]
 fn misaligned_values_are_refused() {
     let mut raw = leaf("l");
-    let schema = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let schema = import_schema(&mut raw).unwrap();
     let mut raw = array(
         1,
         0,
@@ -555,9 +556,10 @@ fn misaligned_values_are_refused() {
         &counter(),
     );
     // Point the data buffer one byte in.
+    // SAFETY: the fixture's `buffers` array holds the 2 pointers counted, owned by the test.
     let buffers = unsafe { std::slice::from_raw_parts_mut(raw.buffers, 2) };
     buffers[1] = buffers[1].cast::<u8>().wrapping_add(1).cast();
-    let array = unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap();
+    let array = import_array(&mut raw, schema.view()).unwrap();
     assert_eq!(
         array.view(schema.view()).unwrap().values::<i64>(),
         Err(ArrowError::Misaligned { index: 1 })
@@ -587,7 +589,7 @@ fn device_arrays_import_and_guard_host_access() {
         ARROW_DEVICE_CPU,
         ptr::null_mut(),
     );
-    let cpu = unsafe { DeviceArray::from_raw(&mut raw, schema.view()) }.unwrap();
+    let cpu = import_device_array(&mut raw, schema.view()).unwrap();
     assert!(raw.array.release.is_none());
     assert_eq!(
         cpu.view(schema.view()).unwrap().values::<i32>().unwrap(),
@@ -597,7 +599,7 @@ fn device_arrays_import_and_guard_host_access() {
     assert_eq!(count(&calls), 1);
 
     let mut raw = device_array(int32s(&[1], &counter()), ARROW_DEVICE_CUDA, ptr::null_mut());
-    let gpu = unsafe { DeviceArray::from_raw(&mut raw, schema.view()) }.unwrap();
+    let gpu = import_device_array(&mut raw, schema.view()).unwrap();
     let view = gpu.view(schema.view()).unwrap();
     assert!(view.buffer(1).is_some());
     assert_eq!(
@@ -613,12 +615,13 @@ fn device_arrays_import_and_guard_host_access() {
         ARROW_DEVICE_CUDA_HOST,
         (&raw mut event).cast(),
     );
-    let pinned = unsafe { DeviceArray::from_raw(&mut raw, schema.view()) }.unwrap();
+    let pinned = import_device_array(&mut raw, schema.view()).unwrap();
     assert_eq!(
         pinned.sync_event().map(|e| e.as_ptr().cast::<u64>()),
         Some(&raw mut event)
     );
     assert!(pinned.view(schema.view()).unwrap().values::<i32>().is_err());
+    // SAFETY: the "event" is a test integer with nothing pending; the buffers are host memory.
     let synced = unsafe { pinned.view_synchronized(schema.view()) }.unwrap();
     assert_eq!(synced.values::<i32>().unwrap(), &[5]);
 }
@@ -689,7 +692,7 @@ fn stream_of(items: Vec<Result<Vec<i32>, ProducerError>>) -> ArrowArrayStream {
 #[test]
 fn streams_iterate_to_the_end() {
     let mut raw = stream_of(vec![Ok(vec![1, 2]), Ok(vec![]), Ok(vec![3])]);
-    let mut stream = unsafe { ArrayStream::from_raw(&mut raw) }.unwrap();
+    let mut stream = import_stream(&mut raw).unwrap();
     assert!(raw.release.is_none());
     assert_eq!(stream.schema().unwrap().data_type(), DataType::Int32);
     let arrays: Vec<Array> = stream.by_ref().map(Result::unwrap).collect();
@@ -716,7 +719,7 @@ fn stream_errors_carry_code_and_message_or_none() {
             None => ProducerError::code_only(errno::EINVAL),
         };
         let mut raw = stream_of(vec![Ok(vec![1]), Err(error.clone()), Ok(vec![2])]);
-        let mut stream = unsafe { ArrayStream::from_raw(&mut raw) }.unwrap();
+        let mut stream = import_stream(&mut raw).unwrap();
         assert!(stream.next().unwrap().is_ok());
         let Some(Err(StreamError::Producer(got))) = stream.next() else {
             panic!("error expected")
@@ -728,7 +731,7 @@ fn stream_errors_carry_code_and_message_or_none() {
     // A producer without get_last_error: the code, no message.
     let mut raw = stream_of(vec![Err(ProducerError::new(errno::ENOMEM, Some("lost")))]);
     raw.get_last_error = None;
-    let mut stream = unsafe { ArrayStream::from_raw(&mut raw) }.unwrap();
+    let mut stream = import_stream(&mut raw).unwrap();
     let Some(Err(StreamError::Producer(got))) = stream.next() else {
         panic!("error expected")
     };
@@ -737,7 +740,7 @@ fn stream_errors_carry_code_and_message_or_none() {
     let mut raw = stream_of(vec![]);
     raw.get_next = None;
     assert_eq!(
-        unsafe { ArrayStream::from_raw(&mut raw) }.unwrap_err(),
+        import_stream(&mut raw).unwrap_err(),
         ArrowError::NullCallback { name: "get_next" }
     );
 }
@@ -781,7 +784,7 @@ fn device_streams_check_the_device_type() {
     )
     .unwrap()
     .into_raw();
-    let stream = unsafe { DeviceArrayStream::from_raw(&mut raw) }.unwrap();
+    let stream = import_device_stream(&mut raw).unwrap();
     assert_eq!(stream.device_type(), ARROW_DEVICE_CPU);
     assert_eq!(stream.map(Result::unwrap).count(), 2);
     let mut wrong =
@@ -801,11 +804,14 @@ fn export_into_caller_memory_moves_without_reading() {
     let calls = counter();
     let schema = int32_schema();
     let mut raw = int32s(&[4, 5], &calls);
-    let array = unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap();
+    let array = import_array(&mut raw, schema.view()).unwrap();
     let mut out = std::mem::MaybeUninit::<ArrowArray>::uninit();
+    // SAFETY: `out` is writable memory for one struct.
     unsafe { array.export_to(out.as_mut_ptr()) };
+    // SAFETY: `export_to` wrote the whole struct.
     let mut out = unsafe { out.assume_init() };
     assert_eq!(count(&calls), 0);
+    // SAFETY: the test now owns the base struct and releases it once, as a C consumer would.
     unsafe { out.release.unwrap()(&mut out) };
     assert_eq!(count(&calls), 1);
 }
@@ -833,7 +839,7 @@ fn arrays_are_only_read_with_the_schema_they_were_sized_for() {
     // schema, even of the same layout, and a child node of the right one are refused.
     let schema = int32_schema();
     let mut raw = int32s(&[5, 6], &counter());
-    let imported = unsafe { Array::from_raw(&mut raw, schema.view()) }.unwrap();
+    let imported = import_array(&mut raw, schema.view()).unwrap();
     assert!(imported.view(schema.view()).is_ok());
     let twin = int32_schema();
     assert_eq!(
@@ -841,7 +847,7 @@ fn arrays_are_only_read_with_the_schema_they_were_sized_for() {
         ArrowError::SchemaMismatch
     );
     let mut raw = schema_with_child();
-    let list = unsafe { Schema::from_raw(&mut raw) }.unwrap();
+    let list = import_schema(&mut raw).unwrap();
     let child = list.view().child(0).unwrap();
     assert_eq!(
         imported.view(child).unwrap_err(),
@@ -862,7 +868,7 @@ fn arrays_are_only_read_with_the_schema_they_were_sized_for() {
         sync_event: ptr::null_mut(),
         reserved: [0; 3],
     };
-    let device = unsafe { DeviceArray::from_raw(&mut raw, moved.view()) }.unwrap();
+    let device = import_device_array(&mut raw, moved.view()).unwrap();
     let moved_again = *moved;
     assert_eq!(
         device

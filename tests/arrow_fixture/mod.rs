@@ -229,3 +229,46 @@ pub fn int32s(values: &[i32], counter: &Counter) -> ArrowArray {
         counter,
     )
 }
+
+// Imports of fixture structs. Every struct a test hands over was built by this fixture (or by
+// the crate's own producers) and follows the C Data Interface wherever validation has to trust
+// it: strings are NUL-terminated, metadata is as long as its lengths, `children` and `buffers`
+// hold as many pointers as counted (or are NULL), buffers are as large as their type needs.
+
+use dlpack_abi::arrow::{
+    ArrayStream, ArrowError, DeviceArray, DeviceArrayStream, Schema, SchemaRef,
+};
+
+pub fn import_schema(raw: &mut ArrowSchema) -> Result<Schema, ArrowError> {
+    // SAFETY: a fixture struct the test owns and hands over (see above).
+    unsafe { Schema::from_raw(raw) }
+}
+
+pub fn import_array(
+    raw: &mut ArrowArray,
+    schema: SchemaRef<'_>,
+) -> Result<dlpack_abi::arrow::Array, ArrowError> {
+    // SAFETY: a fixture array the test owns and hands over, built for `schema`'s type.
+    unsafe { dlpack_abi::arrow::Array::from_raw(raw, schema) }
+}
+
+pub fn import_device_array(
+    raw: &mut ArrowDeviceArray,
+    schema: SchemaRef<'_>,
+) -> Result<DeviceArray, ArrowError> {
+    // SAFETY: as for `import_array`; the device type and event are the test's own claims, and
+    // no test reads non-host buffers.
+    unsafe { DeviceArray::from_raw(raw, schema) }
+}
+
+pub fn import_stream(raw: &mut ArrowArrayStream) -> Result<ArrayStream, ArrowError> {
+    // SAFETY: a stream the crate produced and the test handed over.
+    unsafe { ArrayStream::from_raw(raw) }
+}
+
+pub fn import_device_stream(
+    raw: &mut ArrowDeviceArrayStream,
+) -> Result<DeviceArrayStream, ArrowError> {
+    // SAFETY: as for `import_stream`.
+    unsafe { DeviceArrayStream::from_raw(raw) }
+}
