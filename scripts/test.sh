@@ -12,6 +12,10 @@ cd "$(dirname "$0")/.."
 # pyarrow ships arrow/c/abi.h in pyarrow/include.
 TVM_FFI_VERSION=0.1.15.post2
 PYARROW_VERSION=26.0.1
+# The Python interop tests (python/tests): NumPy, pytest, and maturin to build the extension.
+NUMPY_VERSION=2.4.6
+PYTEST_VERSION=9.2.0
+MATURIN_VERSION=1.16.0
 CARGO_FUZZ_VERSION=0.13.2
 # Fuzz executions per run of this script (a smoke run; see the README for long runs).
 FUZZ_RUNS=${FUZZ_RUNS:-300000}
@@ -53,12 +57,13 @@ setup() {
       die "apt-get install gcc-multilib g++-multilib"
   fi
 
-  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION"
+  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION"
   [ -x .venv/bin/python ] || python3 -m venv .venv || die "python3 -m venv"
-  if ! .venv/bin/python -m pip show apache-tvm-ffi pyarrow 2>/dev/null | grep -qx "Version: $PYARROW_VERSION" ||
-    ! .venv/bin/python -m pip show apache-tvm-ffi 2>/dev/null | grep -qx "Version: $TVM_FFI_VERSION"; then
-    .venv/bin/python -m pip install -q --disable-pip-version-check \
-      "apache-tvm-ffi==$TVM_FFI_VERSION" "pyarrow==$PYARROW_VERSION" || die "pip install"
+  local pins=("apache-tvm-ffi==$TVM_FFI_VERSION" "pyarrow==$PYARROW_VERSION" "numpy==$NUMPY_VERSION"
+    "pytest==$PYTEST_VERSION" "maturin==$MATURIN_VERSION")
+  if ! .venv/bin/python -m pip freeze --disable-pip-version-check 2>/dev/null |
+    sort | grep -Fxc -f <(printf '%s\n' "${pins[@]}") | grep -qx "${#pins[@]}"; then
+    .venv/bin/python -m pip install -q --disable-pip-version-check "${pins[@]}" || die "pip install"
   fi
   SITE=$(.venv/bin/python -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   UPSTREAM_INCLUDES=("$SITE/tvm_ffi/include" "$SITE/pyarrow/include")
@@ -93,12 +98,13 @@ dependent_has_no_build_tools() {
 }
 
 # The safe layer's tests under Miri, with strict provenance: the integration tests and the
-# doctests (tests/header.rs reads files and the C test links C, neither of which Miri runs).
+# doctests (tests/header.rs reads files and the C test links C, neither of which Miri runs; the
+# `pyo3` feature calls into libpython, which Miri cannot run either: python_tests covers it).
 miri() {
   export MIRIFLAGS="-Zmiri-strict-provenance"
-  cargo +nightly miri test -q --all-features --test dlpack_import --test dlpack_access \
+  cargo +nightly miri test -q --features alloc,half,num-complex --test dlpack_import --test dlpack_access \
     --test dlpack_export --test dlpack_adapt --test arrow_import --test arrow_bridge --test raw &&
-    cargo +nightly miri test -q --all-features --doc
+    cargo +nightly miri test -q --features alloc,half,num-complex --doc
 }
 
 # A short run of each fuzz target (ASan, debug assertions): the DLPack import, and the Arrow
@@ -128,6 +134,15 @@ msrv_check() {
     cargo "+$MSRV" check -q --lib --features half,num-complex
 }
 
+# The `dlpack_abi` Python package (python/, pyo3 feature) built with maturin into the venv, then
+# the interop tests against the pinned NumPy, pyarrow and apache-tvm-ffi; its crate is linted too.
+python_tests() {
+  (cd python && cargo fmt -- --check && cargo clippy -q --all-targets -- -D warnings) &&
+    PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pip install -q --disable-pip-version-check \
+      --no-build-isolation --no-deps --force-reinstall ./python &&
+    .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+}
+
 cross_build() {
   local target=$1
   cargo build -q --target "$target" --no-default-features && cargo build -q --target "$target"
@@ -148,6 +163,7 @@ done
 run miri miri
 run example-exchange cargo run -q --example exchange
 run example-arrow cargo run -q --example arrow
+run python-tests python_tests
 run c-tests-x86_64 tests/c/run.sh x86_64
 run c-tests-i686 tests/c/run.sh i686
 run fuzz-smoke fuzz_smoke

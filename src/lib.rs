@@ -36,12 +36,16 @@
 
 #[cfg(feature = "alloc")]
 extern crate alloc;
+#[cfg(feature = "pyo3")]
+extern crate std;
 
 #[forbid(unsafe_code)]
 pub mod raw;
 
 pub mod arrow;
 pub mod dlpack;
+#[cfg(feature = "pyo3")]
+pub mod python;
 
 mod pod;
 

@@ -160,7 +160,7 @@ fn empty_and_zero_d_tensors() {
     assert!(t.data.is_null());
     assert_eq!(t.byte_offset, 0);
     assert_eq!(dims(t), (vec![2, 0, 3], vec![0, 3, 1]));
-    assert_eq!(tensor.view().as_slice::<f32>().unwrap(), []);
+    assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [0f32; 0]);
     drop(tensor);
     assert_eq!(drops(&dropped), 1);
 

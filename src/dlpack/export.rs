@@ -181,7 +181,7 @@ pub unsafe trait TensorOwner: Send + 'static {
     ///         TensorDescription::new((&mut *self.0 as *mut i32).cast(), cpu, i32::DTYPE, &[])
     ///     }
     /// }
-    /// assert_eq!(Scalar(Box::new(7)).describe().shape, []);
+    /// assert_eq!(Scalar(Box::new(7)).describe().shape, [0i64; 0]);
     /// ```
     fn describe(&mut self) -> TensorDescription<'_>;
 

@@ -263,19 +263,29 @@ impl<M: ManagedStruct> ManagedTensor<M> {
             ptr,
             _owns: PhantomData,
         };
+        // SAFETY: the caller's contract is `check`'s. On error `owner` is dropped: the deleter
+        // runs, after nothing but `version` was read for an unknown major.
+        let meta = unsafe { Self::check(ptr) }?;
+        Ok(Self { owner, meta })
+    }
+
+    /// Validates a struct without taking ownership: nothing is called on failure, so the
+    /// caller still owns it (a Python consumer leaves the capsule to free it).
+    ///
+    /// # Safety
+    /// As for [`from_raw`](Self::from_raw), except that ownership stays with the caller.
+    pub(crate) unsafe fn check(ptr: NonNull<M>) -> Result<Meta, TensorError> {
         // SAFETY: the caller hands over a live struct; `version` is in the permanent prefix.
         let version = unsafe { M::version(ptr) };
         if let Some(found) = version {
             if found.major != crate::raw::DLPACK_MAJOR_VERSION {
-                drop(owner); // the deleter, and nothing else
                 return Err(TensorError::UnsupportedVersion { found });
             }
         }
         // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by the
         // caller's contract, stays unwritten while we own it; `shape`/`strides` follow the rules
         // `validate` needs.
-        let meta = unsafe { validate::validate(M::dl_tensor(ptr), version, M::flags(ptr)) }?;
-        Ok(Self { owner, meta })
+        unsafe { validate::validate(M::dl_tensor(ptr), version, M::flags(ptr)) }
     }
 
     /// Wraps a struct this crate built and whose description it already validated.

@@ -1,0 +1,75 @@
+//! The `dlpack_abi` Python module: `Tensor`, `ArrowArray`, `ArrowStream`, `from_dlpack`,
+//! `counts`, and two small examples of Rust functions that export and import.
+
+use abi::arrow::{Array, ArrayStream, ArrowError, ProducerError, SchemaDef};
+use abi::dlpack::{Export, VersionedTensor};
+use abi::python::{from_dlpack, ArrowStreamExport, DlpackRequest, PyTensor};
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+fn value_error(error: impl ToString) -> PyErr {
+    PyValueError::new_err(error.to_string())
+}
+
+/// `[0.0, 1.0, ..., n - 1]` as a read-only f32 tensor owned by Rust (export example).
+#[pyfunction]
+fn ramp(n: usize) -> PyResult<PyTensor> {
+    let values: Vec<f32> = (0..n).map(|i| i as f32).collect();
+    let n = values.len() as i64;
+    let tensor: VersionedTensor = Export::new(values, &[n]).finish().map_err(value_error)?;
+    Ok(PyTensor::new(tensor))
+}
+
+/// The sum of a float64 array from any DLPack producer (import example).
+#[pyfunction]
+fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
+    let tensor = from_dlpack(array, &DlpackRequest::default())?;
+    let values = tensor.view().as_slice::<f64>().map_err(value_error)?;
+    Ok(values.iter().sum())
+}
+
+/// A stream of int64 arrays, one per batch, failing with EIO and `message` after them when a
+/// message is given.
+#[pyfunction]
+#[pyo3(signature = (batches, error=None))]
+fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<ArrowStreamExport> {
+    let arrays: Vec<Result<Array, ArrowError>> = batches.into_iter().map(Array::from_vec).collect();
+    let failure =
+        error.map(|message| Err(ProducerError::new(abi::arrow::errno::EIO, Some(&message))));
+    let items = arrays
+        .into_iter()
+        .map(|array| array.map_err(|_| ProducerError::code_only(abi::arrow::errno::EINVAL)))
+        .chain(failure);
+    let stream = ArrayStream::from_iter(SchemaDef::of::<i64>().map_err(value_error)?, items)
+        .map_err(value_error)?;
+    Ok(ArrowStreamExport::new(stream))
+}
+
+/// The process-wide counters of the Python glue, as a dict.
+#[pyfunction]
+fn counts(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    let counts = abi::python::counts();
+    let dict = PyDict::new(py);
+    dict.set_item("live_exports", counts.live_exports)?;
+    dict.set_item("live_imports", counts.live_imports)?;
+    dict.set_item("exchange_exports", counts.exchange_exports)?;
+    dict.set_item("exchange_imports", counts.exchange_imports)?;
+    dict.set_item("foreign_exchange_imports", counts.foreign_exchange_imports)?;
+    dict.set_item("allocations", counts.allocations)?;
+    Ok(dict)
+}
+
+#[pymodule]
+fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    abi::python::add_to_module(module)?;
+    module.add(
+        "from_dlpack",
+        module.getattr("Tensor")?.getattr("from_dlpack")?,
+    )?;
+    module.add_function(wrap_pyfunction!(ramp, module)?)?;
+    module.add_function(wrap_pyfunction!(total, module)?)?;
+    module.add_function(wrap_pyfunction!(int64_stream, module)?)?;
+    module.add_function(wrap_pyfunction!(counts, module)?)?;
+    Ok(())
+}

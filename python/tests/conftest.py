@@ -1,0 +1,93 @@
+"""Shared helpers: a foreign DLPack producer written with ctypes, with a counting deleter."""
+import ctypes
+import gc
+
+import pytest
+
+import dlpack_abi
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    pass
+
+
+DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
+DLManagedTensorVersioned._fields_ = [
+    ("version", DLPackVersion),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", DELETER),
+    ("flags", ctypes.c_uint64),
+    ("dl_tensor", DLTensor),
+]
+
+PyCapsule_New = ctypes.pythonapi.PyCapsule_New
+PyCapsule_New.restype = ctypes.py_object
+PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+PyCapsule_GetName = ctypes.pythonapi.PyCapsule_GetName
+PyCapsule_GetName.restype = ctypes.c_char_p
+PyCapsule_GetName.argtypes = [ctypes.py_object]
+
+
+class ForeignProducer:
+    """A C-style producer: one f64 tensor per capsule, a deleter that counts its calls."""
+
+    def __init__(self):
+        self.deleted = 0
+        self.keep = []
+        self.deleter = DELETER(self._delete)
+
+    def _delete(self, _managed):
+        self.deleted += 1
+
+    def capsule(self, values, major=1, ndim=None, name=b"dltensor_versioned"):
+        data = (ctypes.c_double * len(values))(*values)
+        shape = (ctypes.c_int64 * 1)(len(values))
+        strides = (ctypes.c_int64 * 1)(1)
+        managed = DLManagedTensorVersioned()
+        managed.version = DLPackVersion(major, 3)
+        managed.deleter = self.deleter
+        managed.dl_tensor = DLTensor(
+            ctypes.cast(data, ctypes.c_void_p), DLDevice(1, 0), 1 if ndim is None else ndim,
+            DLDataType(2, 64, 1), shape, strides, 0,
+        )
+        self.keep.append((data, shape, strides, managed))
+        return PyCapsule_New(ctypes.addressof(managed), name, None)
+
+
+@pytest.fixture
+def producer():
+    return ForeignProducer()
+
+
+@pytest.fixture(autouse=True)
+def balanced_counts():
+    """Every test leaves no export and no import of ours alive."""
+    yield
+    gc.collect()
+    counts = dlpack_abi.counts()
+    assert counts["live_exports"] == 0, counts
+    assert counts["live_imports"] == 0, counts

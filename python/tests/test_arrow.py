@@ -1,0 +1,97 @@
+"""The Arrow PyCapsule interface with pyarrow, both directions, and the DLPack bridge."""
+import gc
+
+import numpy as np
+import pyarrow as pa
+import pytest
+
+import dlpack_abi
+from dlpack_abi import ArrowArray, ArrowStream, Tensor
+
+
+def buffer_address(array):
+    return array.buffers()[1].address + array.offset * array.type.bit_width // 8
+
+
+def test_pyarrow_reads_our_tensor_through_both_array_dunders():
+    ours = dlpack_abi.ramp(5)
+    via_device = pa.array(ours)  # __arrow_c_device_array__
+    assert via_device.type == pa.float32()
+    assert via_device.to_pylist() == [0.0, 1.0, 2.0, 3.0, 4.0]
+    assert buffer_address(via_device) == ours.data_ptr
+    schema, array = ours.__arrow_c_array__()
+    via_cpu = pa.Array._import_from_c_capsule(schema, array)
+    assert buffer_address(via_cpu) == ours.data_ptr
+
+
+def test_device_kwargs_rule():
+    ours = dlpack_abi.ramp(2)
+    ours.__arrow_c_device_array__(future_option=None)
+    with pytest.raises(NotImplementedError):
+        ours.__arrow_c_device_array__(future_option=1)
+
+
+def test_pyarrow_array_into_rust_and_back():
+    source = pa.array([1, 2, None, 4], pa.int64()).slice(1)
+    ours = ArrowArray.from_arrow(source)  # via pyarrow's __arrow_c_device_array__
+    assert len(ours) == 3 and ours.device == (1, -1) and ours.format == "l"
+    for _ in range(2):  # each export is independent
+        again = pa.array(ours)
+        assert again.to_pylist() == [2, None, 4]
+        assert again.buffers()[1].address == source.buffers()[1].address
+    assert pa.DataType._import_from_c_capsule(ours.__arrow_c_schema__()) == pa.int64()
+    with pytest.raises(ValueError, match="fields"):
+        ours.__arrow_c_array__(requested_schema=pa.struct([("a", pa.int64())]).__arrow_c_schema__())
+
+
+def test_nested_and_dictionary_arrays_round_trip():
+    nested = pa.array([{"x": 1, "y": [1.0, 2.0]}, {"x": 2, "y": []}])
+    assert pa.array(ArrowArray.from_arrow(nested)).equals(nested)
+    dictionary = pa.array(["a", "b", "a"]).dictionary_encode()
+    assert pa.array(ArrowArray.from_arrow(dictionary)).equals(dictionary)
+
+
+def test_fixed_shape_tensor_to_numpy_zero_copy():
+    values = np.arange(24, dtype=np.float32)
+    tensor_type = pa.fixed_shape_tensor(pa.float32(), [3, 4])
+    storage = pa.FixedSizeListArray.from_arrays(pa.array(values), 12)
+    arrow_tensor = pa.ExtensionArray.from_storage(tensor_type, storage)
+    ours = Tensor.from_arrow(arrow_tensor)
+    assert ours.shape == (2, 3, 4)
+    seen = np.from_dlpack(ours)
+    np.testing.assert_array_equal(seen, values.reshape(2, 3, 4))
+    assert seen.ctypes.data == storage.values.buffers()[1].address
+    assert not seen.flags.writeable  # Arrow data is immutable
+
+
+def test_tensor_to_fixed_shape_tensor_in_pyarrow():
+    data = np.arange(12.0).reshape(2, 2, 3)
+    ours = Tensor.from_dlpack(data)
+    seen = pa.array(ours)
+    assert isinstance(seen.type, pa.FixedShapeTensorType)
+    assert seen.type.shape == [2, 3]
+    np.testing.assert_array_equal(seen.to_numpy_ndarray(), data)
+    assert seen.storage.values.buffers()[1].address == data.ctypes.data
+
+
+def test_streams_both_directions():
+    stream = dlpack_abi.int64_stream([[1, 2], [3]])
+    chunked = pa.chunked_array(stream)
+    assert chunked.to_pylist() == [1, 2, 3]
+    with pytest.raises(ValueError, match="already exported"):
+        stream.__arrow_c_stream__()
+    failing = dlpack_abi.int64_stream([[1]], error="disk on fire")
+    with pytest.raises(OSError, match="disk on fire"):
+        pa.chunked_array(failing)
+    table = pa.table({"a": [1, 2, 3]})
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+    passed = pa.RecordBatchReader.from_stream(ArrowStream.from_arrow(reader))
+    assert passed.read_all().equals(table)
+
+
+def test_refuses_objects_without_the_interface():
+    with pytest.raises(TypeError):
+        ArrowArray.from_arrow([1, 2, 3])
+    with pytest.raises(ValueError, match="nulls|null"):
+        Tensor.from_arrow(pa.array([1.0, None]))
+    gc.collect()

@@ -1,0 +1,169 @@
+"""DLPack exchange with NumPy, both directions."""
+import ctypes
+import gc
+import sys
+
+import numpy as np
+import pytest
+
+import dlpack_abi
+from dlpack_abi import Tensor
+
+# (numpy dtype, DLPack (code, bits, lanes)): every dtype both sides support.
+DTYPES = [
+    ("bool", (6, 8, 1)),
+    ("int8", (0, 8, 1)), ("int16", (0, 16, 1)), ("int32", (0, 32, 1)), ("int64", (0, 64, 1)),
+    ("uint8", (1, 8, 1)), ("uint16", (1, 16, 1)), ("uint32", (1, 32, 1)), ("uint64", (1, 64, 1)),
+    ("float16", (2, 16, 1)), ("float32", (2, 32, 1)), ("float64", (2, 64, 1)),
+    ("complex64", (5, 64, 1)), ("complex128", (5, 128, 1)),
+]
+
+
+@pytest.mark.parametrize("name,dtype", DTYPES)
+def test_numpy_reads_our_tensor_in_place(name, dtype):
+    expected = (np.arange(12) % 5).astype(name).reshape(3, 4)
+    ours = Tensor.from_bytes(expected.tobytes(), dtype, [3, 4])
+    seen = np.from_dlpack(ours)
+    assert seen.dtype == np.dtype(name)
+    assert seen.ctypes.data == ours.data_ptr
+    np.testing.assert_array_equal(seen, expected)
+    assert seen.flags.writeable
+
+
+def test_read_only_is_respected_and_legacy_refuses_it():
+    ours = dlpack_abi.ramp(4)
+    seen = np.from_dlpack(ours)
+    assert not seen.flags.writeable
+    np.testing.assert_array_equal(seen, [0, 1, 2, 3])
+    with pytest.raises(BufferError, match="legacy"):
+        ours.__dlpack__()  # legacy capsule: no way to say read-only
+    copied = ours.__dlpack__(copy=True)  # a legacy copy is fine: it is the consumer's
+    assert PyCapsule_name(copied) == b"dltensor"
+
+
+def PyCapsule_name(capsule):
+    from conftest import PyCapsule_GetName
+    return PyCapsule_GetName(capsule)
+
+
+def test_zero_d_and_empty():
+    scalar = Tensor.from_bytes(np.float64(2.5).tobytes(), (2, 64, 1), [])
+    seen = np.from_dlpack(scalar)
+    assert seen.shape == () and seen[()] == 2.5
+    empty = Tensor.from_bytes(b"", (0, 32, 1), [0, 3])
+    seen = np.from_dlpack(empty)
+    assert seen.shape == (0, 3) and seen.dtype == np.int32
+    back = Tensor.from_dlpack(np.zeros((0, 5)))
+    assert back.shape == (0, 5) and back.tobytes() == b""
+
+
+def test_legacy_only_request():
+    ours = Tensor.from_bytes(np.arange(3, dtype=np.int16).tobytes(), (0, 16, 1), [3])
+    capsule = ours.__dlpack__()  # max_version=None: what a legacy consumer asks for
+    assert PyCapsule_name(capsule) == b"dltensor"
+    seen = np.from_dlpack(LegacyOnly(ours))
+    np.testing.assert_array_equal(seen, [0, 1, 2])
+    assert seen.ctypes.data == ours.data_ptr
+
+
+class LegacyOnly:
+    """A producer from before max_version: keywords are a TypeError."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.calls = 0
+
+    def __dlpack__(self, stream=None):
+        self.calls += 1
+        return self.inner.__dlpack__(stream=stream)
+
+    def __dlpack_device__(self):
+        return self.inner.__dlpack_device__()
+
+
+def test_copy_and_device_rules():
+    ours = Tensor.from_bytes(np.arange(6.0).tobytes(), (2, 64, 1), [2, 3])
+    copied = np.from_dlpack(ours, copy=True)
+    assert copied.ctypes.data != ours.data_ptr and copied.flags.writeable
+    np.testing.assert_array_equal(copied, np.arange(6.0).reshape(2, 3))
+    assert np.from_dlpack(ours, copy=False).ctypes.data == ours.data_ptr
+    assert np.from_dlpack(ours, device="cpu").ctypes.data == ours.data_ptr
+    with pytest.raises(BufferError):
+        ours.__dlpack__(max_version=(1, 3), dl_device=(2, 0))  # CUDA: no copy across devices
+    with pytest.raises(BufferError):
+        ours.__dlpack__(max_version=(1, 3), stream=1)  # CPU takes stream=None
+    assert ours.__dlpack_device__() == (1, 0)
+
+
+@pytest.mark.parametrize("case", ["c", "fortran", "negative", "readonly", "sliced"])
+def test_importing_numpy_arrays(case):
+    base = np.arange(24, dtype=np.float32).reshape(4, 6)
+    array = {
+        "c": base,
+        "fortran": np.asfortranarray(base),
+        "negative": base[::-1, ::-2],
+        "readonly": base.copy(),
+        "sliced": base[1:3, 2:5],
+    }[case]
+    if case == "readonly":
+        array.flags.writeable = False
+    ours = Tensor.from_dlpack(array)
+    assert ours.shape == array.shape
+    assert ours.strides == tuple(s // array.itemsize for s in array.strides)
+    assert ours.data_ptr == array.ctypes.data
+    assert ours.dtype == (2, 32, 1)
+    assert ours.readonly == (case == "readonly")
+    assert ours.tobytes() == array.tobytes()  # the elements, read by Rust in row-major order
+    again = np.from_dlpack(ours)
+    assert again.ctypes.data == array.ctypes.data
+    assert again.flags.writeable == (case != "readonly")
+    np.testing.assert_array_equal(again, array)
+
+
+def test_rust_functions_import_and_export():
+    assert dlpack_abi.total(np.array([1.5, 2.5, 4.0])) == 8.0
+    with pytest.raises(ValueError):
+        dlpack_abi.total(np.arange(3.0)[::2])  # not contiguous: typed slices refuse
+    with pytest.raises(TypeError, match="DLPack"):
+        dlpack_abi.total([1.0, 2.0])
+
+
+def test_refused_capsule_is_left_to_its_destructor(producer):
+    bad = producer.capsule([1.0, 2.0], major=2)
+    with pytest.raises(BufferError, match="version"):
+        Tensor.from_dlpack(bad)
+    assert PyCapsule_name(bad) == b"dltensor_versioned"  # untouched
+    assert producer.deleted == 0  # ours never calls a deleter it does not own
+    bad = producer.capsule([1.0], ndim=-1)
+    with pytest.raises(BufferError, match="ndim"):
+        Tensor.from_dlpack(bad)
+    assert producer.deleted == 0
+    good = producer.capsule([1.0, 2.0, 3.0])
+    tensor = Tensor.from_dlpack(good)
+    assert PyCapsule_name(good) == b"used_dltensor_versioned"
+    with pytest.raises(ValueError, match="already consumed"):
+        Tensor.from_dlpack(good)
+    assert np.from_dlpack(tensor).tolist() == [1.0, 2.0, 3.0]
+    del tensor
+    gc.collect()
+    assert producer.deleted == 1
+
+
+def test_unconsumed_capsule_frees_its_tensor():
+    ours = dlpack_abi.ramp(3)
+    capsule = ours.__dlpack__(max_version=(1, 3))
+    assert dlpack_abi.counts()["live_exports"] == 1
+    del capsule
+    assert dlpack_abi.counts()["live_exports"] == 0
+
+
+def test_tensor_outlives_its_python_producer():
+    array = np.arange(1000.0)
+    refs = sys.getrefcount(array)
+    ours = Tensor.from_dlpack(array)
+    assert sys.getrefcount(array) > refs  # NumPy's export holds the array
+    address = array.ctypes.data
+    del array
+    gc.collect()
+    seen = np.from_dlpack(ours)
+    assert seen.ctypes.data == address and seen[999] == 999.0

@@ -1,0 +1,559 @@
+//! The Arrow PyCapsule interface: export of this crate's Arrow values (and of tensors, through
+//! the bridge) as `arrow_schema`, `arrow_array`, `arrow_device_array` and stream capsules, and
+//! import from any object that offers them.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::mem::ManuallyDrop;
+use core::ptr;
+use std::sync::Mutex;
+
+use pyo3::exceptions::{PyBufferError, PyNotImplementedError, PyTypeError, PyValueError};
+use pyo3::intern;
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict, PyTuple};
+
+use super::capsule::{arrow_capsule, capsule_pointer, type_name};
+use super::gil::drop_attached;
+use super::{Live, PyTensor};
+use crate::arrow::{
+    Array, ArrayParts, ArrayStream, ArrayView, ArrowError, DeviceArray, DeviceArrayStream, Schema,
+    SchemaDef, SchemaRef,
+};
+use crate::dlpack::VersionedTensor;
+use crate::raw::{
+    ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowSchema,
+    ARROW_DEVICE_CPU,
+};
+
+/// Arrow data refused by validation.
+fn arrow_error(error: ArrowError) -> PyErr {
+    PyValueError::new_err(format!("invalid Arrow data: {error}"))
+}
+
+/// The device methods' `**kwargs` rule: unknown keywords are accepted only with value `None`.
+pub(crate) fn check_device_kwargs(kwargs: Option<&Bound<'_, PyDict>>) -> PyResult<()> {
+    for (key, value) in kwargs.into_iter().flat_map(|kwargs| kwargs.iter()) {
+        if !value.is_none() {
+            return Err(PyNotImplementedError::new_err(format!(
+                "keyword {key} is not supported (only None is accepted)"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// The capsule of a `requested_schema` argument (a capsule, or an object with
+/// `__arrow_c_schema__`).
+fn schema_capsule_of<'py>(requested: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    if requested.is_instance_of::<PyCapsule>() {
+        return Ok(requested.clone());
+    }
+    requested.call_method0(intern!(requested.py(), "__arrow_c_schema__"))
+}
+
+/// Best-effort negotiation: the request is read, never consumed; we return our own schema,
+/// but refuse a request that cannot describe our data (a different number of fields).
+fn check_requested(ours: SchemaRef<'_>, requested: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let Some(requested) = requested.filter(|requested| !requested.is_none()) else {
+        return Ok(());
+    };
+    let capsule = schema_capsule_of(requested)?;
+    let raw = capsule_pointer::<ArrowSchema>(&capsule, c"arrow_schema")?;
+    // SAFETY: an `arrow_schema` capsule holds a live `ArrowSchema` its owner keeps until the
+    // capsule dies (we hold a reference); only `release` and `n_children` are read.
+    let (released, n_children) =
+        unsafe { (raw.as_ref().release.is_none(), raw.as_ref().n_children) };
+    if released {
+        return Err(PyValueError::new_err("requested_schema is released"));
+    }
+    if usize::try_from(n_children).ok() != Some(ours.n_children()) {
+        return Err(PyValueError::new_err(format!(
+            "requested_schema has {n_children} fields; this data has {}",
+            ours.n_children()
+        )));
+    }
+    Ok(())
+}
+
+/// `(arrow_schema, arrow_device_array)` or, for CPU data, `(arrow_schema, arrow_array)`.
+fn array_capsules<'py>(
+    py: Python<'py>,
+    schema: Schema,
+    array: DeviceArray,
+    device: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    if !device && array.device_type() != ARROW_DEVICE_CPU {
+        return Err(PyBufferError::new_err(
+            "the data is not in CPU memory; use __arrow_c_device_array__",
+        ));
+    }
+    let schema = arrow_capsule::<ArrowSchema>(py, |out| {
+        // SAFETY: the capsule's struct is zeroed, writable memory we own.
+        unsafe { schema.export_to(out) }
+    })?;
+    let array = if device {
+        arrow_capsule::<ArrowDeviceArray>(py, |out| {
+            // SAFETY: as above.
+            unsafe { array.export_to(out) }
+        })?
+    } else {
+        arrow_capsule::<ArrowArray>(py, |out| {
+            // SAFETY: as above; the CPU array moves out of its device wrapper, unreleased.
+            unsafe { ptr::write(out, array.into_raw().array) }
+        })?
+    };
+    PyTuple::new(py, [schema, array])
+}
+
+/// A tensor bridged to Arrow (zero-copy), as capsules.
+pub(crate) fn tensor_capsules<'py>(
+    py: Python<'py>,
+    tensor: VersionedTensor,
+    requested: Option<&Bound<'py, PyAny>>,
+    device: bool,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let (def, array) = DeviceArray::from_tensor(tensor).map_err(arrow_error)?;
+    let schema = def.export().map_err(arrow_error)?;
+    check_requested(schema.view(), requested)?;
+    array_capsules(py, schema, array, device)
+}
+
+/// The Arrow data every export of one `ArrowArray` shares.
+struct Shared {
+    schema: ManuallyDrop<Schema>,
+    array: ManuallyDrop<DeviceArray>,
+    /// Set for data imported from Python, dropped attached to the interpreter.
+    imported: Option<Live>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here.
+        let parts = unsafe {
+            (
+                ManuallyDrop::take(&mut self.array),
+                ManuallyDrop::take(&mut self.schema),
+            )
+        };
+        if self.imported.is_some() {
+            drop_attached(parts);
+        } else {
+            drop(parts);
+        }
+    }
+}
+
+/// An Arrow array for Python (`dlpack_abi.ArrowArray`): `__arrow_c_schema__`,
+/// `__arrow_c_array__` (CPU data) and `__arrow_c_device_array__`, any number of times.
+///
+/// Each export is a fresh tree of structs over the same buffers, holding the array alive: a
+/// consumer may move children out of one export without touching another.
+///
+/// ```no_run
+/// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
+/// use dlpack_abi::python::ArrowArrayExport;
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction]
+/// fn squares() -> PyResult<ArrowArrayExport> {
+///     let err = |e: dlpack_abi::arrow::ArrowError| pyo3::exceptions::PyValueError::new_err(e.to_string());
+///     let array = Array::from_vec((0..5i64).map(|i| i * i).collect::<Vec<_>>()).map_err(err)?;
+///     let schema = SchemaDef::of::<i64>().and_then(|def| def.export()).map_err(err)?;
+///     ArrowArrayExport::new(schema, DeviceArray::from_cpu(array)).map_err(err)
+///     // pyarrow.array(squares()) sees the same buffer
+/// }
+/// ```
+#[pyclass(frozen, module = "dlpack_abi", name = "ArrowArray")]
+pub struct ArrowArrayExport {
+    shared: Arc<Shared>,
+}
+
+impl ArrowArrayExport {
+    /// Wraps an array and its schema (checked against each other).
+    pub fn new(schema: Schema, array: DeviceArray) -> Result<Self, ArrowError> {
+        Self::with(schema, array, None)
+    }
+
+    fn with(
+        schema: Schema,
+        array: DeviceArray,
+        imported: Option<Live>,
+    ) -> Result<Self, ArrowError> {
+        array.view(schema.view())?;
+        Ok(Self {
+            shared: Arc::new(Shared {
+                schema: ManuallyDrop::new(schema),
+                array: ManuallyDrop::new(array),
+                imported,
+            }),
+        })
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> &Schema {
+        &self.shared.schema
+    }
+
+    /// The array.
+    pub fn array(&self) -> &DeviceArray {
+        &self.shared.array
+    }
+
+    /// A new schema and device array sharing the buffers.
+    fn share(&self) -> PyResult<(Schema, DeviceArray)> {
+        let schema = SchemaDef::copy_of(self.shared.schema.view())
+            .export()
+            .map_err(arrow_error)?;
+        let view = self
+            .shared
+            .array
+            .view(self.shared.schema.view())
+            .map_err(arrow_error)?;
+        let root = share_node(view, &self.shared, Some(Live::export()));
+        let original = &self.shared.array;
+        // SAFETY: the same buffers, on the same device, as the validated original, which the
+        // root's owner keeps alive (and with it the sync event, owned by the original).
+        let array = unsafe {
+            DeviceArray::new(
+                root,
+                original.device_type(),
+                original.device_id(),
+                original
+                    .sync_event()
+                    .map_or(ptr::null_mut(), |event| event.as_ptr()),
+            )
+        };
+        Ok((schema, array))
+    }
+}
+
+/// A structural copy of `view` (the node, its children and dictionary) over the same buffers,
+/// each node holding `shared` alive.
+fn share_node(view: ArrayView<'_>, shared: &Arc<Shared>, live: Option<Live>) -> Array {
+    let buffers: Vec<_> = (0..view.n_buffers())
+        .map(|index| view.buffer(index).unwrap_or(ptr::null()))
+        .collect();
+    let mut parts = ArrayParts::new(view.len(), buffers)
+        .with_null_count(view.null_count().map_or(-1, |count| count as i64))
+        .with_offset(view.offset() as i64);
+    for child in view.children() {
+        parts = parts.with_child(share_node(child, shared, None));
+    }
+    if let Some(dictionary) = view.dictionary() {
+        parts = parts.with_dictionary(share_node(dictionary, shared, None));
+    }
+    // SAFETY: the node's fields as validated against the schema the export is built from, over
+    // buffers the original owns; the owner keeps the original alive until this node is released.
+    unsafe { Array::from_parts(parts, (Arc::clone(shared), live)) }
+}
+
+#[pymethods]
+impl ArrowArrayExport {
+    /// Imports any object with `__arrow_c_device_array__` or `__arrow_c_array__`.
+    #[staticmethod]
+    fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let (schema, array) = import_device_array(source, None)?;
+        Self::with(schema, array, Some(Live::import())).map_err(arrow_error)
+    }
+
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let schema = SchemaDef::copy_of(self.shared.schema.view())
+            .export()
+            .map_err(arrow_error)?;
+        // SAFETY: the capsule's struct is zeroed, writable memory we own.
+        arrow_capsule::<ArrowSchema>(py, |out| unsafe { schema.export_to(out) })
+    }
+
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        check_requested(self.shared.schema.view(), requested_schema.as_ref())?;
+        let (schema, array) = self.share()?;
+        array_capsules(py, schema, array, false)
+    }
+
+    #[pyo3(signature = (requested_schema=None, **kwargs))]
+    fn __arrow_c_device_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+        kwargs: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        check_device_kwargs(kwargs.as_ref())?;
+        check_requested(self.shared.schema.view(), requested_schema.as_ref())?;
+        let (schema, array) = self.share()?;
+        array_capsules(py, schema, array, true)
+    }
+
+    /// The array bridged to DLPack (zero-copy; primitive, `bool8` and fixed-shape tensors).
+    fn to_tensor(&self) -> PyResult<PyTensor> {
+        let (schema, array) = self.share()?;
+        let tensor = array.into_tensor(schema.view()).map_err(arrow_error)?;
+        Ok(PyTensor::new_writable(tensor))
+    }
+
+    fn __len__(&self) -> usize {
+        self.shared.array.len()
+    }
+
+    /// `(ArrowDeviceType, device_id)`.
+    #[getter]
+    fn device(&self) -> (i32, i64) {
+        (
+            self.shared.array.device_type().0,
+            self.shared.array.device_id(),
+        )
+    }
+
+    /// The format string of the root.
+    #[getter]
+    fn format(&self) -> String {
+        String::from_utf8_lossy(self.shared.schema.view().format()).into_owned()
+    }
+}
+
+/// A stream this crate produces or imported.
+enum AnyStream {
+    Cpu(ArrayStream),
+    Device(DeviceArrayStream),
+}
+
+/// An Arrow stream for Python (`dlpack_abi.ArrowStream`): `__arrow_c_stream__` for CPU streams,
+/// `__arrow_c_device_stream__` for device streams. A stream has one consumer: the first export
+/// moves it out, and later calls raise `ValueError`.
+#[pyclass(frozen, module = "dlpack_abi", name = "ArrowStream")]
+pub struct ArrowStreamExport {
+    stream: Mutex<Option<AnyStream>>,
+    _imported: Option<Live>,
+}
+
+impl ArrowStreamExport {
+    /// A CPU stream.
+    pub fn new(stream: ArrayStream) -> Self {
+        Self {
+            stream: Mutex::new(Some(AnyStream::Cpu(stream))),
+            _imported: None,
+        }
+    }
+
+    /// A device stream.
+    pub fn new_device(stream: DeviceArrayStream) -> Self {
+        Self {
+            stream: Mutex::new(Some(AnyStream::Device(stream))),
+            _imported: None,
+        }
+    }
+
+    /// Takes the stream if it is of the kind `device` asks for.
+    fn take(&self, device: bool) -> PyResult<AnyStream> {
+        let mut slot = self
+            .stream
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        match slot.take() {
+            None => Err(PyValueError::new_err("the stream was already exported")),
+            Some(stream @ AnyStream::Cpu(_)) if device => {
+                *slot = Some(stream);
+                Err(PyBufferError::new_err(
+                    "a CPU stream: use __arrow_c_stream__",
+                ))
+            }
+            Some(stream @ AnyStream::Device(_)) if !device => {
+                *slot = Some(stream);
+                Err(PyBufferError::new_err(
+                    "a device stream: use __arrow_c_device_stream__",
+                ))
+            }
+            Some(stream) => Ok(stream),
+        }
+    }
+}
+
+#[pymethods]
+impl ArrowStreamExport {
+    /// Imports any object with `__arrow_c_stream__` (a CPU stream; nothing is read yet).
+    #[staticmethod]
+    fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
+        let stream = import_stream(source, None)?;
+        Ok(Self {
+            stream: Mutex::new(Some(AnyStream::Cpu(stream))),
+            _imported: Some(Live::import()),
+        })
+    }
+
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let AnyStream::Cpu(mut stream) = self.take(false)? else {
+            unreachable!("take(false) gives CPU streams")
+        };
+        if requested_schema.is_some() {
+            let schema = stream
+                .schema()
+                .map_err(|error| PyValueError::new_err(error.to_string()))?;
+            check_requested(schema, requested_schema.as_ref())?;
+        }
+        // SAFETY: the capsule's struct is zeroed, writable memory we own.
+        arrow_capsule::<ArrowArrayStream>(py, |out| unsafe { stream.export_to(out) })
+    }
+
+    #[pyo3(signature = (requested_schema=None, **kwargs))]
+    fn __arrow_c_device_stream__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+        kwargs: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        check_device_kwargs(kwargs.as_ref())?;
+        let AnyStream::Device(mut stream) = self.take(true)? else {
+            unreachable!("take(true) gives device streams")
+        };
+        if requested_schema.is_some() {
+            let schema = stream
+                .schema()
+                .map_err(|error| PyValueError::new_err(error.to_string()))?;
+            check_requested(schema, requested_schema.as_ref())?;
+        }
+        // SAFETY: the capsule's struct is zeroed, writable memory we own.
+        arrow_capsule::<ArrowDeviceArrayStream>(py, |out| unsafe { stream.export_to(out) })
+    }
+}
+
+/// Calls `source.method(requested_schema)` (without the argument when it is `None`).
+fn call_export<'py>(
+    source: &Bound<'py, PyAny>,
+    method: &Bound<'py, pyo3::types::PyString>,
+    requested: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
+    match requested {
+        Some(requested) => source.call_method1(method, (schema_capsule_of(requested)?,)),
+        None => source.call_method0(method),
+    }
+}
+
+/// The two capsules of an array export.
+fn pair<'py>(result: Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'py, PyAny>)> {
+    result
+        .extract()
+        .map_err(|_| PyTypeError::new_err("expected a (schema, array) tuple of capsules"))
+}
+
+/// Imports a schema from a capsule or an object with `__arrow_c_schema__`.
+///
+/// The struct is moved out of the capsule (its `release` nulled), as the interface says; the
+/// capsule's destructor then frees only the struct's memory.
+pub fn import_schema(source: &Bound<'_, PyAny>) -> PyResult<Schema> {
+    let capsule = schema_capsule_of(source)?;
+    let raw = capsule_pointer::<ArrowSchema>(&capsule, c"arrow_schema")?;
+    // SAFETY: a live `ArrowSchema` owned by the capsule, which gives it to its consumer.
+    unsafe { Schema::from_raw(raw.as_ptr()) }.map_err(arrow_error)
+}
+
+/// Imports a CPU array from `__arrow_c_array__`, or from `__arrow_c_device_array__` when the
+/// data is in CPU memory. `requested_schema` (a capsule or an object with
+/// `__arrow_c_schema__`) is passed on.
+pub fn import_array(
+    source: &Bound<'_, PyAny>,
+    requested_schema: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Schema, Array)> {
+    let py = source.py();
+    let method = intern!(py, "__arrow_c_array__");
+    if !source.hasattr(method)? {
+        let (schema, array) = import_device_array(source, requested_schema)?;
+        if array.device_type() != ARROW_DEVICE_CPU {
+            return Err(PyBufferError::new_err("the array is not in CPU memory"));
+        }
+        let mut raw = array.into_raw();
+        // SAFETY: a live CPU array we own, moved into the new wrapper.
+        let array =
+            unsafe { Array::from_raw(&mut raw.array, schema.view()) }.map_err(arrow_error)?;
+        return Ok((schema, array));
+    }
+    let (schema, array) = pair(call_export(source, method, requested_schema)?)?;
+    let schema = import_schema(&schema)?;
+    let raw = capsule_pointer::<ArrowArray>(&array, c"arrow_array")?;
+    // SAFETY: a live `ArrowArray` owned by the capsule, which gives it to its consumer.
+    let array = unsafe { Array::from_raw(raw.as_ptr(), schema.view()) }.map_err(arrow_error)?;
+    Ok((schema, array))
+}
+
+/// Imports a device array from `__arrow_c_device_array__`, or a CPU one from
+/// `__arrow_c_array__`.
+pub fn import_device_array(
+    source: &Bound<'_, PyAny>,
+    requested_schema: Option<&Bound<'_, PyAny>>,
+) -> PyResult<(Schema, DeviceArray)> {
+    let py = source.py();
+    let method = intern!(py, "__arrow_c_device_array__");
+    if !source.hasattr(method)? {
+        if !source.hasattr(intern!(py, "__arrow_c_array__"))? {
+            return Err(PyTypeError::new_err(format!(
+                "{} has neither __arrow_c_device_array__ nor __arrow_c_array__",
+                type_name(source)
+            )));
+        }
+        let (schema, array) = import_array(source, requested_schema)?;
+        return Ok((schema, DeviceArray::from_cpu(array)));
+    }
+    let (schema, array) = pair(call_export(source, method, requested_schema)?)?;
+    let schema = import_schema(&schema)?;
+    let raw = capsule_pointer::<ArrowDeviceArray>(&array, c"arrow_device_array")?;
+    // SAFETY: a live `ArrowDeviceArray` owned by the capsule, which gives it to its consumer.
+    let array =
+        unsafe { DeviceArray::from_raw(raw.as_ptr(), schema.view()) }.map_err(arrow_error)?;
+    Ok((schema, array))
+}
+
+/// Imports a stream from `__arrow_c_stream__` (or an `arrow_array_stream` capsule).
+pub fn import_stream(
+    source: &Bound<'_, PyAny>,
+    requested_schema: Option<&Bound<'_, PyAny>>,
+) -> PyResult<ArrayStream> {
+    let capsule = if source.is_instance_of::<PyCapsule>() {
+        source.clone()
+    } else {
+        call_export(
+            source,
+            intern!(source.py(), "__arrow_c_stream__"),
+            requested_schema,
+        )?
+    };
+    let raw = capsule_pointer::<ArrowArrayStream>(&capsule, c"arrow_array_stream")?;
+    // SAFETY: a live stream owned by the capsule, which gives it to its consumer.
+    unsafe { ArrayStream::from_raw(raw.as_ptr()) }.map_err(arrow_error)
+}
+
+/// Imports a device stream from `__arrow_c_device_stream__` (or an
+/// `arrow_device_array_stream` capsule).
+pub fn import_device_stream(
+    source: &Bound<'_, PyAny>,
+    requested_schema: Option<&Bound<'_, PyAny>>,
+) -> PyResult<DeviceArrayStream> {
+    let capsule = if source.is_instance_of::<PyCapsule>() {
+        source.clone()
+    } else {
+        call_export(
+            source,
+            intern!(source.py(), "__arrow_c_device_stream__"),
+            requested_schema,
+        )?
+    };
+    let raw = capsule_pointer::<ArrowDeviceArrayStream>(&capsule, c"arrow_device_array_stream")?;
+    // SAFETY: a live stream owned by the capsule, which gives it to its consumer.
+    unsafe { DeviceArrayStream::from_raw(raw.as_ptr()) }.map_err(arrow_error)
+}
+
+/// An Arrow array from Python bridged to DLPack (zero-copy).
+pub(crate) fn tensor_from_arrow(source: &Bound<'_, PyAny>) -> PyResult<VersionedTensor> {
+    let (schema, array) = import_device_array(source, None)?;
+    array.into_tensor(schema.view()).map_err(arrow_error)
+}

@@ -1,0 +1,258 @@
+//! Capsules: raw `PyCapsule_New` over the bare C structs, the producer-side destructors, and the
+//! consumer-side name checks.
+
+use alloc::boxed::Box;
+use alloc::format;
+use alloc::string::{String, ToString};
+use core::ffi::CStr;
+use core::ptr::{self, NonNull};
+
+use bytemuck::Zeroable;
+use pyo3::exceptions::PyValueError;
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+use crate::dlpack::{ManagedStruct, ManagedTensor};
+use crate::raw::{
+    ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowSchema,
+    DLManagedTensor, DLManagedTensorVersioned,
+};
+
+/// A DLPack managed struct and its capsule names.
+pub(crate) trait DlpackCapsule: ManagedStruct + Sized + 'static {
+    /// The name of an unconsumed capsule.
+    const NAME: &'static CStr;
+    /// The name a consumer gives the capsule when it takes ownership.
+    const USED_NAME: &'static CStr;
+    /// Whether the struct carries a version and flags.
+    const VERSIONED: bool;
+
+    /// Calls the struct's deleter, if it has one.
+    ///
+    /// # Safety
+    /// `ptr` is a live struct whose deleter has not run and is ours to call.
+    unsafe fn delete(ptr: *mut Self);
+}
+
+impl DlpackCapsule for DLManagedTensorVersioned {
+    const NAME: &'static CStr = c"dltensor_versioned";
+    const USED_NAME: &'static CStr = c"used_dltensor_versioned";
+    const VERSIONED: bool = true;
+
+    unsafe fn delete(ptr: *mut Self) {
+        // SAFETY: live struct, deleter ours to call once (caller).
+        if let Some(deleter) = unsafe { (*ptr).deleter } {
+            // SAFETY: as above; the DLPack rule is one call with the struct itself.
+            unsafe { deleter(ptr) }
+        }
+    }
+}
+
+impl DlpackCapsule for DLManagedTensor {
+    const NAME: &'static CStr = c"dltensor";
+    const USED_NAME: &'static CStr = c"used_dltensor";
+    const VERSIONED: bool = false;
+
+    unsafe fn delete(ptr: *mut Self) {
+        // SAFETY: live struct, deleter ours to call once (caller).
+        if let Some(deleter) = unsafe { (*ptr).deleter } {
+            // SAFETY: as above.
+            unsafe { deleter(ptr) }
+        }
+    }
+}
+
+/// Hands `tensor` to Python in a capsule named `M::NAME`, whose destructor calls the deleter
+/// unless a consumer renamed the capsule to `M::USED_NAME`.
+pub(crate) fn dlpack_capsule<M: DlpackCapsule>(
+    py: Python<'_>,
+    tensor: ManagedTensor<M>,
+) -> PyResult<Bound<'_, PyCapsule>> {
+    let raw = tensor.into_raw();
+    // SAFETY: `into_raw` never returns NULL.
+    let pointer = unsafe { NonNull::new_unchecked(raw) };
+    // SAFETY: the pointer stays valid until the deleter runs, which only the destructor (or a
+    // consumer that renamed the capsule) does; the name is static.
+    let capsule = unsafe {
+        PyCapsule::new_with_pointer_and_destructor(
+            py,
+            pointer.cast(),
+            M::NAME,
+            Some(dlpack_destructor::<M>),
+        )
+    };
+    if capsule.is_err() {
+        // SAFETY: no capsule was made, so the tensor is still ours: delete it once.
+        unsafe { M::delete(raw) };
+    }
+    capsule
+}
+
+/// The producer's capsule destructor (python_spec): nothing if the capsule was consumed,
+/// otherwise the deleter, keeping any exception in flight and reporting failures as unraisable.
+unsafe extern "C" fn dlpack_destructor<M: DlpackCapsule>(capsule: *mut ffi::PyObject) {
+    // SAFETY: CPython calls capsule destructors with a live capsule, attached to the interpreter.
+    if unsafe { ffi::PyCapsule_IsValid(capsule, M::USED_NAME.as_ptr()) } == 1 {
+        return;
+    }
+    // SAFETY: attached (above).
+    let saved = unsafe { SavedError::fetch() };
+    // SAFETY: a live capsule; a wrong name gives NULL and sets an exception.
+    let pointer = unsafe { ffi::PyCapsule_GetPointer(capsule, M::NAME.as_ptr()) };
+    if pointer.is_null() {
+        // SAFETY: attached, with the exception `PyCapsule_GetPointer` set.
+        unsafe { ffi::PyErr_WriteUnraisable(capsule) };
+    } else {
+        // SAFETY: an unconsumed capsule of ours holds a live tensor whose deleter has not run.
+        unsafe { M::delete(pointer.cast()) };
+    }
+    // SAFETY: attached.
+    unsafe { saved.restore() };
+}
+
+/// The exception in flight, taken out and put back.
+struct SavedError([*mut ffi::PyObject; 3]);
+
+impl SavedError {
+    /// # Safety
+    /// Attached to the interpreter.
+    #[allow(deprecated)] // `PyErr_GetRaisedException` is 3.12+ only; these are stable ABI.
+    unsafe fn fetch() -> Self {
+        let mut parts = [ptr::null_mut(); 3];
+        // SAFETY: attached (caller); three valid out-pointers.
+        unsafe { ffi::PyErr_Fetch(&mut parts[0], &mut parts[1], &mut parts[2]) };
+        Self(parts)
+    }
+
+    /// # Safety
+    /// Attached to the interpreter.
+    #[allow(deprecated)]
+    unsafe fn restore(self) {
+        let [kind, value, traceback] = self.0;
+        // SAFETY: attached (caller); gives back the references `fetch` took.
+        unsafe { ffi::PyErr_Restore(kind, value, traceback) };
+    }
+}
+
+/// An Arrow base struct and its capsule name.
+pub(crate) trait ArrowCapsule: Zeroable + 'static {
+    /// The capsule name of the PyCapsule interface.
+    const NAME: &'static CStr;
+
+    /// Calls `release` unless the struct is released (NULL `release`).
+    ///
+    /// # Safety
+    /// `ptr` is a live struct that is ours to release.
+    unsafe fn release(ptr: *mut Self);
+}
+
+macro_rules! arrow_capsule {
+    ($ty:ty, $name:literal) => {
+        impl ArrowCapsule for $ty {
+            const NAME: &'static CStr = $name;
+
+            unsafe fn release(ptr: *mut Self) {
+                // SAFETY: live and ours (caller).
+                if let Some(release) = unsafe { (*ptr).release } {
+                    // SAFETY: the C Data Interface: the owner calls `release` once.
+                    unsafe { release(ptr) }
+                }
+            }
+        }
+    };
+}
+
+arrow_capsule!(ArrowSchema, c"arrow_schema");
+arrow_capsule!(ArrowArray, c"arrow_array");
+arrow_capsule!(ArrowArrayStream, c"arrow_array_stream");
+arrow_capsule!(ArrowDeviceArrayStream, c"arrow_device_array_stream");
+
+impl ArrowCapsule for ArrowDeviceArray {
+    const NAME: &'static CStr = c"arrow_device_array";
+
+    unsafe fn release(ptr: *mut Self) {
+        // SAFETY: live and ours (caller).
+        let array = unsafe { ptr::addr_of_mut!((*ptr).array) };
+        // SAFETY: as above.
+        if let Some(release) = unsafe { (*array).release } {
+            // SAFETY: the C Device Data Interface: `array.release` with the array, once.
+            unsafe { release(array) }
+        }
+    }
+}
+
+/// A capsule over a zeroed (released) `R` on the heap, into which `fill` then moves the value:
+/// if making the capsule fails, `fill` is not called and drops (releasing) what it holds.
+pub(crate) fn arrow_capsule<R: ArrowCapsule>(
+    py: Python<'_>,
+    fill: impl FnOnce(*mut R),
+) -> PyResult<Bound<'_, PyCapsule>> {
+    let raw = Box::into_raw(Box::new(R::zeroed()));
+    // SAFETY: `Box::into_raw` is non-NULL.
+    let pointer = unsafe { NonNull::new_unchecked(raw) };
+    // SAFETY: the box lives until the destructor frees it; the name is static.
+    let capsule = unsafe {
+        PyCapsule::new_with_pointer_and_destructor(
+            py,
+            pointer.cast(),
+            R::NAME,
+            Some(arrow_destructor::<R>),
+        )
+    };
+    match capsule {
+        Ok(capsule) => {
+            fill(raw);
+            Ok(capsule)
+        }
+        Err(error) => {
+            // SAFETY: no capsule took the box; it holds a released struct.
+            drop(unsafe { Box::from_raw(raw) });
+            Err(error)
+        }
+    }
+}
+
+/// The PyCapsule interface's destructor: `release` unless a consumer moved the struct out (or
+/// it was never filled), then free the box.
+unsafe extern "C" fn arrow_destructor<R: ArrowCapsule>(capsule: *mut ffi::PyObject) {
+    // SAFETY: attached (capsule destructor).
+    let saved = unsafe { SavedError::fetch() };
+    // SAFETY: a live capsule; a wrong name gives NULL and sets an exception.
+    let pointer = unsafe { ffi::PyCapsule_GetPointer(capsule, R::NAME.as_ptr()) };
+    if pointer.is_null() {
+        // SAFETY: attached, with the exception set.
+        unsafe { ffi::PyErr_WriteUnraisable(capsule) };
+    } else {
+        let raw = pointer.cast::<R>();
+        // SAFETY: the box `arrow_capsule` made; its struct is ours unless moved out (released).
+        unsafe { R::release(raw) };
+        // SAFETY: freed once, here.
+        drop(unsafe { Box::from_raw(raw) });
+    }
+    // SAFETY: attached.
+    unsafe { saved.restore() };
+}
+
+/// The pointer of a capsule named `name`, without consuming it; `ValueError` otherwise.
+pub(crate) fn capsule_pointer<T>(object: &Bound<'_, PyAny>, name: &CStr) -> PyResult<NonNull<T>> {
+    let capsule = object.cast::<PyCapsule>().map_err(|_| {
+        PyValueError::new_err(format!(
+            "expected a PyCapsule named {name:?}, got {}",
+            type_name(object)
+        ))
+    })?;
+    // SAFETY: a live capsule, attached (we hold a `Bound`).
+    let pointer = unsafe { ffi::PyCapsule_GetPointer(capsule.as_ptr(), name.as_ptr()) };
+    NonNull::new(pointer.cast()).ok_or_else(|| {
+        PyErr::take(object.py()).unwrap_or_else(|| PyValueError::new_err("NULL capsule"))
+    })
+}
+
+/// `type(object).__name__`, for messages.
+pub(crate) fn type_name(object: &Bound<'_, PyAny>) -> String {
+    object
+        .get_type()
+        .name()
+        .map_or_else(|_| "?".into(), |name| name.to_string())
+}

@@ -1,0 +1,237 @@
+//! The C exchange API of `dlpack_abi.Tensor` (`__dlpack_c_exchange_api__`, DLPack 1.3): a static
+//! table whose functions convert without Python calls and without stream synchronisation.
+
+use alloc::string::ToString;
+use core::ffi::{c_char, c_int, c_void, CStr};
+use core::ptr::{self, NonNull};
+use core::sync::atomic::Ordering::Relaxed;
+
+use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::PyCapsule;
+
+use super::copy::{zeroed_words, HostTensor};
+use super::import::buffer_error;
+use super::{PyTensor, ALLOCATIONS, EXCHANGE_EXPORTS, EXCHANGE_IMPORTS};
+use crate::dlpack::{VersionedTensor, MAX_NDIM};
+use crate::raw::{
+    kDLCPU, DLDeviceType, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
+    DLPackFlags, DLPackVersion, DLTensor,
+};
+
+/// The exchange API table of `dlpack_abi.Tensor`, static for the life of the process.
+pub struct ExchangeApi(DLPackExchangeAPI);
+
+// SAFETY: the table is never written; its one pointer (`prev_api`) is NULL.
+unsafe impl Sync for ExchangeApi {}
+
+impl ExchangeApi {
+    /// The C table.
+    pub fn as_raw(&self) -> &DLPackExchangeAPI {
+        &self.0
+    }
+}
+
+/// `dlpack_abi.Tensor.__dlpack_c_exchange_api__` points here: version 1.3, no older table, all
+/// five functions.
+///
+/// - `managed_tensor_allocator`: zeroed CPU tensors (other devices are refused through
+///   `SetError`).
+/// - `managed_tensor_from_py_object_no_sync`: the same export as `__dlpack__(max_version=(1, 3))`.
+/// - `managed_tensor_to_py_object_no_sync`: validates and steals the tensor into a new `Tensor`
+///   (its deleter runs at once if validation fails).
+/// - `dltensor_from_py_object_no_sync`: the bare `DLTensor` of a writable `Tensor`; read-only
+///   ones are refused, since a bare `DLTensor` cannot say so.
+/// - `current_work_stream`: NULL (this crate runs no device work).
+pub static EXCHANGE_API: ExchangeApi = ExchangeApi(DLPackExchangeAPI {
+    header: DLPackExchangeAPIHeader {
+        version: DLPackVersion::CURRENT,
+        prev_api: ptr::null_mut(),
+    },
+    managed_tensor_allocator: Some(allocate),
+    managed_tensor_from_py_object_no_sync: Some(from_py_object),
+    managed_tensor_to_py_object_no_sync: Some(to_py_object),
+    dltensor_from_py_object_no_sync: Some(dltensor_from_py_object),
+    current_work_stream: Some(current_work_stream),
+});
+
+/// The `"dlpack_exchange_api"` capsule over [`EXCHANGE_API`] (no destructor: the table is static).
+pub(crate) fn table_capsule(py: Python<'_>) -> PyResult<Py<PyCapsule>> {
+    let table = NonNull::from(&EXCHANGE_API.0).cast::<c_void>();
+    // SAFETY: a static table, never freed; consumers only read it.
+    unsafe { PyCapsule::new_with_pointer(py, table, c"dlpack_exchange_api") }.map(Bound::unbind)
+}
+
+/// Runs `body` with the `Python` token the exchange API's caller implies, turning an error into
+/// a raised exception and -1.
+///
+/// # Safety
+/// The caller is attached to the interpreter (the exchange API functions that take Python
+/// objects are called with the GIL held).
+unsafe fn attached(body: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
+    // SAFETY: attached (caller).
+    let py = unsafe { Python::assume_attached() };
+    match body(py) {
+        Ok(()) => 0,
+        Err(error) => {
+            error.restore(py);
+            -1
+        }
+    }
+}
+
+/// The `Tensor` behind a borrowed object pointer.
+///
+/// # Safety
+/// `object` is NULL or a live object, and the caller is attached.
+unsafe fn tensor_of<'py>(py: Python<'py>, object: *mut c_void) -> PyResult<Bound<'py, PyTensor>> {
+    // SAFETY: a live object (caller), borrowed for the call.
+    let object = unsafe { Bound::from_borrowed_ptr_or_err(py, object.cast()) }?;
+    object
+        .cast_into::<PyTensor>()
+        .map_err(|error| PyTypeError::new_err(error.to_string()))
+}
+
+unsafe extern "C" fn from_py_object(
+    object: *mut c_void,
+    out: *mut *mut DLManagedTensorVersioned,
+) -> c_int {
+    // SAFETY: called attached, with a live object and a writable `out` (exchange API contract).
+    unsafe {
+        attached(|py| {
+            let tensor = tensor_of(py, object)?.get().export(false)?;
+            EXCHANGE_EXPORTS.fetch_add(1, Relaxed);
+            if out.is_null() {
+                return Err(PyBufferError::new_err("NULL out"));
+            }
+            *out = tensor.into_raw();
+            Ok(())
+        })
+    }
+}
+
+unsafe extern "C" fn to_py_object(
+    tensor: *mut DLManagedTensorVersioned,
+    out: *mut *mut c_void,
+) -> c_int {
+    // SAFETY: called attached; the function steals `tensor` (exchange API contract), and
+    // `from_raw` calls its deleter on every refusal.
+    unsafe {
+        attached(|py| {
+            EXCHANGE_IMPORTS.fetch_add(1, Relaxed);
+            let tensor = VersionedTensor::from_raw(tensor).map_err(buffer_error)?;
+            if out.is_null() {
+                return Err(PyBufferError::new_err("NULL out"));
+            }
+            let object = Bound::new(py, PyTensor::imported(tensor))?;
+            *out = object.into_ptr().cast();
+            Ok(())
+        })
+    }
+}
+
+unsafe extern "C" fn dltensor_from_py_object(object: *mut c_void, out: *mut DLTensor) -> c_int {
+    // SAFETY: called attached with a live object; the DLTensor stays valid while the object
+    // lives, which is all this function promises.
+    unsafe {
+        attached(|py| {
+            let tensor = tensor_of(py, object)?;
+            let raw = tensor.get().dl_tensor().ok_or_else(|| {
+                PyBufferError::new_err(
+                    "a read-only Tensor has no bare DLTensor (it cannot carry READ_ONLY); use \
+                     managed_tensor_from_py_object_no_sync",
+                )
+            })?;
+            if out.is_null() {
+                return Err(PyBufferError::new_err("NULL out"));
+            }
+            *out = raw;
+            Ok(())
+        })
+    }
+}
+
+unsafe extern "C" fn current_work_stream(
+    _device_type: DLDeviceType,
+    _device_id: i32,
+    out: *mut *mut c_void,
+) -> c_int {
+    if out.is_null() {
+        return -1;
+    }
+    // SAFETY: a writable out-pointer (contract).
+    unsafe { *out = ptr::null_mut() };
+    0
+}
+
+/// A `SetError` callback.
+type SetError = Option<unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char)>;
+
+unsafe extern "C" fn allocate(
+    prototype: *mut DLTensor,
+    out: *mut *mut DLManagedTensorVersioned,
+    error_ctx: *mut c_void,
+    set_error: SetError,
+) -> c_int {
+    let fail = |kind: &CStr, message: &CStr| {
+        if let Some(set_error) = set_error {
+            // SAFETY: the caller's callback and context, with static strings.
+            unsafe { set_error(error_ctx, kind.as_ptr(), message.as_ptr()) };
+        }
+        -1
+    };
+    if prototype.is_null() || out.is_null() {
+        return fail(c"ValueError", c"NULL prototype or out");
+    }
+    // SAFETY: a readable prototype (contract): only dtype, ndim, shape and device are read.
+    let prototype = unsafe { &*prototype };
+    if prototype.device.device_type != kDLCPU {
+        return fail(c"RuntimeError", c"dlpack_abi allocates CPU memory only");
+    }
+    let Ok(ndim) = usize::try_from(prototype.ndim) else {
+        return fail(c"ValueError", c"negative ndim");
+    };
+    if ndim > MAX_NDIM || (ndim > 0 && prototype.shape.is_null()) {
+        return fail(c"ValueError", c"ndim above 64, or NULL shape");
+    }
+    let shape = if ndim == 0 {
+        alloc::vec::Vec::new()
+    } else {
+        // SAFETY: `ndim` readable extents (contract), checked non-NULL above.
+        unsafe { core::slice::from_raw_parts(prototype.shape, ndim) }.to_vec()
+    };
+    let dtype = prototype.dtype;
+    let bits = u64::from(dtype.bits) * u64::from(dtype.lanes);
+    let bytes = shape
+        .iter()
+        .try_fold(bits, |n, &e| {
+            u64::try_from(e).ok().and_then(|e| n.checked_mul(e))
+        })
+        .map(|bits| bits.div_ceil(8))
+        .and_then(|bytes| usize::try_from(bytes).ok());
+    let Some(bytes) = bytes else {
+        return fail(c"ValueError", c"negative extent or size overflow");
+    };
+    let Some(words) = zeroed_words(bytes) else {
+        return fail(c"MemoryError", c"cannot allocate the tensor");
+    };
+    let owner = HostTensor {
+        words,
+        shape,
+        strides: None,
+        dtype,
+        flags: DLPackFlags::empty(),
+    };
+    match VersionedTensor::from_owner(owner) {
+        Ok(tensor) => {
+            ALLOCATIONS.fetch_add(1, Relaxed);
+            // SAFETY: writable (checked non-NULL; contract).
+            unsafe { *out = tensor.into_raw() };
+            0
+        }
+        Err(_) => fail(
+            c"ValueError",
+            c"the prototype is not a valid tensor description",
+        ),
+    }
+}

@@ -1,0 +1,56 @@
+//! Dropping things that touch Python from threads that may not hold the GIL.
+
+use core::mem::ManuallyDrop;
+use core::ops::Deref;
+
+use pyo3::Python;
+
+/// A value whose drop may run Python code (a NumPy deleter, a pyarrow `release`): it is dropped
+/// attached to the interpreter, on whatever thread drops the wrapper, and leaked instead when
+/// the interpreter is not initialized or is finalizing (attaching then would hang or crash the
+/// thread, and the process is going away).
+///
+/// ```no_run
+/// use dlpack_abi::python::AttachedDrop;
+///
+/// let held = AttachedDrop::new(vec![1u8, 2, 3]);
+/// assert_eq!(held.len(), 3);
+/// std::thread::spawn(move || drop(held)); // attaches to Python to drop
+/// ```
+pub struct AttachedDrop<T> {
+    value: ManuallyDrop<T>,
+}
+
+impl<T> AttachedDrop<T> {
+    /// Wraps `value`.
+    pub fn new(value: T) -> Self {
+        Self {
+            value: ManuallyDrop::new(value),
+        }
+    }
+}
+
+impl<T> Deref for AttachedDrop<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T> Drop for AttachedDrop<T> {
+    fn drop(&mut self) {
+        // SAFETY: `value` is taken once, here, and never used again.
+        let value = unsafe { ManuallyDrop::take(&mut self.value) };
+        drop_attached(value);
+    }
+}
+
+/// Drops `value` attached to the interpreter, or leaks it if the interpreter cannot be attached
+/// to (not initialized, finalizing).
+pub(crate) fn drop_attached<T>(value: T) {
+    let mut slot = Some(value);
+    if Python::try_attach(|_| drop(slot.take())).is_none() {
+        core::mem::forget(slot);
+    }
+}

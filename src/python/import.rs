@@ -1,0 +1,241 @@
+//! Import from Python: `__dlpack_c_exchange_api__` when the type offers it, otherwise
+//! `__dlpack__` with version negotiation, and capsules consumed only after validation.
+
+use alloc::format;
+use core::ffi::CStr;
+use core::ptr::{self, NonNull};
+use core::sync::atomic::Ordering::Relaxed;
+
+use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict};
+use pyo3::{ffi, intern};
+
+use super::capsule::{capsule_pointer, type_name, DlpackCapsule};
+use super::FOREIGN_EXCHANGE_IMPORTS;
+use crate::dlpack::{ManagedTensor, TensorError, VersionedTensor};
+use crate::raw::{
+    DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI,
+    DLPackExchangeAPIHeader, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION,
+};
+
+/// What [`from_dlpack`] asks the producer for: the keywords of `__dlpack__`.
+#[derive(Debug, Default)]
+#[non_exhaustive]
+pub struct DlpackRequest {
+    /// The consumer's stream (a Python int) on which the data must be safe to use; `None` for
+    /// CPU memory and stream-less devices.
+    pub stream: Option<Py<PyAny>>,
+    /// The device the tensor must be on; `None` for wherever it is.
+    pub dl_device: Option<DLDevice>,
+    /// `Some(true)`: always copy; `Some(false)`: never copy; `None`: copy only if needed.
+    pub copy: Option<bool>,
+}
+
+impl DlpackRequest {
+    /// Only the plain request may use the exchange API, which neither synchronises nor copies.
+    fn is_plain(&self) -> bool {
+        self.stream.is_none() && self.dl_device.is_none() && self.copy.is_none()
+    }
+}
+
+/// Imports any object with `__dlpack__` (or a `dltensor[_versioned]` capsule) as an owned,
+/// validated tensor.
+///
+/// - When `type(source).__dlpack_c_exchange_api__` is a `"dlpack_exchange_api"` capsule with a
+///   major-1 table (older tables are found through `prev_api`) and the request is plain, its
+///   `managed_tensor_from_py_object_no_sync` is used: no Python call, no capsule.
+/// - Otherwise `source.__dlpack__(max_version=(1, 3), ...)` with the request's keywords; on
+///   `TypeError`, when neither `dl_device` nor `copy` is asked for, the legacy call
+///   `__dlpack__()` (with `stream` if given).
+/// - A capsule is checked (name, version, every field) before it is consumed. A refused capsule
+///   is left as it was, so its own destructor frees it; an accepted one is renamed
+///   `used_dltensor[_versioned]` and its destructor cleared, and the deleter then runs when the
+///   tensor is dropped.
+/// - A legacy tensor is upgraded to a versioned one marked `READ_ONLY` (legacy producers cannot
+///   say whether the memory may be written).
+///
+/// Errors: `BufferError` for tensors that fail validation, `TypeError` for objects without the
+/// protocol, `ValueError` for wrong or consumed capsules; the producer's own exceptions pass
+/// through.
+///
+/// ```no_run
+/// use dlpack_abi::python::{from_dlpack, DlpackRequest};
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction]
+/// fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
+///     let tensor = from_dlpack(array, &DlpackRequest::default())?;
+///     let values = tensor.view().as_slice::<f64>()
+///         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+///     Ok(values.iter().sum())
+/// }
+/// ```
+pub fn from_dlpack(
+    source: &Bound<'_, PyAny>,
+    request: &DlpackRequest,
+) -> PyResult<VersionedTensor> {
+    let py = source.py();
+    if source.is_instance_of::<PyCapsule>() {
+        return consume(source);
+    }
+    if request.is_plain() {
+        if let Some(api) = exchange_api_of(source) {
+            return import_through(source, api);
+        }
+    }
+    let method = intern!(py, "__dlpack__");
+    let kwargs = PyDict::new(py);
+    kwargs.set_item(
+        intern!(py, "max_version"),
+        (DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION),
+    )?;
+    if let Some(stream) = &request.stream {
+        kwargs.set_item(intern!(py, "stream"), stream)?;
+    }
+    if let Some(device) = request.dl_device {
+        kwargs.set_item(
+            intern!(py, "dl_device"),
+            (device.device_type.0, device.device_id),
+        )?;
+    }
+    if let Some(copy) = request.copy {
+        kwargs.set_item(intern!(py, "copy"), copy)?;
+    }
+    let capsule = match source.call_method(method, (), Some(&kwargs)) {
+        Ok(capsule) => capsule,
+        Err(error)
+            if error.is_instance_of::<PyTypeError>(py)
+                && request.dl_device.is_none()
+                && request.copy.is_none()
+                && source.hasattr(method)? =>
+        {
+            // A producer from before the 2023.12 keywords.
+            let legacy = PyDict::new(py);
+            if let Some(stream) = &request.stream {
+                legacy.set_item(intern!(py, "stream"), stream)?;
+            }
+            source.call_method(method, (), Some(&legacy))?
+        }
+        Err(error) if !source.hasattr(method)? => {
+            return Err(PyTypeError::new_err(format!(
+                "{} does not support the DLPack protocol (no __dlpack__): {error}",
+                type_name(source)
+            )))
+        }
+        Err(error) => return Err(error),
+    };
+    consume(&capsule)
+}
+
+/// Consumes a `dltensor_versioned` or `dltensor` capsule.
+fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<VersionedTensor> {
+    let Ok(capsule) = capsule.cast::<PyCapsule>() else {
+        return Err(PyTypeError::new_err(format!(
+            "__dlpack__ returned {}, not a PyCapsule",
+            type_name(capsule)
+        )));
+    };
+    if is_named(capsule, DLManagedTensorVersioned::NAME) {
+        take::<DLManagedTensorVersioned>(capsule)
+    } else if is_named(capsule, DLManagedTensor::NAME) {
+        take::<DLManagedTensor>(capsule).map(ManagedTensor::into_versioned)
+    } else {
+        // SAFETY: a live capsule, attached; the name is NULL or a C string.
+        let name = unsafe { ffi::PyCapsule_GetName(capsule.as_ptr()) };
+        let name = (!name.is_null()).then(|| {
+            // SAFETY: non-NULL names are NUL-terminated and live as long as the capsule.
+            let name = unsafe { CStr::from_ptr(name) };
+            name.to_string_lossy().into_owned()
+        });
+        PyErr::take(capsule.py());
+        Err(match name.as_deref() {
+            Some("used_dltensor" | "used_dltensor_versioned") => {
+                PyValueError::new_err("the DLPack capsule was already consumed")
+            }
+            other => PyValueError::new_err(format!(
+                "expected a capsule named 'dltensor_versioned' or 'dltensor', got {other:?}"
+            )),
+        })
+    }
+}
+
+fn is_named(capsule: &Bound<'_, PyCapsule>, name: &CStr) -> bool {
+    // SAFETY: a live capsule, attached; `IsValid` sets no exception.
+    unsafe { ffi::PyCapsule_IsValid(capsule.as_ptr(), name.as_ptr()) == 1 }
+}
+
+/// Validates the capsule's tensor without owning it, then renames the capsule and owns it.
+fn take<M: DlpackCapsule>(capsule: &Bound<'_, PyCapsule>) -> PyResult<ManagedTensor<M>> {
+    let pointer: NonNull<M> = capsule_pointer(capsule.as_any(), M::NAME)?;
+    // SAFETY: an unconsumed DLPack capsule holds a live managed struct that its producer hands
+    // to whoever consumes the capsule; validation reads it without taking it, so a refusal
+    // leaves the capsule (and its destructor) in charge.
+    let meta = unsafe { ManagedTensor::<M>::check(pointer) }.map_err(buffer_error)?;
+    // SAFETY: a live capsule, attached; static names. Renaming is the DLPack consume step;
+    // clearing the destructor as well protects against producers whose destructor does not
+    // check the name.
+    unsafe {
+        if ffi::PyCapsule_SetName(capsule.as_ptr(), M::USED_NAME.as_ptr()) != 0 {
+            return Err(PyErr::fetch(capsule.py()));
+        }
+        ffi::PyCapsule_SetDestructor(capsule.as_ptr(), None);
+    }
+    // SAFETY: consumed: the struct is ours, and `meta` is its validation.
+    Ok(unsafe { ManagedTensor::from_validated(pointer, meta) })
+}
+
+/// A producer's tensor refused by validation.
+pub(crate) fn buffer_error(error: TensorError) -> PyErr {
+    PyBufferError::new_err(format!("invalid DLPack tensor: {error}"))
+}
+
+/// The major-1 exchange API table of `source`'s type, if it has one.
+fn exchange_api_of(source: &Bound<'_, PyAny>) -> Option<&'static DLPackExchangeAPI> {
+    let py = source.py();
+    let attribute = source
+        .get_type()
+        .getattr(intern!(py, "__dlpack_c_exchange_api__"))
+        .ok()?;
+    let mut header: *const DLPackExchangeAPIHeader =
+        capsule_pointer::<DLPackExchangeAPIHeader>(&attribute, c"dlpack_exchange_api")
+            .ok()?
+            .as_ptr();
+    while !header.is_null() {
+        // SAFETY: the protocol makes the table (and the tables `prev_api` links) static and
+        // process-lifetime; the header is the table's permanent prefix.
+        let current = unsafe { &*header };
+        if current.version.major == DLPACK_MAJOR_VERSION {
+            // SAFETY: a major-1 header starts a whole `DLPackExchangeAPI` (the header is its
+            // first field), static as above.
+            return Some(unsafe { &*header.cast::<DLPackExchangeAPI>() });
+        }
+        header = current.prev_api;
+    }
+    None
+}
+
+/// `managed_tensor_from_py_object_no_sync`, then validation (which calls the deleter on error).
+fn import_through(source: &Bound<'_, PyAny>, api: &DLPackExchangeAPI) -> PyResult<VersionedTensor> {
+    let py = source.py();
+    let Some(export) = api.managed_tensor_from_py_object_no_sync else {
+        return Err(PyBufferError::new_err(
+            "the exchange API has no managed_tensor_from_py_object_no_sync",
+        ));
+    };
+    let mut out = ptr::null_mut();
+    // SAFETY: the exchange API contract: a live object of the table's type, attached, and an
+    // out-pointer; 0 means `out` holds an owning tensor, non-zero that an exception is set.
+    let status = unsafe { export(source.as_ptr().cast(), &mut out) };
+    if status != 0 {
+        return Err(PyErr::take(py).unwrap_or_else(|| {
+            PyBufferError::new_err(format!("the exchange API failed with {status}"))
+        }));
+    }
+    FOREIGN_EXCHANGE_IMPORTS.fetch_add(1, Relaxed);
+    // SAFETY: on success `out` is an owning tensor handed to us.
+    unsafe { VersionedTensor::from_raw(out) }.map_err(|error| match error {
+        TensorError::NullTensor => PyBufferError::new_err("the exchange API returned NULL"),
+        error => buffer_error(error),
+    })
+}

@@ -1,0 +1,125 @@
+//! Python glue (feature `pyo3`): the DLPack Python protocol and the Arrow PyCapsule interface,
+//! on top of the safe layers.
+//!
+//! **Import.** [`from_dlpack`] takes any object with `__dlpack__` and returns an owned
+//! [`VersionedTensor`](crate::dlpack::VersionedTensor), following the array API rules: the C
+//! exchange API of the object's type when it has one (`__dlpack_c_exchange_api__`), otherwise
+//! `__dlpack__(max_version=(1, 3), ...)` with a legacy retry on `TypeError`. A capsule is
+//! validated before it is consumed, and only then renamed `used_dltensor[_versioned]`; a refused
+//! capsule is left untouched, so its own destructor frees it.
+//!
+//! **Export.** [`PyTensor`] (Python name `dlpack_abi.Tensor`) wraps a tensor for Python:
+//! `__dlpack__` (versioned or legacy capsules, `copy`, `dl_device`, `stream` per the array API),
+//! `__dlpack_device__`, a static `__dlpack_c_exchange_api__` table ([`EXCHANGE_API`]), and the
+//! Arrow device-array capsules through the zero-copy bridge. Each export costs one allocation
+//! and shares the data; the tensor stays alive until the last consumer's deleter runs.
+//!
+//! **Arrow.** [`ArrowArrayExport`] and [`ArrowStreamExport`] export [`arrow`](crate::arrow)
+//! values as `arrow_schema`, `arrow_array`, `arrow_device_array` and stream capsules (raw
+//! `PyCapsule_New` over the bare C struct); [`import_schema`], [`import_array`],
+//! [`import_device_array`], [`import_stream`] and [`import_device_stream`] take them from any
+//! object that offers them.
+//!
+//! **The GIL.** Deleters and `release` callbacks may run on any thread. The only ones of ours
+//! that can reach Python are those that drop data imported from Python (a NumPy array, a pyarrow
+//! buffer): they attach to the interpreter first, and do nothing (leaking the data) when it is
+//! not initialized or is finalizing ([`AttachedDrop`]).
+//!
+//! Register the classes with [`add_to_module`].
+#![allow(unsafe_code)]
+
+mod arrow;
+mod capsule;
+mod copy;
+mod exchange;
+mod gil;
+mod import;
+mod tensor;
+
+use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+
+use pyo3::prelude::*;
+
+pub use arrow::{
+    import_array, import_device_array, import_device_stream, import_schema, import_stream,
+    ArrowArrayExport, ArrowStreamExport,
+};
+pub use exchange::{ExchangeApi, EXCHANGE_API};
+pub use gil::AttachedDrop;
+pub use import::{from_dlpack, DlpackRequest};
+pub use tensor::PyTensor;
+
+/// Adds `Tensor`, `ArrowArray` and `ArrowStream` to a Python module.
+///
+/// ```no_run
+/// use pyo3::prelude::*;
+///
+/// #[pymodule]
+/// fn my_tensors(m: &Bound<'_, PyModule>) -> PyResult<()> {
+///     dlpack_abi::python::add_to_module(m)
+/// }
+/// ```
+pub fn add_to_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_class::<PyTensor>()?;
+    module.add_class::<ArrowArrayExport>()?;
+    module.add_class::<ArrowStreamExport>()?;
+    Ok(())
+}
+
+/// Process-wide counters of this module's exports and imports, for leak checks.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Counts {
+    /// DLPack tensors and Arrow arrays exported to Python whose deleter or `release` has not run.
+    pub live_exports: usize,
+    /// Tensors and Arrow data imported from Python that are still held.
+    pub live_imports: usize,
+    /// Calls of the exchange API's `managed_tensor_from_py_object_no_sync` (ours).
+    pub exchange_exports: usize,
+    /// Calls of the exchange API's `managed_tensor_to_py_object_no_sync` (ours).
+    pub exchange_imports: usize,
+    /// Imports through another type's exchange API (in [`from_dlpack`]).
+    pub foreign_exchange_imports: usize,
+    /// Tensors allocated by the exchange API's `managed_tensor_allocator` (ours).
+    pub allocations: usize,
+}
+
+static LIVE_EXPORTS: AtomicUsize = AtomicUsize::new(0);
+static LIVE_IMPORTS: AtomicUsize = AtomicUsize::new(0);
+static EXCHANGE_EXPORTS: AtomicUsize = AtomicUsize::new(0);
+static EXCHANGE_IMPORTS: AtomicUsize = AtomicUsize::new(0);
+static FOREIGN_EXCHANGE_IMPORTS: AtomicUsize = AtomicUsize::new(0);
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+/// The counters now.
+pub fn counts() -> Counts {
+    Counts {
+        live_exports: LIVE_EXPORTS.load(Relaxed),
+        live_imports: LIVE_IMPORTS.load(Relaxed),
+        exchange_exports: EXCHANGE_EXPORTS.load(Relaxed),
+        exchange_imports: EXCHANGE_IMPORTS.load(Relaxed),
+        foreign_exchange_imports: FOREIGN_EXCHANGE_IMPORTS.load(Relaxed),
+        allocations: ALLOCATIONS.load(Relaxed),
+    }
+}
+
+/// Counts one live item while it exists.
+pub(crate) struct Live(&'static AtomicUsize);
+
+impl Live {
+    fn export() -> Self {
+        LIVE_EXPORTS.fetch_add(1, Relaxed);
+        Self(&LIVE_EXPORTS)
+    }
+
+    fn import() -> Self {
+        LIVE_IMPORTS.fetch_add(1, Relaxed);
+        Self(&LIVE_IMPORTS)
+    }
+}
+
+impl Drop for Live {
+    fn drop(&mut self) {
+        self.0.fetch_sub(1, Relaxed);
+    }
+}

@@ -1,0 +1,441 @@
+//! `dlpack_abi.Tensor`: a tensor handed to Python, exported through `__dlpack__`, the C exchange
+//! API and the Arrow device-array capsules, sharing its memory with every consumer.
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::mem::ManuallyDrop;
+
+use pyo3::exceptions::{PyBufferError, PyMemoryError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
+
+use super::capsule::{dlpack_capsule, DlpackCapsule};
+use super::copy::{copy_tensor, gather, host_accessible, zeroed_words, HostTensor};
+use super::gil::drop_attached;
+use super::{arrow, Live};
+use crate::dlpack::{ManagedTensor, TensorDescription, TensorOwner, TensorView, VersionedTensor};
+use crate::raw::{
+    kDLCPU, kDLCUDA, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
+    DLManagedTensorVersioned, DLPackFlags,
+};
+
+/// The tensor every export of one `Tensor` shares.
+struct Shared {
+    tensor: ManuallyDrop<VersionedTensor>,
+    /// Set for tensors imported from Python, whose deleter may run Python code: they are
+    /// dropped attached to the interpreter.
+    imported: Option<Live>,
+}
+
+impl Drop for Shared {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here.
+        let tensor = unsafe { ManuallyDrop::take(&mut self.tensor) };
+        if self.imported.is_some() {
+            drop_attached(tensor);
+        } else {
+            drop(tensor);
+        }
+    }
+}
+
+/// A tensor for Python (`dlpack_abi.Tensor`): `__dlpack__`, `__dlpack_device__`,
+/// `__dlpack_c_exchange_api__`, and `__arrow_c_device_array__`/`__arrow_c_array__` through the
+/// zero-copy bridge.
+///
+/// Every export shares the tensor (one allocation per export, no copy unless asked for); the
+/// tensor's own deleter runs when the `Tensor` and every export are gone.
+///
+/// Made with [`new`](Self::new), the exports are `READ_ONLY` and Rust keeps shared access
+/// ([`tensor`](Self::tensor)). Made with [`new_writable`](Self::new_writable), consumers may
+/// write (unless the tensor itself is `READ_ONLY`), so Rust gives up access to the elements.
+///
+/// ```no_run
+/// use dlpack_abi::dlpack::{Export, VersionedTensor};
+/// use dlpack_abi::python::PyTensor;
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction]
+/// fn ramp(n: usize) -> PyResult<PyTensor> {
+///     let values: Vec<f32> = (0..n).map(|i| i as f32).collect();
+///     let n = values.len() as i64;
+///     let tensor: VersionedTensor = Export::new(values, &[n]).finish()
+///         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
+///     Ok(PyTensor::new(tensor)) // numpy.from_dlpack(ramp(4)) is a read-only view
+/// }
+/// ```
+#[pyclass(frozen, module = "dlpack_abi", name = "Tensor")]
+pub struct PyTensor {
+    shared: Arc<Shared>,
+    writable: bool,
+}
+
+impl PyTensor {
+    /// Wraps `tensor`; its exports are `READ_ONLY`, and Rust keeps shared access.
+    pub fn new(tensor: VersionedTensor) -> Self {
+        Self::with(tensor, false, None)
+    }
+
+    /// Wraps `tensor` with writable exports (unless it is `READ_ONLY`): consumers may write the
+    /// elements, so [`tensor`](Self::tensor) is `None` from then on.
+    pub fn new_writable(tensor: VersionedTensor) -> Self {
+        Self::with(tensor, true, None)
+    }
+
+    /// A tensor imported from Python: writable exports unless `READ_ONLY`, dropped attached.
+    pub(crate) fn imported(tensor: VersionedTensor) -> Self {
+        Self::with(tensor, true, Some(Live::import()))
+    }
+
+    fn with(tensor: VersionedTensor, writable: bool, imported: Option<Live>) -> Self {
+        let writable = writable && !tensor.view().flags().contains(DLPackFlags::READ_ONLY);
+        Self {
+            shared: Arc::new(Shared {
+                tensor: ManuallyDrop::new(tensor),
+                imported,
+            }),
+            writable,
+        }
+    }
+
+    /// The tensor, for reading, unless consumers may write it ([`new_writable`](Self::new_writable)).
+    pub fn tensor(&self) -> Option<&VersionedTensor> {
+        (!self.writable).then_some(&self.shared.tensor)
+    }
+
+    /// Whether exports are `READ_ONLY`.
+    pub fn is_read_only(&self) -> bool {
+        !self.writable
+    }
+
+    /// The description (shape, strides, dtype, device, flags), without element access.
+    fn view(&self) -> TensorView<'_> {
+        self.shared.tensor.view()
+    }
+
+    /// The bare `DLTensor`, for the exchange API's non-owning export; `None` when consumers may
+    /// not write (a bare `DLTensor` cannot say read-only) or the strides are implicit.
+    pub(crate) fn dl_tensor(&self) -> Option<crate::raw::DLTensor> {
+        let raw = self.shared.tensor.as_raw().dl_tensor;
+        (self.writable && (raw.ndim == 0 || !raw.strides.is_null())).then_some(raw)
+    }
+
+    /// A new managed struct sharing the tensor, or a copy of it.
+    pub(crate) fn export<M: DlpackCapsule>(&self, copy: bool) -> PyResult<ManagedTensor<M>> {
+        let view = self.view();
+        let padded = view.flags() & DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
+        if copy {
+            let copied = if M::VERSIONED {
+                DLPackFlags::IS_COPIED
+            } else {
+                DLPackFlags::empty()
+            };
+            return copy_tensor(&view, padded | copied);
+        }
+        let read_only = if self.writable {
+            DLPackFlags::empty()
+        } else {
+            DLPackFlags::READ_ONLY
+        };
+        if !M::VERSIONED && !read_only.is_empty() {
+            return Err(PyBufferError::new_err(
+                "a read-only tensor cannot be exported as a legacy DLPack capsule (it has no \
+                 read-only flag); call __dlpack__ with max_version=(1, 0) or newer, or copy=True",
+            ));
+        }
+        let owner = Sharing {
+            shared: Arc::clone(&self.shared),
+            flags: padded | read_only,
+            _live: Live::export(),
+        };
+        ManagedTensor::from_owner(owner).map_err(|error| PyBufferError::new_err(error.to_string()))
+    }
+}
+
+/// The owner of one export: a reference to the shared tensor.
+struct Sharing {
+    shared: Arc<Shared>,
+    flags: DLPackFlags,
+    _live: Live,
+}
+
+// SAFETY: describes exactly the shared tensor, validated at its import or export and kept
+// alive by the `Arc` until this owner is dropped; writes are allowed only for `Tensor`s that
+// gave up Rust access (`writable`), and `READ_ONLY` is set otherwise.
+unsafe impl TensorOwner for Sharing {
+    fn describe(&mut self) -> TensorDescription<'_> {
+        let view = self.shared.tensor.view();
+        let raw = view.raw();
+        TensorDescription {
+            data: raw.data,
+            byte_offset: raw.byte_offset,
+            device: raw.device,
+            dtype: raw.dtype,
+            shape: view.shape(),
+            strides: view.strides().as_slice(),
+            flags: self.flags,
+        }
+    }
+
+    fn ndim(&mut self) -> usize {
+        self.shared.tensor.view().ndim()
+    }
+}
+
+/// The `stream` rules of the array API for the device a tensor lives on.
+fn check_stream(device: DLDevice, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
+    let Some(stream) = stream else { return Ok(()) };
+    let value: i64 = stream
+        .extract()
+        .map_err(|_| PyTypeError::new_err("stream must be an int or None"))?;
+    if host_accessible(device) && device.device_type == kDLCPU {
+        return Err(PyBufferError::new_err(
+            "stream must be None for CPU tensors",
+        ));
+    }
+    if device.device_type == kDLCUDA && value == 0 {
+        return Err(PyBufferError::new_err(
+            "stream 0 is ambiguous on CUDA; use 1 (legacy default) or 2 (per-thread default)",
+        ));
+    }
+    // This tensor has no pending work of ours on any stream: nothing to order.
+    Ok(())
+}
+
+#[pymethods]
+impl PyTensor {
+    /// The DLPack export of the array API (2023.12).
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        stream: Option<Bound<'py, PyAny>>,
+        max_version: Option<(i64, i64)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let device = self.view().device();
+        check_stream(device, stream.as_ref())?;
+        let needs_copy = match dl_device {
+            None => false,
+            Some((device_type, device_id)) => {
+                let target = DLDevice {
+                    device_type: DLDeviceType(device_type),
+                    device_id,
+                };
+                if target == device {
+                    false
+                } else if target.device_type == kDLCPU && host_accessible(device) {
+                    if copy == Some(false) {
+                        return Err(PyBufferError::new_err(
+                            "dl_device asks for a copy to the CPU but copy=False",
+                        ));
+                    }
+                    true
+                } else {
+                    return Err(PyBufferError::new_err(format!(
+                        "cannot export a tensor on {device:?} to {target:?}"
+                    )));
+                }
+            }
+        };
+        let copy = needs_copy || copy == Some(true);
+        if matches!(max_version, Some((major, _)) if major >= 1) {
+            dlpack_capsule(py, self.export::<DLManagedTensorVersioned>(copy)?)
+        } else {
+            dlpack_capsule(py, self.export::<DLManagedTensor>(copy)?)
+        }
+    }
+
+    /// `(device_type, device_id)` with DLPack numbering.
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        let device = self.view().device();
+        (device.device_type.0, device.device_id)
+    }
+
+    /// The static C exchange API table (a `"dlpack_exchange_api"` capsule without destructor).
+    #[classattr]
+    fn __dlpack_c_exchange_api__(py: Python<'_>) -> PyResult<Py<PyCapsule>> {
+        super::exchange::table_capsule(py)
+    }
+
+    /// Imports any object with `__dlpack__` (see `dlpack_abi::python::from_dlpack`).
+    #[staticmethod]
+    #[pyo3(signature = (source, /, *, stream=None, dl_device=None, copy=None))]
+    fn from_dlpack(
+        source: &Bound<'_, PyAny>,
+        stream: Option<Bound<'_, PyAny>>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Self> {
+        let request = super::DlpackRequest {
+            stream: stream.map(Bound::unbind),
+            dl_device: dl_device.map(|(device_type, device_id)| DLDevice {
+                device_type: DLDeviceType(device_type),
+                device_id,
+            }),
+            copy,
+        };
+        Ok(Self::imported(super::from_dlpack(source, &request)?))
+    }
+
+    /// A Rust-owned CPU tensor holding a copy of `data` (any bytes-like object), with dtype
+    /// `(code, bits, lanes)`, `shape`, and optional non-negative element `strides`.
+    #[staticmethod]
+    #[pyo3(signature = (data, dtype, shape, *, strides=None, readonly=false))]
+    fn from_bytes(
+        data: &[u8],
+        dtype: (u8, u8, u16),
+        shape: Vec<i64>,
+        strides: Option<Vec<i64>>,
+        readonly: bool,
+    ) -> PyResult<Self> {
+        let dtype = DLDataType {
+            code: DLDataTypeCode(dtype.0),
+            bits: dtype.1,
+            lanes: dtype.2,
+        };
+        let owner = host_copy(data, dtype, shape, strides)?;
+        let tensor = VersionedTensor::from_owner(owner)
+            .map_err(|error| PyValueError::new_err(error.to_string()))?;
+        Ok(if readonly {
+            Self::new(tensor)
+        } else {
+            Self::new_writable(tensor)
+        })
+    }
+
+    /// Imports an Arrow array (`__arrow_c_device_array__` or `__arrow_c_array__`) through the
+    /// zero-copy bridge: primitive, `arrow.bool8` and `arrow.fixed_shape_tensor` arrays.
+    #[staticmethod]
+    fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
+        arrow::tensor_from_arrow(source).map(Self::imported)
+    }
+
+    /// Arrow export through the bridge: `(arrow_schema, arrow_device_array)` capsules.
+    #[pyo3(signature = (requested_schema=None, **kwargs))]
+    fn __arrow_c_device_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+        kwargs: Option<Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        arrow::check_device_kwargs(kwargs.as_ref())?;
+        arrow::tensor_capsules(py, self.export(false)?, requested_schema.as_ref(), true)
+    }
+
+    /// Arrow export through the bridge for CPU tensors: `(arrow_schema, arrow_array)` capsules.
+    #[pyo3(signature = (requested_schema=None))]
+    fn __arrow_c_array__<'py>(
+        &self,
+        py: Python<'py>,
+        requested_schema: Option<Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyTuple>> {
+        arrow::tensor_capsules(py, self.export(false)?, requested_schema.as_ref(), false)
+    }
+
+    /// The extents.
+    #[getter]
+    fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.view().shape())
+    }
+
+    /// The strides, in elements.
+    #[getter]
+    fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+        PyTuple::new(py, self.view().strides().iter())
+    }
+
+    /// `(code, bits, lanes)`.
+    #[getter]
+    fn dtype(&self) -> (u8, u8, u16) {
+        let dtype = self.view().dtype();
+        (dtype.code.0, dtype.bits, dtype.lanes)
+    }
+
+    /// The address of the first element (`data + byte_offset`).
+    #[getter]
+    fn data_ptr(&self) -> usize {
+        self.view().data_ptr() as usize
+    }
+
+    /// Whether exports are read-only.
+    #[getter]
+    fn readonly(&self) -> bool {
+        !self.writable
+    }
+
+    /// The tensor's DLPack flags.
+    #[getter]
+    fn flags(&self) -> u64 {
+        self.view().flags().bits()
+    }
+
+    /// Bytes of the elements stored compactly.
+    #[getter]
+    fn nbytes(&self) -> usize {
+        self.view().byte_size()
+    }
+
+    /// The elements in row-major order, as bytes (a copy; host-accessible memory only).
+    fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        Ok(PyBytes::new(py, &gather(&self.view())?))
+    }
+
+    fn __repr__(&self) -> String {
+        let view = self.view();
+        format!(
+            "Tensor(shape={:?}, dtype={:?}, device={:?}, readonly={})",
+            view.shape(),
+            view.dtype(),
+            view.device(),
+            !self.writable
+        )
+    }
+}
+
+/// A Rust-owned copy of Python bytes, for `Tensor.from_bytes`, after checking that every
+/// element the shape and strides reach lies inside `data`.
+fn host_copy(
+    data: &[u8],
+    dtype: DLDataType,
+    shape: Vec<i64>,
+    strides: Option<Vec<i64>>,
+) -> PyResult<HostTensor> {
+    let bits = u64::from(dtype.bits) * u64::from(dtype.lanes);
+    let needed = match &strides {
+        _ if shape.contains(&0) => Some(0),
+        None => shape
+            .iter()
+            .try_fold(bits, |n, &e| {
+                u64::try_from(e).ok().and_then(|e| n.checked_mul(e))
+            })
+            .map(|total_bits| total_bits.div_ceil(8)),
+        Some(strides) if strides.len() == shape.len() && bits % 8 == 0 => {
+            let last = shape.iter().zip(strides).try_fold(0u64, |end, (&e, &s)| {
+                let (e, s) = (u64::try_from(e).ok()?, u64::try_from(s).ok()?);
+                end.checked_add(e.checked_sub(1)?.checked_mul(s)?)
+            });
+            last.and_then(|last| last.checked_add(1)?.checked_mul(bits / 8))
+        }
+        Some(_) => None,
+    };
+    if !needed.is_some_and(|needed| needed <= data.len() as u64) {
+        return Err(PyValueError::new_err(format!(
+            "{} bytes do not hold shape {shape:?} with strides {strides:?} of {dtype:?}",
+            data.len()
+        )));
+    }
+    let mut words =
+        zeroed_words(data.len()).ok_or_else(|| PyMemoryError::new_err("cannot allocate"))?;
+    bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..data.len()].copy_from_slice(data);
+    Ok(HostTensor {
+        words,
+        shape,
+        strides,
+        dtype,
+        flags: DLPackFlags::empty(),
+    })
+}
