@@ -47,21 +47,33 @@ DLManagedTensorVersioned._fields_ = [
 PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 PyCapsule_New.restype = ctypes.py_object
 PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+PyCapsule_IsValid = ctypes.pythonapi.PyCapsule_IsValid
+PyCapsule_IsValid.restype = ctypes.c_int
+PyCapsule_IsValid.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
+DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
 PyCapsule_GetName = ctypes.pythonapi.PyCapsule_GetName
 PyCapsule_GetName.restype = ctypes.c_char_p
 PyCapsule_GetName.argtypes = [ctypes.py_object]
 
 
 class ForeignProducer:
-    """A C-style producer: one f64 tensor per capsule, a deleter that counts its calls."""
+    """A C-style producer: one f64 tensor per capsule, a deleter that counts its calls, and the
+    python_spec capsule destructor (call the deleter unless the capsule was renamed)."""
 
     def __init__(self):
         self.deleted = 0
         self.keep = []
         self.deleter = DELETER(self._delete)
+        self.destructor = DESTRUCTOR(self._destroy)
+        self.live = {}
 
-    def _delete(self, _managed):
+    def _delete(self, managed):
         self.deleted += 1
+
+    def _destroy(self, capsule):
+        if PyCapsule_IsValid(capsule, b"dltensor_versioned"):
+            managed = self.live.pop(capsule)
+            managed.deleter(ctypes.pointer(managed))
 
     def capsule(self, values, major=1, ndim=None, name=b"dltensor_versioned"):
         data = (ctypes.c_double * len(values))(*values)
@@ -75,7 +87,9 @@ class ForeignProducer:
             DLDataType(2, 64, 1), shape, strides, 0,
         )
         self.keep.append((data, shape, strides, managed))
-        return PyCapsule_New(ctypes.addressof(managed), name, None)
+        capsule = PyCapsule_New(ctypes.addressof(managed), name, self.destructor)
+        self.live[id(capsule)] = managed
+        return capsule
 
 
 @pytest.fixture

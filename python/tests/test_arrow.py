@@ -80,6 +80,10 @@ def test_streams_both_directions():
     assert chunked.to_pylist() == [1, 2, 3]
     with pytest.raises(ValueError, match="already exported"):
         stream.__arrow_c_stream__()
+    refused = dlpack_abi.int64_stream([[5]])
+    with pytest.raises(ValueError, match="fields"):
+        refused.__arrow_c_stream__(pa.struct([("a", pa.int64())]).__arrow_c_schema__())
+    assert pa.chunked_array(refused).to_pylist() == [5]  # a refused request consumed nothing
     failing = dlpack_abi.int64_stream([[1]], error="disk on fire")
     with pytest.raises(OSError, match="disk on fire"):
         pa.chunked_array(failing)

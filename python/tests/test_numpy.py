@@ -61,9 +61,17 @@ def test_legacy_only_request():
     ours = Tensor.from_bytes(np.arange(3, dtype=np.int16).tobytes(), (0, 16, 1), [3])
     capsule = ours.__dlpack__()  # max_version=None: what a legacy consumer asks for
     assert PyCapsule_name(capsule) == b"dltensor"
-    seen = np.from_dlpack(LegacyOnly(ours))
+    old = LegacyOnly(ours)
+    seen = np.from_dlpack(old)
     np.testing.assert_array_equal(seen, [0, 1, 2])
     assert seen.ctypes.data == ours.data_ptr
+    # Our import: max_version first, then the legacy call; legacy data comes back read-only.
+    old.attempts.clear()
+    imported = Tensor.from_dlpack(old)
+    assert old.attempts == [["max_version"], []]
+    assert imported.data_ptr == ours.data_ptr and imported.readonly
+    with pytest.raises(TypeError):  # a copy cannot be asked of a legacy producer
+        Tensor.from_dlpack(old, copy=True)
 
 
 class LegacyOnly:
@@ -71,11 +79,13 @@ class LegacyOnly:
 
     def __init__(self, inner):
         self.inner = inner
-        self.calls = 0
+        self.attempts = []
 
-    def __dlpack__(self, stream=None):
-        self.calls += 1
-        return self.inner.__dlpack__(stream=stream)
+    def __dlpack__(self, **kwargs):
+        self.attempts.append(sorted(kwargs))
+        if set(kwargs) - {"stream"}:
+            raise TypeError(f"unexpected keywords {sorted(kwargs)}")
+        return self.inner.__dlpack__(**kwargs)
 
     def __dlpack_device__(self):
         return self.inner.__dlpack_device__()
@@ -134,19 +144,27 @@ def test_refused_capsule_is_left_to_its_destructor(producer):
         Tensor.from_dlpack(bad)
     assert PyCapsule_name(bad) == b"dltensor_versioned"  # untouched
     assert producer.deleted == 0  # ours never calls a deleter it does not own
+    del bad
+    gc.collect()
+    assert producer.deleted == 1  # the producer's own destructor freed it, once
     bad = producer.capsule([1.0], ndim=-1)
     with pytest.raises(BufferError, match="ndim"):
         Tensor.from_dlpack(bad)
-    assert producer.deleted == 0
+    del bad
+    gc.collect()
+    assert producer.deleted == 2
     good = producer.capsule([1.0, 2.0, 3.0])
     tensor = Tensor.from_dlpack(good)
     assert PyCapsule_name(good) == b"used_dltensor_versioned"
     with pytest.raises(ValueError, match="already consumed"):
         Tensor.from_dlpack(good)
     assert np.from_dlpack(tensor).tolist() == [1.0, 2.0, 3.0]
+    del good  # renamed: the producer's destructor must not delete it
+    gc.collect()
+    assert producer.deleted == 2
     del tensor
     gc.collect()
-    assert producer.deleted == 1
+    assert producer.deleted == 3  # our drop ran the deleter, once
 
 
 def test_unconsumed_capsule_frees_its_tensor():

@@ -60,6 +60,8 @@ pub use export::{TensorDescription, TensorOwner};
 pub use host::{Export, HostBuffer, HostMemory};
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
 pub use strides::Strides;
+#[cfg(feature = "pyo3")]
+pub(crate) use view::host_accessible;
 pub use view::{Elements, TensorView};
 
 /// The most dimensions an imported tensor may have (NumPy's limit). Larger `ndim` values are

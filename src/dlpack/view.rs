@@ -407,10 +407,7 @@ impl<'a> TensorView<'a> {
     pub(crate) fn typed_start<T: Element>(&self) -> Result<*const T, TensorError> {
         super::element::assert_size_matches::<T>();
         let device = self.tensor.device;
-        if !matches!(
-            device.device_type,
-            kDLCPU | kDLCUDAHost | kDLROCMHost | kDLCUDAManaged
-        ) {
+        if !host_accessible(device) {
             return Err(TensorError::NotHostAccessible { device });
         }
         if !KNOWN_FLAGS.contains(self.flags) {
@@ -523,4 +520,12 @@ impl<T> fmt::Debug for Elements<'_, T> {
             .field("remaining", &self.remaining)
             .finish()
     }
+}
+
+/// Whether the CPU can address `device`'s memory directly (CPU, pinned and managed memory).
+pub(crate) fn host_accessible(device: DLDevice) -> bool {
+    matches!(
+        device.device_type,
+        kDLCPU | kDLCUDAHost | kDLROCMHost | kDLCUDAManaged
+    )
 }

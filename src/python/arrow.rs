@@ -6,7 +6,6 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::mem::ManuallyDrop;
 use core::ptr;
 use std::sync::Mutex;
 
@@ -16,7 +15,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
 use super::capsule::{arrow_capsule, capsule_pointer, type_name};
-use super::gil::drop_attached;
+use super::gil::{drop_attached, Held};
 use super::{Live, PyTensor};
 use crate::arrow::{
     Array, ArrayParts, ArrayStream, ArrayView, ArrowError, DeviceArray, DeviceArrayStream, Schema,
@@ -121,30 +120,8 @@ pub(crate) fn tensor_capsules<'py>(
     array_capsules(py, schema, array, device)
 }
 
-/// The Arrow data every export of one `ArrowArray` shares.
-struct Shared {
-    schema: ManuallyDrop<Schema>,
-    array: ManuallyDrop<DeviceArray>,
-    /// Set for data imported from Python, dropped attached to the interpreter.
-    imported: Option<Live>,
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        // SAFETY: taken once, here.
-        let parts = unsafe {
-            (
-                ManuallyDrop::take(&mut self.array),
-                ManuallyDrop::take(&mut self.schema),
-            )
-        };
-        if self.imported.is_some() {
-            drop_attached(parts);
-        } else {
-            drop(parts);
-        }
-    }
-}
+/// A schema and an array, validated against each other.
+type Pair = (Schema, DeviceArray);
 
 /// An Arrow array for Python (`dlpack_abi.ArrowArray`): `__arrow_c_schema__`,
 /// `__arrow_c_array__` (CPU data) and `__arrow_c_device_array__`, any number of times.
@@ -168,52 +145,45 @@ impl Drop for Shared {
 /// ```
 #[pyclass(frozen, module = "dlpack_abi", name = "ArrowArray")]
 pub struct ArrowArrayExport {
-    shared: Arc<Shared>,
+    shared: Arc<Held<Pair>>,
 }
 
 impl ArrowArrayExport {
     /// Wraps an array and its schema (checked against each other).
     pub fn new(schema: Schema, array: DeviceArray) -> Result<Self, ArrowError> {
-        Self::with(schema, array, None)
+        array.view(schema.view())?;
+        Ok(Self::with(Held::local((schema, array))))
     }
 
-    fn with(
-        schema: Schema,
-        array: DeviceArray,
-        imported: Option<Live>,
-    ) -> Result<Self, ArrowError> {
-        array.view(schema.view())?;
-        Ok(Self {
-            shared: Arc::new(Shared {
-                schema: ManuallyDrop::new(schema),
-                array: ManuallyDrop::new(array),
-                imported,
-            }),
-        })
+    /// Wraps a pair already checked against each other.
+    fn with(pair: Held<Pair>) -> Self {
+        Self {
+            shared: Arc::new(pair),
+        }
     }
 
     /// The schema.
     pub fn schema(&self) -> &Schema {
-        &self.shared.schema
+        &self.shared.0
     }
 
     /// The array.
     pub fn array(&self) -> &DeviceArray {
-        &self.shared.array
+        &self.shared.1
     }
 
     /// A new schema and device array sharing the buffers.
     fn share(&self) -> PyResult<(Schema, DeviceArray)> {
-        let schema = SchemaDef::copy_of(self.shared.schema.view())
+        let schema = SchemaDef::copy_of(self.shared.0.view())
             .export()
             .map_err(arrow_error)?;
         let view = self
             .shared
-            .array
-            .view(self.shared.schema.view())
+            .1
+            .view(self.shared.0.view())
             .map_err(arrow_error)?;
         let root = share_node(view, &self.shared, Some(Live::export()));
-        let original = &self.shared.array;
+        let original = &self.shared.1;
         // SAFETY: the same buffers, on the same device, as the validated original, which the
         // root's owner keeps alive (and with it the sync event, owned by the original).
         let array = unsafe {
@@ -232,7 +202,7 @@ impl ArrowArrayExport {
 
 /// A structural copy of `view` (the node, its children and dictionary) over the same buffers,
 /// each node holding `shared` alive.
-fn share_node(view: ArrayView<'_>, shared: &Arc<Shared>, live: Option<Live>) -> Array {
+fn share_node(view: ArrayView<'_>, shared: &Arc<Held<Pair>>, live: Option<Live>) -> Array {
     let buffers: Vec<_> = (0..view.n_buffers())
         .map(|index| view.buffer(index).unwrap_or(ptr::null()))
         .collect();
@@ -255,12 +225,14 @@ impl ArrowArrayExport {
     /// Imports any object with `__arrow_c_device_array__` or `__arrow_c_array__`.
     #[staticmethod]
     fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
-        let (schema, array) = import_device_array(source, None)?;
-        Self::with(schema, array, Some(Live::import())).map_err(arrow_error)
+        // `import_device_array` validated the array against the schema.
+        Ok(Self::with(Held::imported(import_device_array(
+            source, None,
+        )?)))
     }
 
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = SchemaDef::copy_of(self.shared.schema.view())
+        let schema = SchemaDef::copy_of(self.shared.0.view())
             .export()
             .map_err(arrow_error)?;
         // SAFETY: the capsule's struct is zeroed, writable memory we own.
@@ -273,7 +245,7 @@ impl ArrowArrayExport {
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        check_requested(self.shared.schema.view(), requested_schema.as_ref())?;
+        check_requested(self.shared.0.view(), requested_schema.as_ref())?;
         let (schema, array) = self.share()?;
         array_capsules(py, schema, array, false)
     }
@@ -286,7 +258,7 @@ impl ArrowArrayExport {
         kwargs: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         check_device_kwargs(kwargs.as_ref())?;
-        check_requested(self.shared.schema.view(), requested_schema.as_ref())?;
+        check_requested(self.shared.0.view(), requested_schema.as_ref())?;
         let (schema, array) = self.share()?;
         array_capsules(py, schema, array, true)
     }
@@ -299,22 +271,19 @@ impl ArrowArrayExport {
     }
 
     fn __len__(&self) -> usize {
-        self.shared.array.len()
+        self.shared.1.len()
     }
 
     /// `(ArrowDeviceType, device_id)`.
     #[getter]
     fn device(&self) -> (i32, i64) {
-        (
-            self.shared.array.device_type().0,
-            self.shared.array.device_id(),
-        )
+        (self.shared.1.device_type().0, self.shared.1.device_id())
     }
 
     /// The format string of the root.
     #[getter]
     fn format(&self) -> String {
-        String::from_utf8_lossy(self.shared.schema.view().format()).into_owned()
+        String::from_utf8_lossy(self.shared.0.view().format()).into_owned()
     }
 }
 
@@ -326,51 +295,91 @@ enum AnyStream {
 
 /// An Arrow stream for Python (`dlpack_abi.ArrowStream`): `__arrow_c_stream__` for CPU streams,
 /// `__arrow_c_device_stream__` for device streams. A stream has one consumer: the first export
-/// moves it out, and later calls raise `ValueError`.
+/// moves it out, and later calls raise `ValueError`; a refused call leaves it in place.
 #[pyclass(frozen, module = "dlpack_abi", name = "ArrowStream")]
 pub struct ArrowStreamExport {
     stream: Mutex<Option<AnyStream>>,
-    _imported: Option<Live>,
+    /// Set for streams imported from Python, dropped attached to the interpreter.
+    imported: Option<Live>,
 }
 
 impl ArrowStreamExport {
     /// A CPU stream.
     pub fn new(stream: ArrayStream) -> Self {
-        Self {
-            stream: Mutex::new(Some(AnyStream::Cpu(stream))),
-            _imported: None,
-        }
+        Self::with(AnyStream::Cpu(stream), None)
     }
 
     /// A device stream.
     pub fn new_device(stream: DeviceArrayStream) -> Self {
+        Self::with(AnyStream::Device(stream), None)
+    }
+
+    fn with(stream: AnyStream, imported: Option<Live>) -> Self {
         Self {
-            stream: Mutex::new(Some(AnyStream::Device(stream))),
-            _imported: None,
+            stream: Mutex::new(Some(stream)),
+            imported,
         }
     }
 
-    /// Takes the stream if it is of the kind `device` asks for.
-    fn take(&self, device: bool) -> PyResult<AnyStream> {
+    /// Moves the stream into a capsule, if it is of the kind `device` asks for and fits
+    /// `requested`.
+    fn export<'py>(
+        &self,
+        py: Python<'py>,
+        device: bool,
+        requested: Option<&Bound<'py, PyAny>>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
         let mut slot = self
             .stream
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
-        match slot.take() {
-            None => Err(PyValueError::new_err("the stream was already exported")),
-            Some(stream @ AnyStream::Cpu(_)) if device => {
-                *slot = Some(stream);
-                Err(PyBufferError::new_err(
+        let stream = slot
+            .as_mut()
+            .ok_or_else(|| PyValueError::new_err("the stream was already exported"))?;
+        let schema = match (stream, device) {
+            (AnyStream::Cpu(_), true) => {
+                return Err(PyBufferError::new_err(
                     "a CPU stream: use __arrow_c_stream__",
                 ))
             }
-            Some(stream @ AnyStream::Device(_)) if !device => {
-                *slot = Some(stream);
-                Err(PyBufferError::new_err(
+            (AnyStream::Device(_), false) => {
+                return Err(PyBufferError::new_err(
                     "a device stream: use __arrow_c_device_stream__",
                 ))
             }
-            Some(stream) => Ok(stream),
+            _ if requested.is_none() => None,
+            (AnyStream::Cpu(stream), _) => Some(stream.schema()),
+            (AnyStream::Device(stream), _) => Some(stream.schema()),
+        };
+        if let Some(schema) = schema {
+            let schema = schema.map_err(|error| PyValueError::new_err(error.to_string()))?;
+            check_requested(schema, requested)?;
+        }
+        match slot.take() {
+            Some(AnyStream::Cpu(stream)) => arrow_capsule::<ArrowArrayStream>(py, |out| {
+                // SAFETY: the capsule's struct is zeroed, writable memory we own.
+                unsafe { stream.export_to(out) }
+            }),
+            Some(AnyStream::Device(stream)) => {
+                arrow_capsule::<ArrowDeviceArrayStream>(py, |out| {
+                    // SAFETY: as above.
+                    unsafe { stream.export_to(out) }
+                })
+            }
+            None => unreachable!("checked above, under the same lock"),
+        }
+    }
+}
+
+impl Drop for ArrowStreamExport {
+    fn drop(&mut self) {
+        let stream = self
+            .stream
+            .get_mut()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .take();
+        if self.imported.is_some() {
+            drop_attached(stream);
         }
     }
 }
@@ -381,10 +390,7 @@ impl ArrowStreamExport {
     #[staticmethod]
     fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
         let stream = import_stream(source, None)?;
-        Ok(Self {
-            stream: Mutex::new(Some(AnyStream::Cpu(stream))),
-            _imported: Some(Live::import()),
-        })
+        Ok(Self::with(AnyStream::Cpu(stream), Some(Live::import())))
     }
 
     #[pyo3(signature = (requested_schema=None))]
@@ -393,17 +399,7 @@ impl ArrowStreamExport {
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let AnyStream::Cpu(mut stream) = self.take(false)? else {
-            unreachable!("take(false) gives CPU streams")
-        };
-        if requested_schema.is_some() {
-            let schema = stream
-                .schema()
-                .map_err(|error| PyValueError::new_err(error.to_string()))?;
-            check_requested(schema, requested_schema.as_ref())?;
-        }
-        // SAFETY: the capsule's struct is zeroed, writable memory we own.
-        arrow_capsule::<ArrowArrayStream>(py, |out| unsafe { stream.export_to(out) })
+        self.export(py, false, requested_schema.as_ref())
     }
 
     #[pyo3(signature = (requested_schema=None, **kwargs))]
@@ -414,17 +410,7 @@ impl ArrowStreamExport {
         kwargs: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         check_device_kwargs(kwargs.as_ref())?;
-        let AnyStream::Device(mut stream) = self.take(true)? else {
-            unreachable!("take(true) gives device streams")
-        };
-        if requested_schema.is_some() {
-            let schema = stream
-                .schema()
-                .map_err(|error| PyValueError::new_err(error.to_string()))?;
-            check_requested(schema, requested_schema.as_ref())?;
-        }
-        // SAFETY: the capsule's struct is zeroed, writable memory we own.
-        arrow_capsule::<ArrowDeviceArrayStream>(py, |out| unsafe { stream.export_to(out) })
+        self.export(py, true, requested_schema.as_ref())
     }
 }
 

@@ -91,6 +91,9 @@ pub(crate) fn dlpack_capsule<M: DlpackCapsule>(
 
 /// The producer's capsule destructor (python_spec): nothing if the capsule was consumed,
 /// otherwise the deleter, keeping any exception in flight and reporting failures as unraisable.
+///
+/// # Safety
+/// Called by CPython, attached, with a dying capsule made by [`dlpack_capsule`].
 unsafe extern "C" fn dlpack_destructor<M: DlpackCapsule>(capsule: *mut ffi::PyObject) {
     // SAFETY: CPython calls capsule destructors with a live capsule, attached to the interpreter.
     if unsafe { ffi::PyCapsule_IsValid(capsule, M::USED_NAME.as_ptr()) } == 1 {
@@ -215,6 +218,9 @@ pub(crate) fn arrow_capsule<R: ArrowCapsule>(
 
 /// The PyCapsule interface's destructor: `release` unless a consumer moved the struct out (or
 /// it was never filled), then free the box.
+///
+/// # Safety
+/// Called by CPython, attached, with a dying capsule made by [`arrow_capsule`].
 unsafe extern "C" fn arrow_destructor<R: ArrowCapsule>(capsule: *mut ffi::PyObject) {
     // SAFETY: attached (capsule destructor).
     let saved = unsafe { SavedError::fetch() };

@@ -9,14 +9,19 @@ use core::ptr;
 use pyo3::exceptions::{PyBufferError, PyMemoryError};
 use pyo3::PyResult;
 
-use crate::dlpack::{ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, TensorView};
-use crate::raw::{
-    kDLCPU, kDLCUDAHost, kDLCUDAManaged, kDLROCMHost, DLDataType, DLDevice, DLPackFlags,
+use crate::dlpack::{
+    host_accessible, ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, TensorView,
 };
+use crate::raw::{kDLCPU, DLDataType, DLDevice, DLPackFlags};
 
-/// Whether the CPU can read `device`'s memory directly.
-pub(crate) fn host_accessible(device: DLDevice) -> bool {
-    [kDLCPU, kDLCUDAHost, kDLROCMHost, kDLCUDAManaged].contains(&device.device_type)
+/// Bytes of `shape` elements of `dtype` stored compactly (packed for sub-byte types), or
+/// `None` for a negative extent or an overflow.
+pub(crate) fn compact_bytes(shape: &[i64], dtype: DLDataType) -> Option<usize> {
+    let bits = u64::from(dtype.bits) * u64::from(dtype.lanes);
+    let total = shape.iter().try_fold(bits, |n, &extent| {
+        n.checked_mul(u64::try_from(extent).ok()?)
+    })?;
+    usize::try_from(total.div_ceil(8)).ok()
 }
 
 /// The elements of a host-accessible tensor in row-major order, as bytes.

@@ -10,7 +10,7 @@ use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
-use super::copy::{zeroed_words, HostTensor};
+use super::copy::{compact_bytes, zeroed_words, HostTensor};
 use super::import::buffer_error;
 use super::{PyTensor, ALLOCATIONS, EXCHANGE_EXPORTS, EXCHANGE_IMPORTS};
 use crate::dlpack::{VersionedTensor, MAX_NDIM};
@@ -92,6 +92,11 @@ unsafe fn tensor_of<'py>(py: Python<'py>, object: *mut c_void) -> PyResult<Bound
         .map_err(|error| PyTypeError::new_err(error.to_string()))
 }
 
+/// `managed_tensor_from_py_object_no_sync`: the export `__dlpack__(max_version=(1, 3))` makes.
+///
+/// # Safety
+/// The exchange API contract: called attached to the interpreter, `object` a live object (of
+/// our type, or a `TypeError` is raised), `out` NULL or writable.
 unsafe extern "C" fn from_py_object(
     object: *mut c_void,
     out: *mut *mut DLManagedTensorVersioned,
@@ -99,17 +104,22 @@ unsafe extern "C" fn from_py_object(
     // SAFETY: called attached, with a live object and a writable `out` (exchange API contract).
     unsafe {
         attached(|py| {
-            let tensor = tensor_of(py, object)?.get().export(false)?;
-            EXCHANGE_EXPORTS.fetch_add(1, Relaxed);
             if out.is_null() {
                 return Err(PyBufferError::new_err("NULL out"));
             }
+            let tensor = tensor_of(py, object)?.get().export(false)?;
+            EXCHANGE_EXPORTS.fetch_add(1, Relaxed);
             *out = tensor.into_raw();
             Ok(())
         })
     }
 }
 
+/// `managed_tensor_to_py_object_no_sync`: steals `tensor` into a new `Tensor`.
+///
+/// # Safety
+/// Called attached; `tensor` is NULL or an owning tensor handed over (its deleter is ours to
+/// call, and runs at once on refusal); `out` NULL or writable.
 unsafe extern "C" fn to_py_object(
     tensor: *mut DLManagedTensorVersioned,
     out: *mut *mut c_void,
@@ -121,7 +131,7 @@ unsafe extern "C" fn to_py_object(
             EXCHANGE_IMPORTS.fetch_add(1, Relaxed);
             let tensor = VersionedTensor::from_raw(tensor).map_err(buffer_error)?;
             if out.is_null() {
-                return Err(PyBufferError::new_err("NULL out"));
+                return Err(PyBufferError::new_err("NULL out")); // drops (deletes) the tensor
             }
             let object = Bound::new(py, PyTensor::imported(tensor))?;
             *out = object.into_ptr().cast();
@@ -130,6 +140,11 @@ unsafe extern "C" fn to_py_object(
     }
 }
 
+/// `dltensor_from_py_object_no_sync`: the bare `DLTensor` of a writable `Tensor`, valid while
+/// the object lives.
+///
+/// # Safety
+/// Called attached; `object` a live object; `out` NULL or writable.
 unsafe extern "C" fn dltensor_from_py_object(object: *mut c_void, out: *mut DLTensor) -> c_int {
     // SAFETY: called attached with a live object; the DLTensor stays valid while the object
     // lives, which is all this function promises.
@@ -151,6 +166,10 @@ unsafe extern "C" fn dltensor_from_py_object(object: *mut c_void, out: *mut DLTe
     }
 }
 
+/// `current_work_stream`: NULL, for every device (this crate runs no device work).
+///
+/// # Safety
+/// `out` is NULL or writable.
 unsafe extern "C" fn current_work_stream(
     _device_type: DLDeviceType,
     _device_id: i32,
@@ -167,6 +186,11 @@ unsafe extern "C" fn current_work_stream(
 /// A `SetError` callback.
 type SetError = Option<unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char)>;
 
+/// `managed_tensor_allocator`: a zeroed, writable CPU tensor of the prototype's dtype and shape.
+///
+/// # Safety
+/// `prototype` is NULL or a readable `DLTensor` whose `shape` holds `ndim` extents; `out` NULL or
+/// writable; `set_error`, if set, may be called with `error_ctx`.
 unsafe extern "C" fn allocate(
     prototype: *mut DLTensor,
     out: *mut *mut DLManagedTensorVersioned,
@@ -201,15 +225,7 @@ unsafe extern "C" fn allocate(
         unsafe { core::slice::from_raw_parts(prototype.shape, ndim) }.to_vec()
     };
     let dtype = prototype.dtype;
-    let bits = u64::from(dtype.bits) * u64::from(dtype.lanes);
-    let bytes = shape
-        .iter()
-        .try_fold(bits, |n, &e| {
-            u64::try_from(e).ok().and_then(|e| n.checked_mul(e))
-        })
-        .map(|bits| bits.div_ceil(8))
-        .and_then(|bytes| usize::try_from(bytes).ok());
-    let Some(bytes) = bytes else {
+    let Some(bytes) = compact_bytes(&shape, dtype) else {
         return fail(c"ValueError", c"negative extent or size overflow");
     };
     let Some(words) = zeroed_words(bytes) else {

@@ -5,6 +5,8 @@ use core::ops::Deref;
 
 use pyo3::Python;
 
+use super::Live;
+
 /// A value whose drop may run Python code (a NumPy deleter, a pyarrow `release`): it is dropped
 /// attached to the interpreter, on whatever thread drops the wrapper, and leaked instead when
 /// the interpreter is not initialized or is finalizing (attaching then would hang or crash the
@@ -52,5 +54,38 @@ pub(crate) fn drop_attached<T>(value: T) {
     let mut slot = Some(value);
     if Python::try_attach(|_| drop(slot.take())).is_none() {
         core::mem::forget(slot);
+    }
+}
+
+/// A value shared by every export of one Python object: dropped attached to the interpreter
+/// when it was imported from Python (its deleter or `release` may run Python code), normally
+/// otherwise. Imported values are counted as live imports.
+pub(crate) enum Held<T> {
+    /// Made in Rust.
+    Local(T),
+    /// Imported from Python; the `Live` counts it while it exists.
+    Imported(AttachedDrop<T>, #[allow(dead_code)] Live),
+}
+
+impl<T> Held<T> {
+    /// A value made in Rust.
+    pub(crate) fn local(value: T) -> Self {
+        Self::Local(value)
+    }
+
+    /// A value imported from Python.
+    pub(crate) fn imported(value: T) -> Self {
+        Self::Imported(AttachedDrop::new(value), Live::import())
+    }
+}
+
+impl<T> Deref for Held<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        match self {
+            Self::Local(value) => value,
+            Self::Imported(value, _) => value,
+        }
     }
 }

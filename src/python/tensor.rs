@@ -5,41 +5,22 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::mem::ManuallyDrop;
 
 use pyo3::exceptions::{PyBufferError, PyMemoryError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use super::capsule::{dlpack_capsule, DlpackCapsule};
-use super::copy::{copy_tensor, gather, host_accessible, zeroed_words, HostTensor};
-use super::gil::drop_attached;
+use super::copy::{compact_bytes, copy_tensor, gather, zeroed_words, HostTensor};
+use super::gil::Held;
 use super::{arrow, Live};
-use crate::dlpack::{ManagedTensor, TensorDescription, TensorOwner, TensorView, VersionedTensor};
+use crate::dlpack::{
+    host_accessible, ManagedTensor, TensorDescription, TensorOwner, TensorView, VersionedTensor,
+};
 use crate::raw::{
     kDLCPU, kDLCUDA, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackFlags,
 };
-
-/// The tensor every export of one `Tensor` shares.
-struct Shared {
-    tensor: ManuallyDrop<VersionedTensor>,
-    /// Set for tensors imported from Python, whose deleter may run Python code: they are
-    /// dropped attached to the interpreter.
-    imported: Option<Live>,
-}
-
-impl Drop for Shared {
-    fn drop(&mut self) {
-        // SAFETY: taken once, here.
-        let tensor = unsafe { ManuallyDrop::take(&mut self.tensor) };
-        if self.imported.is_some() {
-            drop_attached(tensor);
-        } else {
-            drop(tensor);
-        }
-    }
-}
 
 /// A tensor for Python (`dlpack_abi.Tensor`): `__dlpack__`, `__dlpack_device__`,
 /// `__dlpack_c_exchange_api__`, and `__arrow_c_device_array__`/`__arrow_c_array__` through the
@@ -68,41 +49,38 @@ impl Drop for Shared {
 /// ```
 #[pyclass(frozen, module = "dlpack_abi", name = "Tensor")]
 pub struct PyTensor {
-    shared: Arc<Shared>,
+    shared: Arc<Held<VersionedTensor>>,
     writable: bool,
 }
 
 impl PyTensor {
     /// Wraps `tensor`; its exports are `READ_ONLY`, and Rust keeps shared access.
     pub fn new(tensor: VersionedTensor) -> Self {
-        Self::with(tensor, false, None)
+        Self::with(Held::local(tensor), false)
     }
 
     /// Wraps `tensor` with writable exports (unless it is `READ_ONLY`): consumers may write the
     /// elements, so [`tensor`](Self::tensor) is `None` from then on.
     pub fn new_writable(tensor: VersionedTensor) -> Self {
-        Self::with(tensor, true, None)
+        Self::with(Held::local(tensor), true)
     }
 
     /// A tensor imported from Python: writable exports unless `READ_ONLY`, dropped attached.
     pub(crate) fn imported(tensor: VersionedTensor) -> Self {
-        Self::with(tensor, true, Some(Live::import()))
+        Self::with(Held::imported(tensor), true)
     }
 
-    fn with(tensor: VersionedTensor, writable: bool, imported: Option<Live>) -> Self {
+    fn with(tensor: Held<VersionedTensor>, writable: bool) -> Self {
         let writable = writable && !tensor.view().flags().contains(DLPackFlags::READ_ONLY);
         Self {
-            shared: Arc::new(Shared {
-                tensor: ManuallyDrop::new(tensor),
-                imported,
-            }),
+            shared: Arc::new(tensor),
             writable,
         }
     }
 
     /// The tensor, for reading, unless consumers may write it ([`new_writable`](Self::new_writable)).
     pub fn tensor(&self) -> Option<&VersionedTensor> {
-        (!self.writable).then_some(&self.shared.tensor)
+        (!self.writable).then_some(&self.shared)
     }
 
     /// Whether exports are `READ_ONLY`.
@@ -112,13 +90,13 @@ impl PyTensor {
 
     /// The description (shape, strides, dtype, device, flags), without element access.
     fn view(&self) -> TensorView<'_> {
-        self.shared.tensor.view()
+        self.shared.view()
     }
 
     /// The bare `DLTensor`, for the exchange API's non-owning export; `None` when consumers may
     /// not write (a bare `DLTensor` cannot say read-only) or the strides are implicit.
     pub(crate) fn dl_tensor(&self) -> Option<crate::raw::DLTensor> {
-        let raw = self.shared.tensor.as_raw().dl_tensor;
+        let raw = self.shared.as_raw().dl_tensor;
         (self.writable && (raw.ndim == 0 || !raw.strides.is_null())).then_some(raw)
     }
 
@@ -156,7 +134,7 @@ impl PyTensor {
 
 /// The owner of one export: a reference to the shared tensor.
 struct Sharing {
-    shared: Arc<Shared>,
+    shared: Arc<Held<VersionedTensor>>,
     flags: DLPackFlags,
     _live: Live,
 }
@@ -166,7 +144,7 @@ struct Sharing {
 // gave up Rust access (`writable`), and `READ_ONLY` is set otherwise.
 unsafe impl TensorOwner for Sharing {
     fn describe(&mut self) -> TensorDescription<'_> {
-        let view = self.shared.tensor.view();
+        let view = self.shared.view();
         let raw = view.raw();
         TensorDescription {
             data: raw.data,
@@ -180,7 +158,7 @@ unsafe impl TensorOwner for Sharing {
     }
 
     fn ndim(&mut self) -> usize {
-        self.shared.tensor.view().ndim()
+        self.shared.view().ndim()
     }
 }
 
@@ -190,7 +168,7 @@ fn check_stream(device: DLDevice, stream: Option<&Bound<'_, PyAny>>) -> PyResult
     let value: i64 = stream
         .extract()
         .map_err(|_| PyTypeError::new_err("stream must be an int or None"))?;
-    if host_accessible(device) && device.device_type == kDLCPU {
+    if device.device_type == kDLCPU {
         return Err(PyBufferError::new_err(
             "stream must be None for CPU tensors",
         ));
@@ -407,12 +385,7 @@ fn host_copy(
     let bits = u64::from(dtype.bits) * u64::from(dtype.lanes);
     let needed = match &strides {
         _ if shape.contains(&0) => Some(0),
-        None => shape
-            .iter()
-            .try_fold(bits, |n, &e| {
-                u64::try_from(e).ok().and_then(|e| n.checked_mul(e))
-            })
-            .map(|total_bits| total_bits.div_ceil(8)),
+        None => compact_bytes(&shape, dtype).map(|bytes| bytes as u64),
         Some(strides) if strides.len() == shape.len() && bits % 8 == 0 => {
             let last = shape.iter().zip(strides).try_fold(0u64, |end, (&e, &s)| {
                 let (e, s) = (u64::try_from(e).ok()?, u64::try_from(s).ok()?);
