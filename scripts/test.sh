@@ -102,8 +102,7 @@ dependent_has_no_build_tools() {
 # `pyo3` feature calls into libpython, which Miri cannot run either: python_tests covers it).
 miri() {
   export MIRIFLAGS="-Zmiri-strict-provenance"
-  cargo +nightly miri test -q --features alloc,half,num-complex --test dlpack_import --test dlpack_access \
-    --test dlpack_export --test dlpack_adapt --test arrow_import --test arrow_bridge --test raw &&
+  cargo +nightly miri test -q --features alloc,half,num-complex --test dlpack --test arrow &&
     cargo +nightly miri test -q --features alloc,half,num-complex --doc
 }
 

@@ -1,9 +1,7 @@
 //! Legacy ↔ versioned adapters: the data is untouched, the flags are right, refusals give the
 //! tensor back, and every deleter in the chain runs exactly once.
 
-mod common;
-
-use common::Fixture;
+use crate::fixture::dlpack::Fixture;
 use dlpack_abi::dlpack::{LegacyTensor, TensorError, VersionedTensor};
 use dlpack_abi::raw::*;
 
@@ -32,7 +30,11 @@ fn a_legacy_tensor_upgrades_to_a_read_only_1_3_tensor_with_explicit_strides() {
 
 #[test]
 fn the_upgrade_keeps_byte_offset_device_dtype_and_strides() {
-    let mut f = Fixture::new(&[0u8, 1, 2, 3, 4, 5, 6, 7], common::dtype(kDLUInt, 8), &[3]);
+    let mut f = Fixture::new(
+        &[0u8, 1, 2, 3, 4, 5, 6, 7],
+        crate::fixture::dlpack::dtype(kDLUInt, 8),
+        &[3],
+    );
     f.set_strides(&[-2]);
     f.dl.byte_offset = 6;
     f.dl.device = DLDevice {
@@ -45,7 +47,7 @@ fn the_upgrade_keeps_byte_offset_device_dtype_and_strides() {
     let t = &versioned.as_raw().dl_tensor;
     assert_eq!(t.byte_offset, 6);
     assert_eq!(t.device.device_type, kDLCUDAManaged);
-    assert_eq!(t.dtype, common::dtype(kDLUInt, 8));
+    assert_eq!(t.dtype, crate::fixture::dlpack::dtype(kDLUInt, 8));
     assert_eq!(
         versioned.view().iter::<u8>().unwrap().collect::<Vec<_>>(),
         [6, 4, 2]

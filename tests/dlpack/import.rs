@@ -1,12 +1,10 @@
 //! Import of foreign tensors: the malformed-tensor table, the accepted edge cases, and ownership
 //! (the deleter runs exactly once on every path).
 
-mod common;
-
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::ptr;
 
-use common::{dtype, Fixture};
+use crate::fixture::dlpack::{dtype, Fixture};
 use dlpack_abi::dlpack::{LegacyTensor, ShapeSummary, TensorError, VersionedTensor, MAX_NDIM};
 use dlpack_abi::raw::*;
 

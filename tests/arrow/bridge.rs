@@ -1,14 +1,11 @@
 //! The DLPack <-> Arrow bridge (zero copy both ways, every owner released exactly once in every
 //! order) and the async device stream producer driven by a Rust-side handler.
 
-mod arrow_fixture;
-mod common;
-
 use std::ffi::{c_char, c_int, CStr};
 use std::ptr;
 
-use arrow_fixture::*;
-use common::{dtype, Fixture};
+use crate::fixture::arrow::*;
+use crate::fixture::dlpack::{dtype, Fixture};
 use dlpack_abi::arrow::*;
 use dlpack_abi::dlpack::VersionedTensor;
 use dlpack_abi::raw::*;

@@ -1,8 +1,6 @@
 //! Typed access to imported tensors: slices, strided reads, and every refusal.
 
-mod common;
-
-use common::{dtype, Fixture};
+use crate::fixture::dlpack::{dtype, Fixture};
 use dlpack_abi::dlpack::{Element, LegacyTensor, TensorError, VersionedTensor};
 use dlpack_abi::raw::*;
 

@@ -1,11 +1,9 @@
 //! Import of foreign Arrow structs: moves, release counts, the malformed-input table, typed
 //! access, device arrays and consumed streams.
 
-mod arrow_fixture;
-
 use std::ptr;
 
-use arrow_fixture::*;
+use crate::fixture::arrow::*;
 use dlpack_abi::arrow::*;
 use dlpack_abi::raw::*;
 

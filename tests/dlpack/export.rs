@@ -558,7 +558,7 @@ fn a_panicking_owner_aborts_instead_of_unwinding_into_c() {
         .args([
             "--ignored",
             "--exact",
-            "panicking_owner_child",
+            "export::panicking_owner_child",
             "--nocapture",
             "--test-threads=1",
         ])
