@@ -1,43 +1,75 @@
 //! Errno values for stream error codes, as this target's C library defines them (the C Stream
 //! Interface returns errno-compatible codes; the numbers differ between platforms).
+//!
+//! The table follows the [`libc`](https://crates.io/crates/libc) crate, with the same `cfg`
+//! predicates, tried in the order of libc's own dispatch; `layout-checks/errno/run.sh` proves
+//! that the values equal libc's on every target it checks. Targets without a C library (the
+//! `target_os = "none"` embedded targets, `wasm32-unknown-unknown`, UEFI, SGX, ...) get the
+//! POSIX-common values of Linux: `EIO` 5, `ENOMEM` 12, `EINVAL` 22, `ENOSYS` 38.
 
 use core::ffi::c_int;
 
-#[cfg(any(target_os = "wasi", target_os = "emscripten"))]
-mod values {
-    use core::ffi::c_int;
-    pub const EIO: c_int = 29;
-    pub const ENOMEM: c_int = 48;
-    pub const EINVAL: c_int = 28;
-    pub const ENOSYS: c_int = 52;
-}
-
-#[cfg(not(any(target_os = "wasi", target_os = "emscripten")))]
-mod values {
-    use core::ffi::c_int;
-    pub const EIO: c_int = 5;
-    pub const ENOMEM: c_int = 12;
-    pub const EINVAL: c_int = 22;
-    #[cfg(any(target_os = "macos", target_os = "ios"))]
-    pub const ENOSYS: c_int = 78;
-    #[cfg(windows)]
-    pub const ENOSYS: c_int = 40;
-    #[cfg(all(target_os = "linux", any(target_arch = "mips", target_arch = "mips64")))]
-    pub const ENOSYS: c_int = 89;
-    #[cfg(not(any(
-        target_os = "macos",
-        target_os = "ios",
-        windows,
-        all(target_os = "linux", any(target_arch = "mips", target_arch = "mips64"))
-    )))]
-    pub const ENOSYS: c_int = 38;
-}
+/// `[EIO, ENOMEM, EINVAL, ENOSYS]` for this target: the first row whose `cfg` holds.
+// libc's `target_os = "qnx"` has no rustc target yet; 1.81 knows neither "cygwin" nor "helenos".
+#[allow(unexpected_cfgs)]
+const VALUES: [c_int; 4] = if cfg!(windows) {
+    [5, 12, 22, 40] // Windows CRT (MSVC, MinGW)
+} else if cfg!(target_os = "vxworks") {
+    [5, 12, 22, 71] // VxWorks (before `unix`: its targets are unix with env "gnu")
+} else if cfg!(any(all(unix, target_env = "newlib"), target_os = "cygwin")) {
+    [5, 12, 22, 88] // newlib (ESP-IDF, Horizon/3DS, Vita, RTEMS), Cygwin
+} else if cfg!(any(target_os = "emscripten", target_os = "wasi")) {
+    [29, 48, 28, 52] // WASI libc and Emscripten (musl with WASI numbering)
+} else if cfg!(any(
+    all(
+        target_os = "linux",
+        any(
+            target_arch = "mips",
+            target_arch = "mips32r6",
+            target_arch = "mips64",
+            target_arch = "mips64r6"
+        )
+    ),
+    target_os = "solaris",
+    target_os = "illumos",
+    target_os = "nto",
+    target_os = "qnx"
+)) {
+    [5, 12, 22, 89] // Linux MIPS (all C libraries), Solaris/illumos, QNX Neutrino
+} else if cfg!(all(
+    target_os = "linux",
+    any(target_arch = "sparc", target_arch = "sparc64")
+)) {
+    [5, 12, 22, 90] // Linux SPARC
+} else if cfg!(any(
+    target_vendor = "apple",
+    target_os = "freebsd",
+    target_os = "dragonfly",
+    target_os = "openbsd",
+    target_os = "netbsd"
+)) {
+    [5, 12, 22, 78] // macOS/iOS/tvOS/watchOS/visionOS, FreeBSD, DragonFly, OpenBSD, NetBSD
+} else if cfg!(target_os = "aix") {
+    [5, 12, 22, 109] // AIX
+} else if cfg!(target_os = "haiku") {
+    // B_NO_MEMORY = INT_MIN, B_IO_ERROR = INT_MIN + 1, B_BAD_VALUE = INT_MIN + 5,
+    // ENOSYS = B_POSIX_ERROR_BASE (INT_MIN + 0x7000) + 9.
+    [-2147483647, -2147483648, -2147483643, -2147454967] // Haiku
+} else if cfg!(target_os = "hurd") {
+    [0x4000_0005, 0x4000_000C, 0x4000_0016, 0x4000_004E] // GNU Hurd: 0x4000_0000 | BSD errno
+} else if cfg!(target_os = "helenos") {
+    [28, 2, 14, 155] // HelenOS (libc lacks ENOSYS: 155 is HelenOS's abi/errno.h)
+} else {
+    // Linux (other architectures, every C library), Android, L4Re, Fuchsia, Redox, NuttX,
+    // Hermit, TEEOS, QuRT, SOLID, and targets without a C library.
+    [5, 12, 22, 38]
+};
 
 /// Input/output error: the generic failure.
-pub const EIO: c_int = values::EIO;
+pub const EIO: c_int = VALUES[0];
 /// Out of memory.
-pub const ENOMEM: c_int = values::ENOMEM;
+pub const ENOMEM: c_int = VALUES[1];
 /// Invalid argument: validation failed.
-pub const EINVAL: c_int = values::EINVAL;
+pub const EINVAL: c_int = VALUES[2];
 /// Function not implemented.
-pub const ENOSYS: c_int = values::ENOSYS;
+pub const ENOSYS: c_int = VALUES[3];
