@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use dlpack_abi::arrow::{DeviceArray, Schema};
 use dlpack_abi::dlpack::{TensorDescription, TensorOwner, VersionedTensor};
-use dlpack_abi::raw::{kDLCPU, ArrowDeviceArray, ArrowSchema, DLDevice};
+use dlpack_abi::raw::{ArrowDeviceArray, ArrowSchema};
 
 static FREED: AtomicUsize = AtomicUsize::new(0);
 
@@ -27,16 +27,11 @@ impl Drop for Pixels {
     }
 }
 
-// SAFETY: the description covers exactly `values` (row-major, `shape`), which the owner keeps
-// until it is dropped; CPU memory, `f32` alignment.
+// SAFETY: `values` is the owner's own allocation, kept until it is dropped, and nothing else
+// references it.
 unsafe impl TensorOwner for Pixels {
     fn describe(&mut self) -> TensorDescription<'_> {
-        let device = DLDevice {
-            device_type: kDLCPU,
-            device_id: 0,
-        };
-        let dtype = <f32 as dlpack_abi::dlpack::Element>::DTYPE;
-        TensorDescription::new(self.values.as_mut_ptr().cast(), device, dtype, &self.shape)
+        TensorDescription::cpu(&mut self.values, &self.shape)
     }
 }
 

@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arbitrary::{Arbitrary, Unstructured};
 use dlpack_abi::arrow::{
-    ArrowError, DataType, Metadata, MetadataError, Schema, SchemaRef, TensorShape,
+    DataType, Metadata, MetadataError, Schema, SchemaRef, TensorShape, ValidationError,
     EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR, MAX_DEPTH,
 };
 use dlpack_abi::dlpack::MAX_NDIM;
@@ -566,7 +566,7 @@ fn import(bytes: &[u8]) {
             );
             assert!(!matches!(
                 error,
-                ArrowError::NullPointer | ArrowError::Released
+                ValidationError::NullPointer | ValidationError::Released
             ));
             let _ = (error.to_string(), format!("{error:?}"));
         }
@@ -857,7 +857,7 @@ fn check_tensor_json(json: &[u8]) {
     let shape = match TensorShape::parse(json) {
         Ok(shape) => shape,
         Err(error) => {
-            assert!(matches!(error, ArrowError::ExtensionMetadata { .. }));
+            assert!(matches!(error, ValidationError::ExtensionMetadata { .. }));
             let _ = error.to_string();
             return;
         }
@@ -884,7 +884,7 @@ fn check_format(format: &[u8]) {
     let data_type = match DataType::parse(format) {
         Ok(data_type) => data_type,
         Err(error) => {
-            assert!(matches!(error, ArrowError::InvalidFormat { .. }));
+            assert!(matches!(error, ValidationError::InvalidFormat { .. }));
             let _ = error.to_string();
             return;
         }

@@ -2,9 +2,10 @@
 //! dtype, device, data, byte_offset) over a real buffer and imports them.
 //!
 //! Checks: no crash and no sanitizer report; the deleter runs exactly once whatever happens;
-//! an accepted tensor satisfies the spec's rules (checked here independently, naively); and when
-//! the tensor's reachable bytes lie inside the buffer, every typed read is performed (so the
-//! sanitizer sees each address the crate computes).
+//! validation's fast paths agree with full validation (and the export's compact fast path with
+//! both); an accepted tensor satisfies the spec's rules (checked here independently, naively);
+//! and when the tensor's reachable bytes lie inside the buffer, every typed read is performed
+//! (so the sanitizer sees each address the crate computes).
 #![no_main]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -95,6 +96,13 @@ fuzz_target!(|h: Header| {
         },
     }));
 
+    if version.major == 1 {
+        let flags = dlpack_abi::raw::DLPackFlags::from_bits_retain(h.flags % 16);
+        // SAFETY: a live header; shape and strides hold MAX_NDIM values.
+        unsafe {
+            dlpack_abi::dlpack::fuzzing::check_fast_paths(&(*header).dl_tensor, Some(version), flags)
+        };
+    }
     let before = DELETED.load(Ordering::SeqCst);
     // SAFETY: a live header handed over once; shape and strides hold MAX_NDIM values.
     match unsafe { VersionedTensor::from_raw(header) } {

@@ -1,7 +1,7 @@
 //! The `dlpack_abi` Python module: `Tensor`, `ArrowArray`, `ArrowStream`, `from_dlpack`,
 //! `counts`, and two small examples of Rust functions that export and import.
 
-use abi::arrow::{Array, ArrayStream, ArrowError, ProducerError, SchemaDef};
+use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
 use abi::dlpack::{Export, VersionedTensor};
 use abi::python::{from_dlpack, ArrowStreamExport, DlpackRequest, PyTensor};
 use pyo3::exceptions::PyValueError;
@@ -34,7 +34,8 @@ fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
 #[pyfunction]
 #[pyo3(signature = (batches, error=None))]
 fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<ArrowStreamExport> {
-    let arrays: Vec<Result<Array, ArrowError>> = batches.into_iter().map(Array::from_vec).collect();
+    let arrays: Vec<Result<Array, BridgeError>> =
+        batches.into_iter().map(Array::from_vec).collect();
     let failure =
         error.map(|message| Err(ProducerError::new(abi::arrow::errno::EIO, Some(&message))));
     let items = arrays

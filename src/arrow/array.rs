@@ -6,7 +6,7 @@ use core::ffi::c_void;
 use super::binding::Binding;
 use super::format::BufferCount;
 use super::owned::Owned;
-use super::{ArrowError, DataType, Excerpt, SchemaRef, MAX_DEPTH, MAX_NODES};
+use super::{DataType, Excerpt, ReadError, SchemaRef, ValidationError, MAX_DEPTH, MAX_NODES};
 use crate::dlpack::Element;
 use crate::raw::{kDLCPU, ArrowArray, DLDeviceType};
 
@@ -45,7 +45,7 @@ impl Array {
     /// offsets, null counts, buffer and child counts for the type, the buffers the type needs
     /// (fixed-width data, validity when there are nulls), child lengths, the dictionary.
     ///
-    /// On every error except [`ArrowError::NullPointer`] and [`ArrowError::Released`] the array
+    /// On every error except [`ValidationError::NullPointer`] and [`ValidationError::Released`] the array
     /// has been released, exactly once, when this returns.
     ///
     /// # Safety
@@ -56,7 +56,7 @@ impl Array {
     pub unsafe fn from_raw(
         ptr: *mut ArrowArray,
         schema: SchemaRef<'_>,
-    ) -> Result<Self, ArrowError> {
+    ) -> Result<Self, ValidationError> {
         // SAFETY: forwarded from the caller.
         let inner = unsafe { Owned::take(ptr) }?;
         let mut budget = MAX_NODES;
@@ -92,15 +92,15 @@ impl Array {
 
     /// A validated view for reading with `schema`, which must be the schema the array was
     /// imported with (or, for an array this crate built, one of exactly its layout); any other
-    /// is [`ArrowError::SchemaMismatch`], as the buffers were not sized for it.
-    pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ArrowError> {
+    /// is [`ValidationError::SchemaMismatch`], as the buffers were not sized for it.
+    pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ValidationError> {
         self.binding.check(schema)?;
         ArrayView::on_device(self.inner.raw(), schema, Some(kDLCPU), kDLCPU)
     }
 
     /// The number of values.
     pub fn len(&self) -> usize {
-        self.inner.raw().length as usize
+        count(self.inner.raw().length)
     }
 
     /// Whether there are no values.
@@ -147,6 +147,12 @@ impl core::fmt::Debug for Array {
     }
 }
 
+/// A count validation has bounded (a length, offset or buffer count: `0..=isize::MAX`), as a
+/// `usize`. Total: anything else (never seen once validated) is 0.
+pub(crate) fn count(value: i64) -> usize {
+    usize::try_from(value).unwrap_or(0)
+}
+
 /// Validates an array node against its schema and, recursively, its children and dictionary.
 ///
 /// # Safety
@@ -156,11 +162,11 @@ pub(crate) unsafe fn validate(
     schema: SchemaRef<'_>,
     depth: usize,
     budget: &mut usize,
-) -> Result<(), ArrowError> {
+) -> Result<(), ValidationError> {
     if depth > MAX_DEPTH {
-        return Err(ArrowError::TooDeep);
+        return Err(ValidationError::TooDeep);
     }
-    *budget = budget.checked_sub(1).ok_or(ArrowError::TooManyNodes)?;
+    *budget = budget.checked_sub(1).ok_or(ValidationError::TooManyNodes)?;
     let &ArrowArray {
         length,
         null_count,
@@ -170,54 +176,62 @@ pub(crate) unsafe fn validate(
         ..
     } = array;
     if length < 0 {
-        return Err(ArrowError::NegativeLength { length });
+        return Err(ValidationError::NegativeLength { length });
     }
     if offset < 0 {
-        return Err(ArrowError::NegativeOffset { offset });
+        return Err(ValidationError::NegativeOffset { offset });
     }
     if !(-1..=length).contains(&null_count) {
-        return Err(ArrowError::InvalidNullCount { null_count, length });
+        return Err(ValidationError::InvalidNullCount { null_count, length });
     }
     let end = offset
         .checked_add(length)
         .filter(|&end| end as u64 <= isize::MAX as u64)
-        .ok_or(ArrowError::SizeOverflow)?;
+        .ok_or(ValidationError::SizeOverflow)?;
     let data_type = schema.data_type();
     let count_fits = match data_type.buffer_count() {
         BufferCount::Exactly(expected) => (n_buffers == expected, expected),
         BufferCount::AtLeast(expected) => (n_buffers >= expected, expected),
     };
     if !count_fits.0 {
-        return Err(ArrowError::BufferCount {
+        return Err(ValidationError::BufferCount {
             expected: count_fits.1,
             found: n_buffers,
         });
     }
+    // A view type's count is open-ended: an array of that many pointers must fit in memory
+    // (and the count in `usize`, which it would not on 32-bit targets from 2^32 on).
+    let max_buffers = isize::MAX as usize / core::mem::size_of::<*const c_void>();
+    if usize::try_from(n_buffers).map_or(true, |n| n > max_buffers) {
+        return Err(ValidationError::TooManyBuffers { n_buffers });
+    }
     if n_buffers > 0 && array.buffers.is_null() {
-        return Err(ArrowError::NullBuffers);
+        return Err(ValidationError::NullBuffers);
     }
     // SAFETY: `buffers` holds `n_buffers` pointers (C Data Interface).
     let buffer = |index: usize| unsafe { *array.buffers.add(index) };
     if data_type.has_validity() && null_count > 0 && buffer(0).is_null() {
-        return Err(ArrowError::NullBuffer { index: 0 });
+        return Err(ValidationError::NullBuffer { index: 0 });
     }
     if let Some(bits) = data_type.bit_width() {
-        let bytes = (end as u128 * bits as u128).div_ceil(8);
+        let bytes = (end as u128 * u128::from(bits)).div_ceil(8);
         if bytes > isize::MAX as u128 {
-            return Err(ArrowError::SizeOverflow);
+            return Err(ValidationError::SizeOverflow);
         }
         if bytes > 0 && buffer(1).is_null() {
-            return Err(ArrowError::NullBuffer { index: 1 });
+            return Err(ValidationError::NullBuffer { index: 1 });
         }
     }
-    if n_children != schema.n_children() as i64 {
-        return Err(ArrowError::ChildCount {
-            expected: schema.n_children() as i64,
+    // The schema's count was validated (at most `MAX_NODES`), so it converts exactly.
+    let expected = i64::try_from(schema.n_children()).unwrap_or(i64::MAX);
+    if n_children != expected {
+        return Err(ValidationError::ChildCount {
+            expected,
             found: n_children,
         });
     }
     if n_children > 0 && array.children.is_null() {
-        return Err(ArrowError::NullChildren);
+        return Err(ValidationError::NullChildren);
     }
     let needed = match data_type {
         // Capped: a child that long fails its own size check.
@@ -228,14 +242,14 @@ pub(crate) unsafe fn validate(
     for (index, child_schema) in schema.children().enumerate() {
         // SAFETY: `children` holds `n_children` pointers (C Data Interface).
         let child = unsafe { (*array.children.add(index)).as_ref() };
-        let child = child.ok_or(ArrowError::NullChild { index })?;
+        let child = child.ok_or(ValidationError::NullChild { index })?;
         if child.release.is_none() {
-            return Err(ArrowError::ReleasedChild { index });
+            return Err(ValidationError::ReleasedChild { index });
         }
         if (child.length.max(0) as u128) < needed {
-            return Err(ArrowError::ChildTooShort {
+            return Err(ValidationError::ChildTooShort {
                 index,
-                needed: needed as i64,
+                needed: i64::try_from(needed).unwrap_or(i64::MAX),
                 found: child.length,
             });
         }
@@ -247,12 +261,12 @@ pub(crate) unsafe fn validate(
         (None, None) => {}
         (Some(dictionary), Some(dictionary_schema)) => {
             if dictionary.release.is_none() {
-                return Err(ArrowError::ReleasedDictionary);
+                return Err(ValidationError::ReleasedDictionary);
             }
             // SAFETY: the dictionary follows the same rules.
             unsafe { validate(dictionary, dictionary_schema, depth + 1, budget) }?;
         }
-        _ => return Err(ArrowError::DictionaryMismatch),
+        _ => return Err(ValidationError::DictionaryMismatch),
     }
     Ok(())
 }
@@ -276,7 +290,7 @@ impl<'a> ArrayView<'a> {
         schema: SchemaRef<'a>,
         host: Option<DLDeviceType>,
         device_type: DLDeviceType,
-    ) -> Result<Self, ArrowError> {
+    ) -> Result<Self, ValidationError> {
         let mut budget = MAX_NODES;
         // SAFETY: `raw` belongs to an imported (or produced) array, which follows the C Data
         // Interface by the importer's contract; here it is checked against `schema`.
@@ -306,7 +320,7 @@ impl<'a> ArrayView<'a> {
 
     /// The number of values.
     pub fn len(&self) -> usize {
-        self.raw.length as usize
+        count(self.raw.length)
     }
 
     /// Whether there are no values.
@@ -316,7 +330,7 @@ impl<'a> ArrayView<'a> {
 
     /// The offset into the buffers, in values.
     pub fn offset(&self) -> usize {
-        self.raw.offset as usize
+        count(self.raw.offset)
     }
 
     /// The number of nulls, `None` when the producer did not compute it (-1).
@@ -326,7 +340,7 @@ impl<'a> ArrayView<'a> {
 
     /// The number of buffers.
     pub fn n_buffers(&self) -> usize {
-        self.raw.n_buffers as usize
+        count(self.raw.n_buffers)
     }
 
     /// Buffer `index`'s address (device memory for a device array; may be NULL).
@@ -369,9 +383,9 @@ impl<'a> ArrayView<'a> {
         })
     }
 
-    fn host_buffer(&self, index: usize) -> Result<*const u8, ArrowError> {
+    fn host_buffer(&self, index: usize) -> Result<*const u8, ReadError> {
         if self.host.is_none() {
-            return Err(ArrowError::NotHostAccessible {
+            return Err(ReadError::NotHostAccessible {
                 device_type: self.device_type,
             });
         }
@@ -380,10 +394,10 @@ impl<'a> ArrayView<'a> {
 
     /// The values of a primitive integer or float array as a slice (`offset` applied; null
     /// slots hold whatever the producer left there). `T`'s DLPack type must be the array's.
-    pub fn values<T: Element>(&self) -> Result<&'a [T], ArrowError> {
+    pub fn values<T: Element>(&self) -> Result<&'a [T], ReadError> {
         crate::dlpack::assert_size_matches::<T>();
         if self.data_type().dlpack_dtype() != Some(T::DTYPE) {
-            return Err(ArrowError::TypeMismatch {
+            return Err(ReadError::TypeMismatch {
                 format: Excerpt::of(self.schema.format()),
                 requested: T::DTYPE,
             });
@@ -396,7 +410,7 @@ impl<'a> ArrayView<'a> {
         // isize), so the offset stays inside it.
         let start = base.wrapping_add(self.offset() * core::mem::size_of::<T>());
         if start.align_offset(core::mem::align_of::<T>()) != 0 {
-            return Err(ArrowError::Misaligned { index: 1 });
+            return Err(ReadError::Misaligned { index: 1 });
         }
         // SAFETY: `start` is aligned, non-NULL and followed by `length` values of the array's
         // type, which `T` stores exactly (`Element`); host memory, immutable until release
@@ -405,7 +419,7 @@ impl<'a> ArrayView<'a> {
     }
 
     /// The validity bitmap; `None` when there is none (no nulls) or the type has none.
-    pub fn validity(&self) -> Result<Option<Bitmap<'a>>, ArrowError> {
+    pub fn validity(&self) -> Result<Option<Bitmap<'a>>, ReadError> {
         let base = self.host_buffer(0)?;
         if !self.data_type().has_validity() || base.is_null() {
             return Ok(None);
@@ -418,9 +432,9 @@ impl<'a> ArrayView<'a> {
     }
 
     /// The values of a `Boolean` array, bit-packed.
-    pub fn booleans(&self) -> Result<Bitmap<'a>, ArrowError> {
+    pub fn booleans(&self) -> Result<Bitmap<'a>, ReadError> {
         if self.data_type() != DataType::Boolean {
-            return Err(ArrowError::TypeMismatch {
+            return Err(ReadError::TypeMismatch {
                 format: Excerpt::of(self.schema.format()),
                 requested: crate::raw::DLDataType {
                     code: crate::raw::kDLBool,

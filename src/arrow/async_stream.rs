@@ -4,12 +4,12 @@
 #![allow(unsafe_code)]
 
 use alloc::boxed::Box;
-use alloc::ffi::CString;
 use core::ffi::{c_int, c_void};
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::{errno, ArrowError, DeviceArray, ProducerError, SchemaDef};
+use super::stream_error::c_message;
+use super::{errno, DeviceArray, ProducerError, SchemaDef};
 use crate::raw::{
     ArrowAsyncDeviceStreamHandler, ArrowAsyncProducer, ArrowAsyncTask, ArrowDeviceArray,
     ArrowDeviceType,
@@ -211,11 +211,9 @@ where
             Some(Ok(array)) => {
                 // SAFETY: `shared` lives as long as `self`.
                 let device_type = unsafe { (*self.shared).producer.device_type };
-                if array.device_type() != device_type {
-                    let error = ArrowError::DeviceMismatch {
-                        stream: device_type.into(),
-                        array: array.device_type().into(),
-                    };
+                let same_device =
+                    super::device::check_stream_device(device_type, array.device_type());
+                if let Err(error) = same_device {
                     return self.fail(errno::EINVAL, Some(&alloc::format!("{error}")));
                 }
                 let mut task = ArrowAsyncTask {
@@ -234,7 +232,7 @@ where
 
     /// Reports an error (a NULL message when there is none), then releases the handler.
     fn fail(&mut self, code: c_int, message: Option<&str>) {
-        let message = message.and_then(|m| CString::new(m.replace('\0', " ")).ok());
+        let message = message.and_then(c_message);
         let message_ptr = message.as_ref().map_or(ptr::null(), |m| m.as_ptr());
         // SAFETY: a live handler; strings valid during the call.
         if let Some(on_error) = unsafe { (*self.handler).on_error } {

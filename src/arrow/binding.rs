@@ -2,11 +2,11 @@
 //! their sizes follow from the type the producer meant, so an array may only be read with that
 //! type. Each array remembers the schema it was validated against (a process-unique id, and the
 //! node) or, for arrays this crate built, the exact layout; views with any other schema are
-//! [`ArrowError::SchemaMismatch`].
+//! [`ValidationError::SchemaMismatch`].
 
 use core::sync::atomic::{AtomicUsize, Ordering};
 
-use super::{ArrowError, SchemaRef};
+use super::{SchemaRef, ValidationError};
 use crate::raw::ArrowSchema;
 
 /// The last schema id handed out; 0 is never a valid id.
@@ -47,7 +47,7 @@ impl Binding {
     }
 
     /// Refuses a schema the buffers were not sized for.
-    pub(crate) fn check(&self, schema: SchemaRef<'_>) -> Result<(), ArrowError> {
+    pub(crate) fn check(&self, schema: SchemaRef<'_>) -> Result<(), ValidationError> {
         let fits = match self {
             Self::Schema { id, node } => *id != 0 && schema.identity() == (*id, *node),
             #[cfg(feature = "alloc")]
@@ -55,6 +55,6 @@ impl Binding {
             #[cfg(feature = "alloc")]
             Self::Vouched => true,
         };
-        fits.then_some(()).ok_or(ArrowError::SchemaMismatch)
+        fits.then_some(()).ok_or(ValidationError::SchemaMismatch)
     }
 }

@@ -3,21 +3,19 @@
 //! `release` runs the DLPack deleter, and the DLPack deleter releases the Arrow array.
 #![allow(unsafe_code)]
 
+use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ffi::c_void;
 use core::ptr;
 
 use super::{
-    arrow_device, dlpack_device, Array, ArrayParts, ArrayView, ArrowError, DataType, DeviceArray,
+    arrow_device, dlpack_device, Array, ArrayParts, ArrayView, BridgeError, DataType, DeviceArray,
 };
 use super::{Excerpt, SchemaDef, SchemaRef, BOOL8, EXTENSION_NAME_KEY};
 use crate::dlpack::{
-    ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, VersionedTensor,
+    row_major_stride, ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, VersionedTensor,
 };
-use crate::raw::{
-    kDLBool, kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLExtDev, kDLOneAPI, kDLROCM,
-    kDLROCMHost, DLDataType, DLDevice, DLPackFlags,
-};
+use crate::raw::{kDLBool, DLDataType, DLDevice, DLPackFlags};
 
 /// `kDLBool`, one byte per value: Arrow's `arrow.bool8`.
 const BOOL_BYTE: DLDataType = DLDataType {
@@ -27,39 +25,25 @@ const BOOL_BYTE: DLDataType = DLDataType {
 };
 
 /// The Arrow field storing DLPack elements of `dtype`.
-fn value_field(dtype: DLDataType) -> Result<SchemaDef, ArrowError> {
+fn value_field(dtype: DLDataType) -> Result<SchemaDef, BridgeError> {
     if dtype == BOOL_BYTE {
         return Ok(SchemaDef::new("c")?.with_metadata(EXTENSION_NAME_KEY, BOOL8));
     }
-    SchemaDef::new(DataType::format_of_dtype(dtype).ok_or(ArrowError::UnsupportedDtype { dtype })?)
+    let format = DataType::format_of_dtype(dtype).ok_or(BridgeError::UnsupportedDtype { dtype })?;
+    Ok(SchemaDef::new(format)?)
 }
 
 /// The DLPack element type of an Arrow field (primitive, or `arrow.bool8`).
-fn element_type(schema: SchemaRef<'_>) -> Result<DLDataType, ArrowError> {
+fn element_type(schema: SchemaRef<'_>) -> Result<DLDataType, BridgeError> {
     if schema.extension_name() == Some(BOOL8) && schema.data_type() == DataType::Int8 {
         return Ok(BOOL_BYTE);
     }
     schema
         .data_type()
         .dlpack_dtype()
-        .ok_or(ArrowError::UnsupportedType {
+        .ok_or(BridgeError::UnsupportedType {
             format: Excerpt::of(schema.format()),
         })
-}
-
-/// Devices whose `data` is an address (so an offset can be folded into it).
-fn addressable(device: DLDevice) -> bool {
-    matches!(
-        device.device_type,
-        kDLCPU
-            | kDLCUDA
-            | kDLCUDAHost
-            | kDLROCM
-            | kDLROCMHost
-            | kDLCUDAManaged
-            | kDLOneAPI
-            | kDLExtDev
-    )
 }
 
 impl DeviceArray {
@@ -90,39 +74,46 @@ impl DeviceArray {
     /// ```
     pub fn from_tensor<M: ManagedStruct + 'static>(
         tensor: ManagedTensor<M>,
-    ) -> Result<(SchemaDef, DeviceArray), ArrowError> {
+    ) -> Result<(SchemaDef, DeviceArray), BridgeError> {
         let view = tensor.view();
         let shape = view.shape();
         let Some(&length) = shape.first() else {
-            return Err(ArrowError::ZeroDims);
+            return Err(BridgeError::ZeroDims);
         };
         let value = value_field(view.dtype())?;
         if !view.is_c_contiguous() {
-            return Err(ArrowError::NotContiguous);
+            return Err(BridgeError::NotContiguous);
         }
         let device = view.device();
         let (device_type, device_id) = arrow_device(device)?;
-        if view.raw().byte_offset != 0 && !addressable(device) {
-            return Err(ArrowError::OffsetNotRepresentable {
-                offset: view.raw().byte_offset as i64,
+        let byte_offset = view.raw().byte_offset;
+        if byte_offset != 0 && !device.device_type.is_addressable() {
+            return Err(BridgeError::OffsetNotRepresentable {
+                offset: i64::try_from(byte_offset).unwrap_or(i64::MAX),
             });
         }
         let data = view.data_ptr().cast_const();
-        let count = view.element_count();
-        let values = ArrayParts::new(count, alloc::vec![ptr::null(), data]);
-        let (schema, array) = if shape.len() == 1 {
-            // SAFETY: `count` compact values of the field's type at `data`, on `device`, kept
-            // alive by the tensor (the owner) until release.
-            (value, unsafe { Array::from_parts(values, tensor) })
-        } else {
-            let schema = SchemaDef::fixed_shape_tensor(value, &shape[1..])?;
-            // SAFETY: as above; the child's memory is kept alive by its parent's owner.
-            let child = unsafe { Array::from_parts(values, ()) };
-            let parts =
-                ArrayParts::new(length as usize, alloc::vec![ptr::null()]).with_child(child);
-            // SAFETY: no validity, no nulls; the child holds `length * product(shape[1..])`
-            // values (the element count).
-            (schema, unsafe { Array::from_parts(parts, tensor) })
+        let values = ArrayParts::new(view.element_count(), alloc::vec![ptr::null(), data]);
+        let cells = match shape.len() {
+            1 => None,
+            _ => Some(SchemaDef::fixed_shape_tensor(value.clone(), &shape[1..])?),
+        };
+        // Validated: `>= 0`.
+        let length = usize::try_from(length).unwrap_or(0);
+        // Every node holds the tensor: the C Data Interface lets a consumer move a child out
+        // and release its parent, and the child's values must outlive that.
+        let tensor = Arc::new(tensor);
+        // SAFETY: the element count of compact values of the field's type at `data`, on
+        // `device`, kept alive by the tensor (the owner) until this node is released.
+        let values = unsafe { Array::from_parts(values, Arc::clone(&tensor)) };
+        let (schema, array) = match cells {
+            None => (value, values),
+            Some(schema) => {
+                let parts = ArrayParts::new(length, alloc::vec![ptr::null()]).with_child(values);
+                // SAFETY: no validity, no nulls; the child holds `length * product(shape[1..])`
+                // values (the element count) and keeps them alive on its own.
+                (schema, unsafe { Array::from_parts(parts, tensor) })
+            }
         };
         let array = array.bound_to(schema.clone());
         // SAFETY: the buffers are on the tensor's device (DLPack); no event to wait on.
@@ -141,11 +132,9 @@ impl DeviceArray {
     ///
     /// The array moves into the tensor: it is released when the deleter runs. On error it has
     /// been released (once) when this returns.
-    pub fn into_tensor(self, schema: SchemaRef<'_>) -> Result<VersionedTensor, ArrowError> {
+    pub fn into_tensor(self, schema: SchemaRef<'_>) -> Result<VersionedTensor, BridgeError> {
         if self.sync_event().is_some() {
-            return Err(ArrowError::NotHostAccessible {
-                device_type: self.device_type().into(),
-            });
+            return Err(BridgeError::PendingEvent);
         }
         let device = dlpack_device(self.device_type(), self.device_id())?;
         let view = self.view(schema)?;
@@ -153,18 +142,18 @@ impl DeviceArray {
             Some(cell) => {
                 no_nulls(view)?;
                 let list_size = cell.list_size().unwrap_or(0);
-                let values = view.child(0).ok_or(ArrowError::ChildCount {
-                    expected: 1,
-                    found: 0,
+                let values = view.child(0).ok_or(BridgeError::UnsupportedType {
+                    format: Excerpt::of(schema.format()),
                 })?;
                 let mut described = Described::values(values, device)?;
-                let first = (view.offset() as u128 * list_size as u128) + values.offset() as u128;
-                described.at(first, values.offset() as i64)?;
+                let first = view.offset() as u128 * list_size as u128 + values.offset() as u128;
+                described.at(first)?;
                 let mut strides = Vec::with_capacity(cell.ndim() + 1);
-                strides.push(list_size as i64);
-                let physical = row_major_strides(cell.shape());
-                strides.extend((0..cell.ndim()).map(|i| physical[cell.physical(i)]));
-                described.shape = core::iter::once(view.len() as i64)
+                strides.push(i64::try_from(list_size).unwrap_or(i64::MAX));
+                let physical = cell.shape();
+                strides
+                    .extend((0..cell.ndim()).map(|i| row_major_stride(physical, cell.physical(i))));
+                described.shape = core::iter::once(i64::try_from(view.len()).unwrap_or(i64::MAX))
                     .chain(cell.logical_shape())
                     .collect();
                 described.strides = Some(strides);
@@ -172,7 +161,7 @@ impl DeviceArray {
             }
             None => {
                 let mut described = Described::values(view, device)?;
-                described.at(view.offset() as u128, view.offset() as i64)?;
+                described.at(view.offset() as u128)?;
                 described
             }
         };
@@ -185,29 +174,24 @@ impl DeviceArray {
 }
 
 /// Refuses arrays with nulls (counting the bitmap when the count is unknown).
-fn no_nulls(view: ArrayView<'_>) -> Result<(), ArrowError> {
+fn no_nulls(view: ArrayView<'_>) -> Result<(), BridgeError> {
     match view.raw().null_count {
         0 => Ok(()),
         -1 => match view.validity() {
             Ok(None) => Ok(()),
             Ok(Some(bitmap)) if bitmap.count_ones() == bitmap.len() => Ok(()),
-            _ => Err(ArrowError::NullsPresent { null_count: -1 }),
+            _ => Err(BridgeError::NullsPresent { null_count: -1 }),
         },
-        null_count => Err(ArrowError::NullsPresent { null_count }),
+        null_count => Err(BridgeError::NullsPresent { null_count }),
     }
-}
-
-fn row_major_strides(shape: &[i64]) -> Vec<i64> {
-    let mut strides = alloc::vec![1i64; shape.len()];
-    for i in (0..shape.len().saturating_sub(1)).rev() {
-        strides[i] = strides[i + 1].saturating_mul(shape[i + 1].max(1));
-    }
-    strides
 }
 
 /// What the tensor will say about the Arrow memory.
 struct Described {
+    /// The values buffer.
     data: *mut c_void,
+    /// The values buffer's length in bytes: `offset + length` values (C Data Interface).
+    len: usize,
     byte_offset: u64,
     device: DLDevice,
     dtype: DLDataType,
@@ -217,36 +201,39 @@ struct Described {
 
 impl Described {
     /// A 1-D description of a primitive (or bool8) array's values, before its offset.
-    fn values(values: ArrayView<'_>, device: DLDevice) -> Result<Self, ArrowError> {
+    fn values(values: ArrayView<'_>, device: DLDevice) -> Result<Self, BridgeError> {
+        if values.schema().dictionary().is_some() {
+            return Err(BridgeError::DictionaryEncoded);
+        }
         let dtype = element_type(values.schema())?;
         no_nulls(values)?;
+        // Validated: `offset + length` values fit in `isize` bytes.
+        let size = usize::from(dtype.bits / 8);
         Ok(Self {
             data: values.buffer(1).unwrap_or(ptr::null()).cast_mut(),
+            len: (values.offset() + values.len()) * size,
             byte_offset: 0,
             device,
             dtype,
-            shape: alloc::vec![values.len() as i64],
+            shape: alloc::vec![i64::try_from(values.len()).unwrap_or(i64::MAX)],
             strides: None,
         })
     }
 
-    /// Starts the tensor `first` values into the buffer (`offset` is reported on overflow).
-    fn at(&mut self, first: u128, offset: i64) -> Result<(), ArrowError> {
-        let bytes = first * u128::from(self.dtype.bits / 8);
+    /// Starts the tensor `first` values into the buffer, checking that the first value is
+    /// aligned on devices whose buffers are addresses (the one rule: `is_addressable`).
+    fn at(&mut self, first: u128) -> Result<(), BridgeError> {
+        let size = u128::from(self.dtype.bits / 8);
+        let bytes = first * size;
         self.byte_offset = u64::try_from(bytes)
             .ok()
             .filter(|&b| b <= isize::MAX as u64)
-            .ok_or(ArrowError::OffsetNotRepresentable { offset })?;
-        let size = usize::from(self.dtype.bits / 8);
-        let start = self
-            .data
-            .cast::<u8>()
-            .wrapping_add(self.byte_offset as usize);
-        if self.device.device_type == kDLCPU
-            && !self.data.is_null()
-            && start.align_offset(size) != 0
-        {
-            return Err(ArrowError::Misaligned { index: 1 });
+            .ok_or(BridgeError::OffsetNotRepresentable {
+                offset: i64::try_from(first).unwrap_or(i64::MAX),
+            })?;
+        let start = self.data as usize as u128 + bytes;
+        if self.device.device_type.is_addressable() && !self.data.is_null() && start % size != 0 {
+            return Err(BridgeError::Misaligned);
         }
         Ok(())
     }
@@ -263,14 +250,14 @@ struct Bridged {
 // the array itself is `Send`.
 unsafe impl Send for Bridged {}
 
-// SAFETY: the description points into the array's buffers, which the array keeps alive (and
-// unchanged: Arrow buffers are immutable) until it is released, i.e. until this owner is
-// dropped by the deleter; `READ_ONLY` is set, so the consumer never writes; alignment on the
-// host was checked in `Described::at`; everything else is validated by the export.
+// SAFETY: `data` and `len` are the array's values buffer (`offset + length` values, as the C
+// Data Interface sizes it), which the array keeps alive (and unchanged: Arrow buffers are
+// immutable) until it is released, i.e. until this owner is dropped by the deleter; `READ_ONLY`
+// is set, so the consumer never writes. Everything else, the reach included, is checked.
 unsafe impl TensorOwner for Bridged {
     fn describe(&mut self) -> TensorDescription<'_> {
         let d = &self.described;
-        let mut description = TensorDescription::new(d.data, d.device, d.dtype, &d.shape)
+        let mut description = TensorDescription::new(d.data, d.len, d.device, d.dtype, &d.shape)
             .with_byte_offset(d.byte_offset)
             .with_flags(DLPackFlags::READ_ONLY);
         if let Some(strides) = &d.strides {

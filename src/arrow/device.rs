@@ -6,11 +6,8 @@ use core::ptr::NonNull;
 
 use super::binding::Binding;
 use super::owned::Owned;
-use super::{Array, ArrayView, ArrowError, SchemaRef};
-use crate::raw::{
-    kDLCPU, kDLCUDAHost, kDLCUDAManaged, kDLROCMHost, ArrowDeviceArray, ArrowDeviceType, DLDevice,
-    DLDeviceType, ARROW_DEVICE_CPU,
-};
+use super::{Array, ArrayView, BridgeError, SchemaRef, ValidationError};
+use crate::raw::{ArrowDeviceArray, ArrowDeviceType, DLDevice, DLDeviceType, ARROW_DEVICE_CPU};
 
 /// Arrow device types are DLPack's numbers: every Arrow value is the same DLPack value.
 ///
@@ -27,27 +24,42 @@ impl From<ArrowDeviceType> for DLDeviceType {
 }
 
 /// DLPack device types Arrow names convert; the others (`kDLMAIA`, `kDLTrn`, values from newer
-/// headers) are [`ArrowError::DeviceNotInArrow`].
+/// headers) are [`BridgeError::DeviceNotInArrow`].
 ///
 /// ```
-/// use dlpack_abi::arrow::ArrowError;
+/// use dlpack_abi::arrow::BridgeError;
 /// use dlpack_abi::raw::{kDLMAIA, ArrowDeviceType};
 ///
 /// assert_eq!(
 ///     ArrowDeviceType::try_from(kDLMAIA),
-///     Err(ArrowError::DeviceNotInArrow { device_type: kDLMAIA })
+///     Err(BridgeError::DeviceNotInArrow { device_type: kDLMAIA })
 /// );
 /// ```
 impl TryFrom<DLDeviceType> for ArrowDeviceType {
-    type Error = ArrowError;
+    type Error = BridgeError;
 
-    fn try_from(device_type: DLDeviceType) -> Result<Self, ArrowError> {
+    fn try_from(device_type: DLDeviceType) -> Result<Self, BridgeError> {
         let arrow = ArrowDeviceType(device_type.0);
         match arrow.name() {
             Some(_) => Ok(arrow),
-            None => Err(ArrowError::DeviceNotInArrow { device_type }),
+            None => Err(BridgeError::DeviceNotInArrow { device_type }),
         }
     }
+}
+
+/// The one device rule of device streams (consumed, produced and async): every array is on the
+/// stream's device type.
+pub(crate) fn check_stream_device(
+    stream: ArrowDeviceType,
+    array: ArrowDeviceType,
+) -> Result<(), ValidationError> {
+    if array == stream {
+        return Ok(());
+    }
+    Err(ValidationError::DeviceMismatch {
+        stream: stream.into(),
+        array: array.into(),
+    })
 }
 
 /// A DLPack device as Arrow writes it: the same type, and `device_id` -1 for the CPU (Arrow's
@@ -63,7 +75,7 @@ impl TryFrom<DLDeviceType> for ArrowDeviceType {
 /// let gpu = DLDevice { device_type: kDLCUDA, device_id: 3 };
 /// assert_eq!(dlpack_device(ARROW_DEVICE_CUDA, 3), Ok(gpu));
 /// ```
-pub fn arrow_device(device: DLDevice) -> Result<(ArrowDeviceType, i64), ArrowError> {
+pub fn arrow_device(device: DLDevice) -> Result<(ArrowDeviceType, i64), BridgeError> {
     let device_type = ArrowDeviceType::try_from(device.device_type)?;
     let device_id = match (device_type, device.device_id) {
         (ARROW_DEVICE_CPU, 0) => -1,
@@ -73,12 +85,15 @@ pub fn arrow_device(device: DLDevice) -> Result<(ArrowDeviceType, i64), ArrowErr
 }
 
 /// An Arrow device as DLPack writes it: the same type, and `device_id` -1 (no id) as 0.
-/// Ids outside `int32_t` are [`ArrowError::DeviceIdOutOfRange`].
-pub fn dlpack_device(device_type: ArrowDeviceType, device_id: i64) -> Result<DLDevice, ArrowError> {
+/// Ids outside `int32_t` are [`BridgeError::DeviceIdOutOfRange`].
+pub fn dlpack_device(
+    device_type: ArrowDeviceType,
+    device_id: i64,
+) -> Result<DLDevice, BridgeError> {
     let id = if device_id == -1 { 0 } else { device_id };
     Ok(DLDevice {
         device_type: device_type.into(),
-        device_id: i32::try_from(id).map_err(|_| ArrowError::DeviceIdOutOfRange { device_id })?,
+        device_id: i32::try_from(id).map_err(|_| BridgeError::DeviceIdOutOfRange { device_id })?,
     })
 }
 
@@ -105,7 +120,7 @@ impl DeviceArray {
     /// is set to NULL) and validates `array` against `schema`. `reserved` is not checked (some
     /// producers leave it uninitialised).
     ///
-    /// On every error except [`ArrowError::NullPointer`] and [`ArrowError::Released`] the array
+    /// On every error except [`ValidationError::NullPointer`] and [`ValidationError::Released`] the array
     /// has been released, exactly once, when this returns.
     ///
     /// # Safety
@@ -114,7 +129,7 @@ impl DeviceArray {
     pub unsafe fn from_raw(
         ptr: *mut ArrowDeviceArray,
         schema: SchemaRef<'_>,
-    ) -> Result<Self, ArrowError> {
+    ) -> Result<Self, ValidationError> {
         // SAFETY: forwarded from the caller.
         let inner = unsafe { Owned::take(ptr) }?;
         let mut budget = super::MAX_NODES;
@@ -175,7 +190,7 @@ impl DeviceArray {
 
     /// The number of values.
     pub fn len(&self) -> usize {
-        self.inner.raw().array.length as usize
+        super::array::count(self.inner.raw().array.length)
     }
 
     /// Whether there are no values.
@@ -183,20 +198,18 @@ impl DeviceArray {
         self.len() == 0
     }
 
+    /// The device type, when the host can read the buffers (the one host-accessibility rule,
+    /// [`DLDeviceType::is_host_accessible`]).
     fn host_readable(&self) -> Option<DLDeviceType> {
         let device_type = DLDeviceType::from(self.device_type());
-        matches!(
-            device_type,
-            kDLCPU | kDLCUDAHost | kDLROCMHost | kDLCUDAManaged
-        )
-        .then_some(device_type)
+        device_type.is_host_accessible().then_some(device_type)
     }
 
     /// A validated view with the schema the array was imported with (see [`Array::view`]).
     /// Typed slices need host-readable memory and no pending `sync_event`;
-    /// otherwise they are [`ArrowError::NotHostAccessible`] (the structure and the buffer
+    /// otherwise they are [`ValidationError::NotHostAccessible`] (the structure and the buffer
     /// addresses are readable either way).
-    pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ArrowError> {
+    pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ValidationError> {
         self.binding.check(schema)?;
         let host = self.host_readable().filter(|_| self.sync_event().is_none());
         ArrayView::on_device(
@@ -215,7 +228,7 @@ impl DeviceArray {
     pub unsafe fn view_synchronized<'a>(
         &'a self,
         schema: SchemaRef<'a>,
-    ) -> Result<ArrayView<'a>, ArrowError> {
+    ) -> Result<ArrayView<'a>, ValidationError> {
         self.binding.check(schema)?;
         ArrayView::on_device(
             &self.inner.raw().array,

@@ -1,9 +1,11 @@
-//! The errors of the safe Arrow layer.
+//! The errors of the safe Arrow layer, one type per contract: [`ValidationError`] (structs that
+//! break the C interfaces), [`ReadError`] (typed reads), [`BridgeError`] (the DLPack <-> Arrow
+//! bridge), and [`ArrowError`], which each of them converts into, so that `?` works across
+//! contracts. Stream errors are in `stream_error`.
 
-use core::ffi::c_int;
 use core::fmt;
 
-use crate::dlpack::TensorError;
+use crate::dlpack::ExportError;
 use crate::raw::{DLDataType, DLDeviceType};
 
 /// Up to 23 bytes of a foreign string, copied so that an error can outlive the struct it came
@@ -107,33 +109,29 @@ impl fmt::Display for MetadataError {
     }
 }
 
-/// Why an Arrow struct was refused at import, why an access was refused, or why a bridge between
-/// DLPack and Arrow could not be built.
-///
-/// Import errors are returned after the struct's `release` has run (exactly once); access errors
-/// leave the struct untouched; bridge errors are returned after the input has been released (or
-/// its DLPack deleter has run), exactly once.
+/// Why an Arrow struct breaks the C Data, Stream or Device Data Interface: refused at import
+/// (after its `release` has run, exactly once), by a view, or when this crate checks a struct it
+/// builds.
 ///
 /// ```
-/// use dlpack_abi::arrow::ArrowError;
+/// use dlpack_abi::arrow::ValidationError;
 ///
-/// let error = ArrowError::BufferCount { expected: 2, found: 3 };
+/// let error = ValidationError::BufferCount { expected: 2, found: 3 };
 /// assert_eq!(error.to_string(), "ArrowArray.n_buffers is 3, the type needs 2");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum ArrowError {
-    // ---- import: the struct ----
+pub enum ValidationError {
+    // ---- the struct ----
     /// The pointer handed over was NULL.
     NullPointer,
     /// The struct is already released (`release` is NULL): there is nothing to import.
     Released,
     /// The schema tree is deeper than [`MAX_DEPTH`](super::MAX_DEPTH) (or has a cycle).
     TooDeep,
-    /// The schema or array tree has more than [`MAX_NODES`](super::MAX_NODES) nodes (or
-    /// shares nodes).
+    /// The tree has more than [`MAX_NODES`](super::MAX_NODES) nodes (or shares nodes), or a
+    /// node announces more children than that.
     TooManyNodes,
-
     /// A callback the interface requires (e.g. a stream's `get_next`) is NULL.
     NullCallback {
         /// The callback's field name.
@@ -216,6 +214,11 @@ pub enum ArrowError {
         /// How many there are.
         found: i64,
     },
+    /// `n_buffers` is more than a `buffers` array in this address space can hold.
+    TooManyBuffers {
+        /// The value found.
+        n_buffers: i64,
+    },
     /// `buffers` is NULL although `n_buffers > 0`.
     NullBuffers,
     /// `buffers[index]` is NULL although the buffer is needed (a validity bitmap with nulls, or
@@ -230,15 +233,38 @@ pub enum ArrowError {
     ChildTooShort {
         /// The child's index.
         index: usize,
-        /// The length it needs.
+        /// The length it needs (at most `i64::MAX`).
         needed: i64,
         /// The length it has.
         found: i64,
     },
     /// The array has a dictionary and its schema does not, or the other way round.
     DictionaryMismatch,
+    /// The array is viewed with a schema other than the one it was imported with (or, for an
+    /// array this crate built, one of another layout): its buffers were not sized for it.
+    SchemaMismatch,
 
-    // ---- access ----
+    // ---- streams ----
+    /// A device stream produced an array on another device type than the stream's.
+    DeviceMismatch {
+        /// The stream's device type.
+        stream: DLDeviceType,
+        /// The array's device type.
+        array: DLDeviceType,
+    },
+}
+
+/// Why a typed read of an array ([`ArrayView::values`](super::ArrayView::values) and friends)
+/// was refused. The array is untouched.
+///
+/// ```
+/// use dlpack_abi::arrow::ReadError;
+///
+/// assert_eq!(ReadError::Misaligned { index: 1 }.to_string(), "buffers[1] is not aligned for the type");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ReadError {
     /// The buffers are not in host memory (or a `sync_event` is pending), so they cannot be read
     /// as slices.
     NotHostAccessible {
@@ -252,29 +278,31 @@ pub enum ArrowError {
         /// The DLPack type of the requested Rust type.
         requested: DLDataType,
     },
-    /// The array is viewed with a schema other than the one it was imported with (or, for an
-    /// array this crate built, one of another layout): its buffers were not sized for it.
-    SchemaMismatch,
     /// A data buffer is not aligned for the requested Rust type.
     Misaligned {
         /// The buffer's index.
         index: usize,
     },
+}
 
-    /// A device stream produced an array on another device type than the stream's.
-    DeviceMismatch {
-        /// The stream's device type.
-        stream: DLDeviceType,
-        /// The array's device type.
-        array: DLDeviceType,
-    },
-
-    // ---- bridge ----
+/// Why a DLPack tensor and an Arrow array could not be bridged (either way). The input has been
+/// released (or its DLPack deleter has run), exactly once, when this is returned.
+///
+/// ```
+/// use dlpack_abi::arrow::BridgeError;
+///
+/// assert_eq!(BridgeError::ZeroDims.to_string(), "a 0-d tensor has no Arrow length");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum BridgeError {
     /// The array has nulls, which a DLPack tensor cannot express.
     NullsPresent {
         /// The null count (-1: unknown with a validity bitmap present).
         null_count: i64,
     },
+    /// The array is dictionary-encoded: its buffers hold indices, not the values.
+    DictionaryEncoded,
     /// The Arrow type has no DLPack equivalent (only primitive integers and floats, `bool8`,
     /// and `fixed_shape_tensor` of those bridge).
     UnsupportedType {
@@ -290,11 +318,16 @@ pub enum ArrowError {
     NotContiguous,
     /// The tensor has no dimensions (a 0-d tensor has no Arrow length).
     ZeroDims,
-    /// The Arrow offset, in bytes, does not fit a DLPack `byte_offset`.
+    /// The Arrow offset, in bytes, does not fit a DLPack `byte_offset` (or, from DLPack, a
+    /// `byte_offset` cannot be folded into an address).
     OffsetNotRepresentable {
-        /// The offset in elements.
+        /// The offset in elements (Arrow) or bytes (DLPack).
         offset: i64,
     },
+    /// The values buffer is not aligned for the element type.
+    Misaligned,
+    /// The device array has a pending `sync_event`: wait on it before bridging.
+    PendingEvent,
     /// The DLPack device type has no Arrow value (e.g. `kDLMAIA`, `kDLTrn`).
     DeviceNotInArrow {
         /// The device type.
@@ -305,23 +338,76 @@ pub enum ArrowError {
         /// The value found.
         device_id: i64,
     },
-    /// Building or reading the DLPack side failed.
-    Tensor(TensorError),
+    /// The Arrow side is malformed (or built for another schema).
+    Arrow(ValidationError),
+    /// The DLPack side could not be built.
+    Tensor(ExportError),
 }
 
-impl From<MetadataError> for ArrowError {
+/// Any error of the safe Arrow layer: what a function that imports, reads, bridges and produces
+/// returns with `?`. Each contract's error converts into it.
+///
+/// ```
+/// use dlpack_abi::arrow::{ArrowError, SchemaDef, ValidationError};
+///
+/// let error: ArrowError = SchemaDef::new("x").unwrap_err().into();
+/// assert!(matches!(error, ArrowError::Validation(ValidationError::InvalidFormat { .. })));
+/// assert_eq!(error.to_string(), "ArrowSchema.format \"x\" is not valid");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ArrowError {
+    /// A struct breaks the C interfaces.
+    Validation(ValidationError),
+    /// A typed read was refused.
+    Read(ReadError),
+    /// The DLPack <-> Arrow bridge refused.
+    Bridge(BridgeError),
+}
+
+impl From<MetadataError> for ValidationError {
     fn from(error: MetadataError) -> Self {
         Self::Metadata(error)
     }
 }
 
-impl From<TensorError> for ArrowError {
-    fn from(error: TensorError) -> Self {
+impl From<ValidationError> for BridgeError {
+    fn from(error: ValidationError) -> Self {
+        Self::Arrow(error)
+    }
+}
+
+impl From<ExportError> for BridgeError {
+    fn from(error: ExportError) -> Self {
         Self::Tensor(error)
     }
 }
 
-impl fmt::Display for ArrowError {
+impl From<ValidationError> for ArrowError {
+    fn from(error: ValidationError) -> Self {
+        Self::Validation(error)
+    }
+}
+
+impl From<ReadError> for ArrowError {
+    fn from(error: ReadError) -> Self {
+        Self::Read(error)
+    }
+}
+
+impl From<BridgeError> for ArrowError {
+    fn from(error: BridgeError) -> Self {
+        Self::Bridge(error)
+    }
+}
+
+impl From<MetadataError> for ArrowError {
+    fn from(error: MetadataError) -> Self {
+        Self::Validation(error.into())
+    }
+}
+
+impl fmt::Display for ValidationError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NullPointer => f.write_str("the Arrow struct pointer is NULL"),
@@ -355,6 +441,10 @@ impl fmt::Display for ArrowError {
             Self::BufferCount { expected, found } => {
                 write!(f, "ArrowArray.n_buffers is {found}, the type needs {expected}")
             }
+            Self::TooManyBuffers { n_buffers } => write!(
+                f,
+                "ArrowArray.n_buffers is {n_buffers}, more than a buffers array can hold"
+            ),
             Self::NullBuffers => f.write_str("ArrowArray.buffers is NULL although n_buffers > 0"),
             Self::NullBuffer { index } => write!(f, "ArrowArray.buffers[{index}] is NULL"),
             Self::SizeOverflow => f.write_str("offset + length or a buffer size overflows isize"),
@@ -366,6 +456,19 @@ impl fmt::Display for ArrowError {
             Self::DictionaryMismatch => {
                 f.write_str("the array and its schema disagree on having a dictionary")
             }
+            Self::SchemaMismatch => f.write_str(
+                "the array was imported or built for another schema than the one it is viewed with",
+            ),
+            Self::DeviceMismatch { stream, array } => {
+                write!(f, "a stream of {stream:?} produced an array on {array:?}")
+            }
+        }
+    }
+}
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Self::NotHostAccessible { device_type } => write!(
                 f,
                 "the buffers are on {device_type:?} or wait on a sync_event, not readable by the host"
@@ -374,15 +477,19 @@ impl fmt::Display for ArrowError {
                 f,
                 "the array's format is {format:?}, the requested type is {requested:?}"
             ),
-            Self::SchemaMismatch => f.write_str(
-                "the array was imported or built for another schema than the one it is viewed with",
-            ),
             Self::Misaligned { index } => write!(f, "buffers[{index}] is not aligned for the type"),
-            Self::DeviceMismatch { stream, array } => {
-                write!(f, "a stream of {stream:?} produced an array on {array:?}")
-            }
+        }
+    }
+}
+
+impl fmt::Display for BridgeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
             Self::NullsPresent { null_count } => {
                 write!(f, "the array has nulls (null_count {null_count})")
+            }
+            Self::DictionaryEncoded => {
+                f.write_str("the array is dictionary-encoded: its buffers hold indices, not values")
             }
             Self::UnsupportedType { format } => {
                 write!(f, "the Arrow type {format:?} has no DLPack equivalent")
@@ -393,7 +500,13 @@ impl fmt::Display for ArrowError {
             Self::NotContiguous => f.write_str("the tensor is not compact row-major"),
             Self::ZeroDims => f.write_str("a 0-d tensor has no Arrow length"),
             Self::OffsetNotRepresentable { offset } => {
-                write!(f, "the Arrow offset {offset} does not fit a DLPack byte_offset")
+                write!(f, "the offset {offset} cannot be carried to the other side")
+            }
+            Self::Misaligned => {
+                f.write_str("the values buffer is not aligned for the element type")
+            }
+            Self::PendingEvent => {
+                f.write_str("the device array has a pending sync_event; wait on it before bridging")
             }
             Self::DeviceNotInArrow { device_type } => {
                 write!(f, "the device type {device_type:?} has no Arrow value")
@@ -401,106 +514,34 @@ impl fmt::Display for ArrowError {
             Self::DeviceIdOutOfRange { device_id } => {
                 write!(f, "the device id {device_id} does not fit DLPack's int32_t")
             }
+            Self::Arrow(error) => fmt::Display::fmt(error, f),
             Self::Tensor(error) => write!(f, "DLPack: {error}"),
         }
     }
 }
 
-impl core::error::Error for ArrowError {}
-
-/// An error a stream's producer reported: an errno-style code and, when the producer gave one,
-/// its message (copied at once, as `get_last_error`'s string dies at the next call).
-///
-/// The message needs feature `alloc`; without it only the code is kept.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ProducerError {
-    code: c_int,
-    #[cfg(feature = "alloc")]
-    message: Option<alloc::string::String>,
-}
-
-impl ProducerError {
-    /// An error with `code` (non-zero; see [`errno`](super::errno)) and an optional message.
-    ///
-    /// ```
-    /// use dlpack_abi::arrow::{errno, ProducerError};
-    ///
-    /// let error = ProducerError::new(errno::EIO, Some("disk on fire"));
-    /// assert_eq!(error.code(), errno::EIO);
-    /// assert_eq!(error.message(), Some("disk on fire"));
-    /// ```
-    #[cfg(feature = "alloc")]
-    pub fn new(code: c_int, message: Option<&str>) -> Self {
-        Self {
-            message: message.map(alloc::string::String::from),
-            ..Self::code_only(code)
-        }
-    }
-
-    /// An error with `code` and no message. A `code` of 0 (success) becomes `EIO`.
-    pub fn code_only(code: c_int) -> Self {
-        Self {
-            code: if code == 0 { super::errno::EIO } else { code },
-            #[cfg(feature = "alloc")]
-            message: None,
-        }
-    }
-
-    /// The errno-style code (never 0).
-    pub fn code(&self) -> c_int {
-        self.code
-    }
-
-    /// The producer's message, if it gave one (always `None` without feature `alloc`).
-    pub fn message(&self) -> Option<&str> {
-        #[cfg(feature = "alloc")]
-        return self.message.as_deref();
-        #[cfg(not(feature = "alloc"))]
-        None
-    }
-}
-
-impl fmt::Display for ProducerError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "the producer returned error {}", self.code)?;
-        match self.message() {
-            Some(message) => write!(f, ": {message}"),
-            None => f.write_str(" without a message"),
-        }
-    }
-}
-
-/// Why a stream yielded no item: the producer failed, or what it produced was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum StreamError {
-    /// `get_schema` or `get_next` returned a non-zero code.
-    Producer(ProducerError),
-    /// The stream itself, or the schema or array it produced, was refused (already released by
-    /// then).
-    Invalid(ArrowError),
-}
-
-impl From<ArrowError> for StreamError {
-    fn from(error: ArrowError) -> Self {
-        Self::Invalid(error)
-    }
-}
-
-impl From<ProducerError> for StreamError {
-    fn from(error: ProducerError) -> Self {
-        Self::Producer(error)
-    }
-}
-
-impl fmt::Display for StreamError {
+impl fmt::Display for ArrowError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Self::Producer(error) => error.fmt(f),
-            Self::Invalid(error) => error.fmt(f),
+            Self::Validation(error) => fmt::Display::fmt(error, f),
+            Self::Read(error) => fmt::Display::fmt(error, f),
+            Self::Bridge(error) => fmt::Display::fmt(error, f),
         }
     }
 }
 
-impl core::error::Error for StreamError {}
-impl core::error::Error for ProducerError {}
+impl core::error::Error for ValidationError {}
+impl core::error::Error for ReadError {}
+
+impl core::error::Error for BridgeError {}
+
+/// Transparent: the message is the inner error's, and so is the source.
+impl core::error::Error for ArrowError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Self::Validation(error) => error.source(),
+            Self::Read(error) => error.source(),
+            Self::Bridge(error) => error.source(),
+        }
+    }
+}

@@ -14,7 +14,9 @@ use core::ptr;
 use super::binding::Binding;
 use super::metadata::encode;
 use super::owned::{release_produced, Nodes, Owned};
-use super::{Array, ArrowError, DataType, Excerpt, Schema, SchemaRef, TensorShape};
+use super::{
+    Array, BridgeError, DataType, Excerpt, Schema, SchemaRef, TensorShape, ValidationError,
+};
 use super::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR, MAX_NODES};
 use crate::dlpack::{Element, HostBuffer};
 use crate::raw::{ArrowArray, ArrowSchema, ARROW_FLAG_NULLABLE};
@@ -33,7 +35,7 @@ use crate::raw::{ArrowArray, ArrowSchema, ARROW_FLAG_NULLABLE};
 /// let names: Vec<_> = schema.view().children().map(|c| c.name().unwrap()).collect();
 /// assert_eq!(names, ["id", "label"]);
 /// assert_eq!(schema.view().child(0).unwrap().data_type(), DataType::Int64);
-/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct SchemaDef {
@@ -47,8 +49,8 @@ pub struct SchemaDef {
 
 impl SchemaDef {
     /// A field of type `format` (checked), without name, metadata, flags or children.
-    pub fn new(format: &str) -> Result<Self, ArrowError> {
-        let invalid = || ArrowError::InvalidFormat {
+    pub fn new(format: &str) -> Result<Self, ValidationError> {
+        let invalid = || ValidationError::InvalidFormat {
             format: Excerpt::of(format.as_bytes()),
         };
         DataType::parse(format.as_bytes())?;
@@ -63,10 +65,10 @@ impl SchemaDef {
     }
 
     /// The primitive type that stores `T` (e.g. `"f"` for `f32`).
-    pub fn of<T: Element>() -> Result<Self, ArrowError> {
+    pub fn of<T: Element>() -> Result<Self, BridgeError> {
         let format = DataType::format_of_dtype(T::DTYPE)
-            .ok_or(ArrowError::UnsupportedDtype { dtype: T::DTYPE })?;
-        Self::new(format)
+            .ok_or(BridgeError::UnsupportedDtype { dtype: T::DTYPE })?;
+        Ok(Self::new(format)?)
     }
 
     /// An `arrow.fixed_shape_tensor` of cells with physical `shape` (row-major), storing
@@ -82,13 +84,13 @@ impl SchemaDef {
     /// assert_eq!(view.extension_name(), Some("arrow.fixed_shape_tensor"));
     /// assert_eq!(view.extension_metadata(), Some(&br#"{"shape":[2,3]}"#[..]));
     /// assert_eq!(view.fixed_shape_tensor().unwrap().shape(), &[2, 3]);
-    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
     /// ```
-    pub fn fixed_shape_tensor(value: SchemaDef, shape: &[i64]) -> Result<Self, ArrowError> {
-        let cell = TensorShape::row_major(shape).ok_or(ArrowError::ExtensionMetadata {
+    pub fn fixed_shape_tensor(value: SchemaDef, shape: &[i64]) -> Result<Self, ValidationError> {
+        let cell = TensorShape::row_major(shape).ok_or(ValidationError::ExtensionMetadata {
             reason: "more than 64 dimensions",
         })?;
-        let list_size = cell.list_size().ok_or(ArrowError::ExtensionMetadata {
+        let list_size = cell.list_size().ok_or(ValidationError::ExtensionMetadata {
             reason: "negative extent or overflowing product in \"shape\"",
         })?;
         Ok(Self::new(&alloc::format!("+w:{list_size}"))?
@@ -169,7 +171,7 @@ impl SchemaDef {
     }
 
     /// Builds a fresh `ArrowSchema` tree owned by a [`Schema`], validated as an import would be.
-    pub fn export(&self) -> Result<Schema, ArrowError> {
+    pub fn export(&self) -> Result<Schema, ValidationError> {
         let schema = Owned::new(self.build()?);
         let mut budget = MAX_NODES;
         // SAFETY: built just now by `build`, which follows the C Data Interface.
@@ -177,12 +179,12 @@ impl SchemaDef {
         Ok(Schema::from_owned(schema))
     }
 
-    fn build(&self) -> Result<ArrowSchema, ArrowError> {
+    fn build(&self) -> Result<ArrowSchema, ValidationError> {
         let metadata = match self.metadata.is_empty() {
             true => None,
             false => Some(
                 encode(&self.metadata)
-                    .ok_or(ArrowError::Metadata(super::MetadataError::TooLarge))?,
+                    .ok_or(ValidationError::Metadata(super::MetadataError::TooLarge))?,
             ),
         };
         // Built nodes are owned (released on an early return) until the parent owns them.
@@ -190,7 +192,7 @@ impl SchemaDef {
             .children
             .iter()
             .map(|child| Ok(Owned::new(child.build()?)))
-            .collect::<Result<Vec<_>, ArrowError>>()?;
+            .collect::<Result<Vec<_>, ValidationError>>()?;
         let dictionary = match &self.dictionary {
             Some(d) => Some(Owned::new(d.build()?)),
             None => None,
@@ -248,7 +250,8 @@ impl ArrayParts {
     /// `length` values in `buffers`, no nulls, offset 0, no children.
     pub fn new(length: usize, buffers: Vec<*const c_void>) -> Self {
         Self {
-            length: length as i64,
+            // Saturating: a length above `i64::MAX` is refused by validation.
+            length: i64::try_from(length).unwrap_or(i64::MAX),
             buffers,
             ..Self::default()
         }
@@ -325,7 +328,7 @@ impl Array {
 
     /// A primitive array (no nulls) over a `Vec<T>`, `Box<[T]>` or `Arc<[T]>`, without copying;
     /// its schema is [`SchemaDef::of::<T>()`](SchemaDef::of). Types without an Arrow primitive
-    /// (`i128`, `bf16`, complex) are [`ArrowError::UnsupportedDtype`].
+    /// (`i128`, `bf16`, complex) are [`BridgeError::UnsupportedDtype`].
     ///
     /// ```
     /// use dlpack_abi::arrow::{Array, SchemaDef};
@@ -337,18 +340,19 @@ impl Array {
     /// assert_eq!(array.view(schema.view())?.values::<f64>()?.as_ptr(), address);
     /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
     /// ```
-    pub fn from_vec<B: HostBuffer>(mut buffer: B) -> Result<Self, ArrowError> {
-        let dtype = <B::Element as Element>::DTYPE;
-        DataType::format_of_dtype(dtype).ok_or(ArrowError::UnsupportedDtype { dtype })?;
+    pub fn from_vec<B: HostBuffer>(buffer: B) -> Result<Self, BridgeError> {
+        let layout = SchemaDef::of::<B::Element>()?;
+        // `memory` is asked once the buffer is in its final place (`HostBuffer`'s contract): a
+        // buffer may hold its elements inline.
+        let mut buffer = Box::new(buffer);
         let memory = buffer.memory();
         let parts = ArrayParts::new(
             memory.len,
             alloc::vec![ptr::null(), memory.start.cast_const().cast()],
         );
-        let layout = SchemaDef::of::<B::Element>()?;
         // SAFETY: `memory` is `len` initialised elements of the type's width, owned by `buffer`,
-        // which the array keeps until release; host memory, and `HostBuffer` is `Send`. It is
-        // bound to exactly that layout below.
+        // which the array keeps (boxed, unmoved) until release; host memory, and `HostBuffer`
+        // is `Send`. It is bound to exactly that layout below.
         Ok(unsafe { Self::from_parts(parts, buffer) }.bound_to(layout))
     }
 
@@ -356,21 +360,23 @@ impl Array {
     /// `values.len()` must be a multiple of `list_size` (`list_size` 0 gives an empty array).
     /// `values` must be an array this crate built ([`from_vec`](Self::from_vec),
     /// `fixed_size_list`, [`from_parts`](Self::from_parts)); an imported one is
-    /// [`ArrowError::SchemaMismatch`], as its layout is its schema's.
-    pub fn fixed_size_list(values: Array, list_size: usize) -> Result<Self, ArrowError> {
+    /// [`ValidationError::SchemaMismatch`], as its layout is its schema's.
+    pub fn fixed_size_list(values: Array, list_size: usize) -> Result<Self, ValidationError> {
         let layout = match values.binding() {
             Binding::Layout(def) => {
                 Some(SchemaDef::new(&alloc::format!("+w:{list_size}"))?.with_child((**def).clone()))
             }
             Binding::Vouched => None,
-            Binding::Schema { .. } => return Err(ArrowError::SchemaMismatch),
+            Binding::Schema { .. } => return Err(ValidationError::SchemaMismatch),
         };
         let length = values.len().checked_div(list_size).unwrap_or(0);
         if length * list_size != values.len() {
-            return Err(ArrowError::ChildTooShort {
+            // The next multiple of `list_size`, capped at `i64::MAX` (it may not fit).
+            let needed = (length + 1).checked_mul(list_size);
+            return Err(ValidationError::ChildTooShort {
                 index: 0,
-                needed: ((length + 1) * list_size) as i64,
-                found: values.len() as i64,
+                needed: needed.map_or(i64::MAX, |n| i64::try_from(n).unwrap_or(i64::MAX)),
+                found: i64::try_from(values.len()).unwrap_or(i64::MAX),
             });
         }
         let parts = ArrayParts::new(length, alloc::vec![ptr::null()]).with_child(values);

@@ -1,7 +1,7 @@
 //! Canonical extension types this crate understands: `arrow.fixed_shape_tensor` (its JSON
 //! metadata is parsed here, with a small bounded parser) and `arrow.bool8`.
 
-use super::ArrowError;
+use super::ValidationError;
 use crate::dlpack::MAX_NDIM;
 
 /// `ARROW:extension:name`, the metadata key that names an extension type.
@@ -24,7 +24,7 @@ pub const BOOL8: &str = "arrow.bool8";
 /// assert_eq!(cell.permutation(), Some(&[2, 0, 1][..]));
 /// assert_eq!(cell.logical_shape().collect::<Vec<_>>(), [500, 100, 200]);
 /// assert_eq!(cell.list_size(), Some(10_000_000));
-/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
 /// ```
 #[derive(Clone, Copy)]
 pub struct TensorShape {
@@ -51,8 +51,8 @@ impl core::fmt::Debug for TensorShape {
     }
 }
 
-fn bad(reason: &'static str) -> ArrowError {
-    ArrowError::ExtensionMetadata { reason }
+fn bad(reason: &'static str) -> ValidationError {
+    ValidationError::ExtensionMetadata { reason }
 }
 
 /// A cursor over JSON text; only what tensor metadata needs, with nesting bounded.
@@ -73,7 +73,7 @@ impl<'a> Json<'a> {
         self.text.get(self.at).copied()
     }
 
-    fn expect(&mut self, byte: u8) -> Result<(), ArrowError> {
+    fn expect(&mut self, byte: u8) -> Result<(), ValidationError> {
         if self.peek() == Some(byte) {
             self.at += 1;
             Ok(())
@@ -83,7 +83,7 @@ impl<'a> Json<'a> {
     }
 
     /// A string's raw bytes (escapes kept as written; keys we compare never contain any).
-    fn string(&mut self) -> Result<&'a [u8], ArrowError> {
+    fn string(&mut self) -> Result<&'a [u8], ValidationError> {
         self.expect(b'"')?;
         let start = self.at;
         loop {
@@ -101,7 +101,7 @@ impl<'a> Json<'a> {
             .ok_or(bad("unterminated JSON string"))
     }
 
-    fn integer(&mut self) -> Result<i64, ArrowError> {
+    fn integer(&mut self) -> Result<i64, ValidationError> {
         self.skip_space();
         let negative = self.text.get(self.at) == Some(&b'-');
         if negative {
@@ -125,8 +125,8 @@ impl<'a> Json<'a> {
     /// Calls `each` on every element of an array.
     fn array(
         &mut self,
-        mut each: impl FnMut(&mut Self) -> Result<(), ArrowError>,
-    ) -> Result<(), ArrowError> {
+        mut each: impl FnMut(&mut Self) -> Result<(), ValidationError>,
+    ) -> Result<(), ValidationError> {
         self.expect(b'[')?;
         if self.peek() == Some(b']') {
             self.at += 1;
@@ -146,7 +146,7 @@ impl<'a> Json<'a> {
     }
 
     /// Skips any value (for keys this crate does not know).
-    fn skip_value(&mut self, depth: usize) -> Result<(), ArrowError> {
+    fn skip_value(&mut self, depth: usize) -> Result<(), ValidationError> {
         if depth > 16 {
             return Err(bad("JSON nested too deeply"));
         }
@@ -172,8 +172,8 @@ impl<'a> Json<'a> {
 
     fn object(
         &mut self,
-        mut each: impl FnMut(&mut Self, &'a [u8]) -> Result<(), ArrowError>,
-    ) -> Result<(), ArrowError> {
+        mut each: impl FnMut(&mut Self, &'a [u8]) -> Result<(), ValidationError>,
+    ) -> Result<(), ValidationError> {
         self.expect(b'{')?;
         if self.peek() == Some(b'}') {
             self.at += 1;
@@ -196,7 +196,7 @@ impl<'a> Json<'a> {
 }
 
 /// Reads an array of integers into `out`, returning how many there were.
-fn integers(json: &mut Json<'_>, out: &mut [i64; MAX_NDIM]) -> Result<usize, ArrowError> {
+fn integers(json: &mut Json<'_>, out: &mut [i64; MAX_NDIM]) -> Result<usize, ValidationError> {
     let mut n = 0;
     json.array(|json| {
         let value = json.integer()?;
@@ -212,7 +212,7 @@ impl TensorShape {
     /// non-negative integers), and optionally `permutation` (a permutation of `0..ndim`) and
     /// `dim_names` (`ndim` strings). Other keys are ignored; `null` values are refused, as Arrow
     /// C++ does.
-    pub fn parse(json: &[u8]) -> Result<Self, ArrowError> {
+    pub fn parse(json: &[u8]) -> Result<Self, ValidationError> {
         let mut parser = Json { text: json, at: 0 };
         let mut shape = [0i64; MAX_NDIM];
         let mut permutation = [0i64; MAX_NDIM];

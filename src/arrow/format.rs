@@ -1,7 +1,7 @@
 //! Format strings of the C Data Interface, parsed into [`DataType`], and the buffer layout each
 //! type has.
 
-use super::{ArrowError, Excerpt};
+use super::{Excerpt, ValidationError};
 use crate::raw::{kDLFloat, kDLInt, kDLUInt, DLDataType};
 
 /// The unit of a time, timestamp or duration type.
@@ -40,7 +40,7 @@ pub enum UnionMode {
 /// The type a format string names (the storage type for an extension type).
 ///
 /// Parsed strictly: anything the C Data Interface does not define is
-/// [`ArrowError::InvalidFormat`].
+/// [`ValidationError::InvalidFormat`].
 ///
 /// ```
 /// use dlpack_abi::arrow::{DataType, TimeUnit};
@@ -193,8 +193,8 @@ fn type_ids(text: &[u8]) -> Option<usize> {
 
 impl<'a> DataType<'a> {
     /// Parses a format string (without its NUL).
-    pub fn parse(format: &'a [u8]) -> Result<Self, ArrowError> {
-        Self::parse_inner(format).ok_or(ArrowError::InvalidFormat {
+    pub fn parse(format: &'a [u8]) -> Result<Self, ValidationError> {
+        Self::parse_inner(format).ok_or(ValidationError::InvalidFormat {
             format: Excerpt::of(format),
         })
     }
@@ -241,7 +241,7 @@ impl<'a> DataType<'a> {
             b"+s" => Struct,
             b"+m" => Map,
             b"+r" => RunEndEncoded,
-            [b'+', b'w', b':', size @ ..] => FixedSizeList(number(size)? as usize),
+            [b'+', b'w', b':', size @ ..] => FixedSizeList(usize::try_from(number(size)?).ok()?),
             [b'+', b'u', mode @ (b'd' | b's'), b':', ids @ ..] => {
                 type_ids(ids)?;
                 let mode = if *mode == b'd' {
@@ -251,7 +251,7 @@ impl<'a> DataType<'a> {
                 };
                 Union(mode, core::str::from_utf8(ids).ok()?)
             }
-            [b'w', b':', size @ ..] => FixedSizeBinary(number(size)? as usize),
+            [b'w', b':', size @ ..] => FixedSizeBinary(usize::try_from(number(size)?).ok()?),
             [b'd', b':', rest @ ..] => {
                 let mut parts = rest.split(|&b| b == b',');
                 let precision = number(parts.next()?).filter(|&p| p > 0)?;
@@ -273,16 +273,18 @@ impl<'a> DataType<'a> {
         })
     }
 
-    /// Bits per value of a fixed-width type (1 for `Boolean`), `None` for the others.
+    /// Bits per value of a fixed-width type (1 for `Boolean`), `None` for the others. A `u64`:
+    /// `w:N` widths up to `i32::MAX` bytes give bit counts that overflow a 32-bit `usize`.
     ///
     /// ```
     /// use dlpack_abi::arrow::DataType;
     ///
     /// assert_eq!(DataType::Int16.bit_width(), Some(16));
     /// assert_eq!(DataType::FixedSizeBinary(3).bit_width(), Some(24));
+    /// assert_eq!(DataType::FixedSizeBinary(1_000_000_000).bit_width(), Some(8_000_000_000));
     /// assert_eq!(DataType::Utf8.bit_width(), None);
     /// ```
-    pub fn bit_width(&self) -> Option<usize> {
+    pub fn bit_width(&self) -> Option<u64> {
         use DataType::*;
         Some(match *self {
             Boolean => 1,
@@ -293,8 +295,9 @@ impl<'a> DataType<'a> {
             Interval(IntervalUnit::YearMonth) => 32,
             Interval(IntervalUnit::DayTime) => 64,
             Interval(IntervalUnit::MonthDayNano) => 128,
-            Decimal { bit_width, .. } => bit_width as usize,
-            FixedSizeBinary(bytes) => bytes.checked_mul(8)?,
+            Decimal { bit_width, .. } => u64::from(bit_width),
+            // Parsed widths are at most `i32::MAX` bytes: times 8 fits a `u64`.
+            FixedSizeBinary(bytes) => u64::try_from(bytes).ok()? * 8,
             _ => return None,
         })
     }
@@ -370,7 +373,9 @@ impl<'a> DataType<'a> {
             List | LargeList | ListView | LargeListView | FixedSizeList(_) | Map => 1,
             RunEndEncoded => 2,
             Struct => return ChildCount::Any,
-            Union(_, ids) => type_ids(ids.as_bytes()).unwrap_or(0) as i64,
+            Union(_, ids) => {
+                i64::try_from(type_ids(ids.as_bytes()).unwrap_or(0)).unwrap_or(i64::MAX)
+            }
             _ => 0,
         })
     }

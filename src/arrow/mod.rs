@@ -14,29 +14,33 @@
 //!
 //! | what | rule | error |
 //! |---|---|---|
-//! | pointer, `release` | non-NULL | [`ArrowError::NullPointer`], [`ArrowError::Released`] |
-//! | tree | depth at most [`MAX_DEPTH`], at most [`MAX_NODES`] nodes (cycles end here) | [`ArrowError::TooDeep`], [`ArrowError::TooManyNodes`] |
-//! | `format` | non-NULL, a format string of the C Data Interface | [`ArrowError::NullFormat`], [`ArrowError::InvalidFormat`] |
-//! | `name` | NULL or UTF-8 | [`ArrowError::NameNotUtf8`] |
-//! | `metadata` | counts and lengths non-negative, keys UTF-8, within a slice's end ([`Metadata::parse`]) | [`ArrowError::Metadata`] |
-//! | children | count fits the type, pointers non-NULL, not released | [`ArrowError::ChildCount`], [`ArrowError::NullChildren`], [`ArrowError::NullChild`], [`ArrowError::ReleasedChild`] |
-//! | `arrow.fixed_shape_tensor` | fixed-size list storage, JSON with `shape` whose product is the list size, a valid `permutation` | [`ArrowError::ExtensionMetadata`] |
-//! | `length`, `offset`, `null_count` | `>= 0`, `>= 0`, `-1..=length`; `offset + length` and buffer sizes fit `isize` | [`ArrowError::NegativeLength`], [`ArrowError::NegativeOffset`], [`ArrowError::InvalidNullCount`], [`ArrowError::SizeOverflow`] |
-//! | `n_buffers` | the type's layout (view types: at least 3) | [`ArrowError::BufferCount`] |
-//! | buffers | non-NULL `buffers`; validity present when there are nulls; fixed-width data present when there are values | [`ArrowError::NullBuffers`], [`ArrowError::NullBuffer`] |
-//! | children | as many as the schema's, long enough for a fixed-size list or struct parent | [`ArrowError::ChildCount`], [`ArrowError::ChildTooShort`] |
-//! | dictionary | an integer index type; present in the array iff the schema has one; not released | [`ArrowError::DictionaryIndex`], [`ArrowError::DictionaryMismatch`], [`ArrowError::ReleasedDictionary`] |
+//! | pointer, `release` | non-NULL | [`ValidationError::NullPointer`], [`ValidationError::Released`] |
+//! | tree | depth at most [`MAX_DEPTH`], at most [`MAX_NODES`] nodes (cycles end here) | [`ValidationError::TooDeep`], [`ValidationError::TooManyNodes`] |
+//! | `format` | non-NULL, a format string of the C Data Interface | [`ValidationError::NullFormat`], [`ValidationError::InvalidFormat`] |
+//! | `name` | NULL or UTF-8 | [`ValidationError::NameNotUtf8`] |
+//! | `metadata` | counts and lengths non-negative, keys UTF-8, within a slice's end ([`Metadata::parse`]) | [`ValidationError::Metadata`] |
+//! | children | count fits the type and the node budget, pointers non-NULL, not released | [`ValidationError::ChildCount`], [`ValidationError::TooManyNodes`], [`ValidationError::NullChildren`], [`ValidationError::NullChild`], [`ValidationError::ReleasedChild`] |
+//! | `arrow.fixed_shape_tensor` | fixed-size list storage, JSON with `shape` whose product is the list size, a valid `permutation` | [`ValidationError::ExtensionMetadata`] |
+//! | `length`, `offset`, `null_count` | `>= 0`, `>= 0`, `-1..=length`; `offset + length` and buffer sizes fit `isize` | [`ValidationError::NegativeLength`], [`ValidationError::NegativeOffset`], [`ValidationError::InvalidNullCount`], [`ValidationError::SizeOverflow`] |
+//! | `n_buffers` | the type's layout (view types: at least 3, and an array of that many pointers fits the address space) | [`ValidationError::BufferCount`], [`ValidationError::TooManyBuffers`] |
+//! | buffers | non-NULL `buffers`; validity present when there are nulls; fixed-width data present when there are values | [`ValidationError::NullBuffers`], [`ValidationError::NullBuffer`] |
+//! | children | as many as the schema's, long enough for a fixed-size list or struct parent | [`ValidationError::ChildCount`], [`ValidationError::ChildTooShort`] |
+//! | dictionary | an integer index type; present in the array iff the schema has one; not released | [`ValidationError::DictionaryIndex`], [`ValidationError::DictionaryMismatch`], [`ValidationError::ReleasedDictionary`] |
 //!
 //! A C pointer to metadata carries no length: its extent is the producer's promise, like every
 //! other pointer it hands over; [`Metadata::parse`] on a byte slice checks it against the end.
 //!
 //! **Binding.** Buffers carry no lengths: their sizes follow from the type the producer meant.
 //! An array therefore remembers the schema it was imported with (or, for arrays this crate
-//! built, their exact layout), and [`Array::view`] refuses any other ([`ArrowError::SchemaMismatch`]).
+//! built, their exact layout), and [`Array::view`] refuses any other ([`ValidationError::SchemaMismatch`]).
 //!
 //! **Access.** [`ArrayView`] reads lengths, buffers and children; typed slices
 //! ([`ArrayView::values`], [`ArrayView::validity`], [`ArrayView::booleans`]) need host memory
-//! and no pending `sync_event`.
+//! and no pending `sync_event` ([`ReadError`]).
+//!
+//! **Errors** are split by contract: [`ValidationError`] (the structs), [`ReadError`] (typed
+//! reads), [`BridgeError`] (DLPack <-> Arrow), [`StreamError`] (a stream's item), and the
+//! umbrella [`ArrowError`] for `?` across them.
 
 // Patterns name the C constants (`kDLCPU`, ...).
 #![allow(non_upper_case_globals)]
@@ -57,6 +61,7 @@ mod metadata;
 mod owned;
 mod schema;
 mod stream;
+mod stream_error;
 #[cfg(feature = "alloc")]
 mod stream_export;
 
@@ -66,7 +71,7 @@ pub use array::{Array, ArrayView, Bitmap};
 #[cfg(feature = "alloc")]
 pub use async_stream::{AsyncProducer, AsyncState};
 pub use device::{arrow_device, dlpack_device, DeviceArray};
-pub use error::{ArrowError, Excerpt, MetadataError, ProducerError, StreamError};
+pub use error::{ArrowError, BridgeError, Excerpt, MetadataError, ReadError, ValidationError};
 #[cfg(feature = "alloc")]
 pub use export::{ArrayParts, SchemaDef};
 pub use extension::{
@@ -76,6 +81,7 @@ pub use format::{DataType, IntervalUnit, TimeUnit, UnionMode};
 pub use metadata::{Metadata, MetadataIter};
 pub use schema::{Schema, SchemaRef};
 pub use stream::{ArrayStream, DeviceArrayStream, Stream};
+pub use stream_error::{ProducerError, StreamError};
 
 /// The deepest schema or array tree import accepts (nesting levels below the root).
 pub const MAX_DEPTH: usize = 64;

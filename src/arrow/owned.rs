@@ -6,7 +6,7 @@ use core::ffi::c_void;
 use core::mem::ManuallyDrop;
 use core::ptr;
 
-use super::ArrowError;
+use super::ValidationError;
 use crate::raw::{
     ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowSchema,
 };
@@ -134,11 +134,11 @@ impl<R: Base> Owned<R> {
     ///
     /// # Safety
     /// `ptr` is NULL or points to a readable and writable `R` that the caller owns.
-    pub(crate) unsafe fn take(ptr: *mut R) -> Result<Self, ArrowError> {
+    pub(crate) unsafe fn take(ptr: *mut R) -> Result<Self, ValidationError> {
         // SAFETY: non-NULL `ptr` points to a live `R` the caller owns (contract).
-        let source = unsafe { ptr.as_mut() }.ok_or(ArrowError::NullPointer)?;
+        let source = unsafe { ptr.as_mut() }.ok_or(ValidationError::NullPointer)?;
         if source.is_released() {
-            return Err(ArrowError::Released);
+            return Err(ValidationError::Released);
         }
         // SAFETY: `source` is a valid `R`; the copy becomes the owner, and the source is marked
         // released below so that nobody releases it twice.

@@ -7,7 +7,7 @@ use super::binding::next_schema_id;
 use super::extension::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR};
 use super::format::ChildCount;
 use super::owned::Owned;
-use super::{ArrowError, DataType, Metadata, TensorShape, MAX_DEPTH, MAX_NODES};
+use super::{DataType, Metadata, TensorShape, ValidationError, MAX_DEPTH, MAX_NODES};
 use crate::raw::{ArrowSchema, ARROW_FLAG_NULLABLE};
 
 /// An `ArrowSchema` this crate owns: validated at import, released exactly once on drop.
@@ -26,7 +26,7 @@ use crate::raw::{ArrowSchema, ARROW_FLAG_NULLABLE};
 /// assert!(c_schema.release.is_none()); // moved out
 /// assert_eq!(schema.view().name(), Some("id"));
 /// # }
-/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
 /// ```
 pub struct Schema {
     inner: Owned<ArrowSchema>,
@@ -44,14 +44,14 @@ impl Schema {
     /// Takes ownership of a producer's schema and validates the whole tree (format strings,
     /// names, metadata, child counts, extension parameters).
     ///
-    /// On every error except [`ArrowError::NullPointer`] and [`ArrowError::Released`] (nothing
+    /// On every error except [`ValidationError::NullPointer`] and [`ValidationError::Released`] (nothing
     /// to release) the schema has been released, exactly once, when this returns.
     ///
     /// # Safety
     /// `ptr` is NULL or points to an `ArrowSchema` the caller owns, which follows the C Data
     /// Interface: its strings are NUL-terminated, its metadata is as long as its lengths say,
     /// `children` holds `n_children` pointers, and nothing it points to changes until release.
-    pub unsafe fn from_raw(ptr: *mut ArrowSchema) -> Result<Self, ArrowError> {
+    pub unsafe fn from_raw(ptr: *mut ArrowSchema) -> Result<Self, ValidationError> {
         // SAFETY: forwarded from the caller.
         let inner = unsafe { Owned::take(ptr) }?;
         let mut budget = MAX_NODES;
@@ -125,19 +125,20 @@ pub(crate) unsafe fn validate(
     schema: &ArrowSchema,
     depth: usize,
     budget: &mut usize,
-) -> Result<(), ArrowError> {
+) -> Result<(), ValidationError> {
     if depth > MAX_DEPTH {
-        return Err(ArrowError::TooDeep);
+        return Err(ValidationError::TooDeep);
     }
-    *budget = budget.checked_sub(1).ok_or(ArrowError::TooManyNodes)?;
+    *budget = budget.checked_sub(1).ok_or(ValidationError::TooManyNodes)?;
     if schema.format.is_null() {
-        return Err(ArrowError::NullFormat);
+        return Err(ValidationError::NullFormat);
     }
     // SAFETY: non-NULL and NUL-terminated (C Data Interface).
     let data_type = DataType::parse(unsafe { c_str(schema.format) })?;
     if !schema.name.is_null() {
         // SAFETY: as for `format`.
-        core::str::from_utf8(unsafe { c_str(schema.name) }).map_err(|_| ArrowError::NameNotUtf8)?;
+        core::str::from_utf8(unsafe { c_str(schema.name) })
+            .map_err(|_| ValidationError::NameNotUtf8)?;
     }
     let metadata = if schema.metadata.is_null() {
         None
@@ -147,26 +148,32 @@ pub(crate) unsafe fn validate(
     };
     let n_children = schema.n_children;
     if n_children < 0 {
-        return Err(ArrowError::NegativeChildren { n_children });
+        return Err(ValidationError::NegativeChildren { n_children });
     }
     if let ChildCount::Exactly(expected) = data_type.child_count() {
         if n_children != expected {
-            return Err(ArrowError::ChildCount {
+            return Err(ValidationError::ChildCount {
                 expected,
                 found: n_children,
             });
         }
     }
-    if n_children > 0 && schema.children.is_null() {
-        return Err(ArrowError::NullChildren);
+    // Each child is a node: more than the budget left is refused before `children` is read
+    // (and a count that does not fit `usize`, as 2^32 + 1 on 32-bit targets, with it).
+    let count = usize::try_from(n_children)
+        .ok()
+        .filter(|&count| count <= *budget)
+        .ok_or(ValidationError::TooManyNodes)?;
+    if count > 0 && schema.children.is_null() {
+        return Err(ValidationError::NullChildren);
     }
-    for index in 0..n_children as usize {
+    for index in 0..count {
         // SAFETY: `children` holds `n_children` pointers (C Data Interface).
         let child = unsafe { *schema.children.add(index) };
         // SAFETY: a non-NULL child points to a schema (C Data Interface).
-        let child = unsafe { child.as_ref() }.ok_or(ArrowError::NullChild { index })?;
+        let child = unsafe { child.as_ref() }.ok_or(ValidationError::NullChild { index })?;
         if child.release.is_none() {
-            return Err(ArrowError::ReleasedChild { index });
+            return Err(ValidationError::ReleasedChild { index });
         }
         // SAFETY: a child follows the same rules.
         unsafe { validate(child, depth + 1, budget) }?;
@@ -174,7 +181,7 @@ pub(crate) unsafe fn validate(
     // SAFETY: a non-NULL dictionary points to a schema (C Data Interface).
     if let Some(dictionary) = unsafe { schema.dictionary.as_ref() } {
         if dictionary.release.is_none() {
-            return Err(ArrowError::ReleasedDictionary);
+            return Err(ValidationError::ReleasedDictionary);
         }
         if data_type
             .dlpack_dtype()
@@ -183,7 +190,7 @@ pub(crate) unsafe fn validate(
             // Dictionary indices are integers.
             // SAFETY: validated above.
             let format = unsafe { c_str(schema.format) };
-            return Err(ArrowError::DictionaryIndex {
+            return Err(ValidationError::DictionaryIndex {
                 format: super::Excerpt::of(format),
             });
         }
@@ -202,20 +209,20 @@ pub(crate) unsafe fn validate(
 fn fixed_shape_tensor(
     data_type: DataType<'_>,
     metadata: Metadata<'_>,
-) -> Result<TensorShape, ArrowError> {
+) -> Result<TensorShape, ValidationError> {
     let DataType::FixedSizeList(list_size) = data_type else {
-        return Err(ArrowError::ExtensionMetadata {
+        return Err(ValidationError::ExtensionMetadata {
             reason: "fixed_shape_tensor storage is not a fixed-size list",
         });
     };
     let json = metadata
         .get(EXTENSION_METADATA_KEY)
-        .ok_or(ArrowError::ExtensionMetadata {
+        .ok_or(ValidationError::ExtensionMetadata {
             reason: "fixed_shape_tensor has no ARROW:extension:metadata",
         })?;
     let shape = TensorShape::parse(json)?;
     if shape.list_size() != Some(list_size) {
-        return Err(ArrowError::ExtensionMetadata {
+        return Err(ValidationError::ExtensionMetadata {
             reason: "the product of \"shape\" is not the list size",
         });
     }
@@ -310,7 +317,8 @@ impl<'a> SchemaRef<'a> {
 
     /// The number of children.
     pub fn n_children(&self) -> usize {
-        self.raw.n_children as usize
+        // Validated: `0..=MAX_NODES`.
+        usize::try_from(self.raw.n_children).unwrap_or(0)
     }
 
     /// Child `index`.

@@ -5,7 +5,7 @@
 use core::ffi::{c_char, c_int};
 
 use super::owned::{sealed::Base, Owned};
-use super::{Array, ArrowError, DeviceArray, ProducerError, Schema, SchemaRef, StreamError};
+use super::{Array, DeviceArray, ProducerError, Schema, SchemaRef, StreamError, ValidationError};
 use crate::raw::{
     ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowSchema,
 };
@@ -26,7 +26,7 @@ pub(crate) mod sealed {
         /// `get_last_error`.
         fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char>;
         /// Checks an imported item against the stream (a device stream's device type).
-        fn check_item(&self, item: &Self::Item) -> Result<(), ArrowError>;
+        fn check_item(&self, item: &Self::Item) -> Result<(), ValidationError>;
         /// Imports one item.
         ///
         /// # Safety
@@ -34,7 +34,7 @@ pub(crate) mod sealed {
         unsafe fn import(
             raw: *mut Self::Raw,
             schema: SchemaRef<'_>,
-        ) -> Result<Self::Item, ArrowError>;
+        ) -> Result<Self::Item, ValidationError>;
     }
 }
 use sealed::RawStream;
@@ -55,11 +55,14 @@ macro_rules! raw_stream {
             fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char> {
                 self.get_last_error
             }
-            fn check_item(&self, item: &$item) -> Result<(), ArrowError> {
-                let check: fn(&$stream, &$item) -> Result<(), ArrowError> = $check;
+            fn check_item(&self, item: &$item) -> Result<(), ValidationError> {
+                let check: fn(&$stream, &$item) -> Result<(), ValidationError> = $check;
                 check(self, item)
             }
-            unsafe fn import(raw: *mut $raw, schema: SchemaRef<'_>) -> Result<$item, ArrowError> {
+            unsafe fn import(
+                raw: *mut $raw,
+                schema: SchemaRef<'_>,
+            ) -> Result<$item, ValidationError> {
                 // SAFETY: forwarded from the caller.
                 unsafe { <$item>::from_raw(raw, schema) }
             }
@@ -72,14 +75,7 @@ raw_stream!(
     ArrowDeviceArray,
     DeviceArray,
     |stream: &ArrowDeviceArrayStream, item: &DeviceArray| {
-        if item.device_type() == stream.device_type {
-            Ok(())
-        } else {
-            Err(ArrowError::DeviceMismatch {
-                stream: stream.device_type.into(),
-                array: item.device_type().into(),
-            })
-        }
+        super::device::check_stream_device(stream.device_type, item.device_type())
     }
 );
 
@@ -88,8 +84,8 @@ raw_stream!(
 ///
 /// It is an `Iterator` of `Result<item, StreamError>`: each item is imported and validated
 /// against the stream's schema (fetched with `get_schema` on first use and kept); a device
-/// stream's arrays must be on the stream's device type ([`ArrowError::DeviceMismatch`]). End of stream
-/// is `None`. A producer error (non-zero code) yields `Err(StreamError::Producer)` with the
+/// stream's arrays must be on the stream's device type ([`ValidationError::DeviceMismatch`]).
+/// End of stream is `None`. A producer error (non-zero code) yields `Err(StreamError::Producer)` with the
 /// code and the `get_last_error` message, copied at once (a NULL message is `None`); after any
 /// error the iterator is fused and yields `None`.
 ///
@@ -113,13 +109,13 @@ impl<S: RawStream> Stream<S> {
     /// Takes ownership of a producer's stream (moving it: the source's `release` is set to
     /// NULL). Nothing is called yet.
     ///
-    /// On [`ArrowError::NullCallback`] the stream has been released when this returns.
+    /// On [`ValidationError::NullCallback`] the stream has been released when this returns.
     ///
     /// # Safety
     /// `ptr` is NULL or points to a stream the caller owns, which follows the C Stream
     /// Interface: the schema and arrays it produces follow the C Data Interface (see
     /// [`Schema::from_raw`], [`Array::from_raw`], [`DeviceArray::from_raw`]).
-    pub unsafe fn from_raw(ptr: *mut S) -> Result<Self, ArrowError> {
+    pub unsafe fn from_raw(ptr: *mut S) -> Result<Self, ValidationError> {
         // SAFETY: forwarded from the caller.
         let inner = unsafe { Owned::take(ptr) }?;
         let raw = inner.raw();
@@ -128,7 +124,7 @@ impl<S: RawStream> Stream<S> {
             ("get_next", raw.get_next().is_some()),
         ] {
             if !set {
-                return Err(ArrowError::NullCallback { name });
+                return Err(ValidationError::NullCallback { name });
             }
         }
         Ok(Self::from_owned(inner))
@@ -183,7 +179,7 @@ impl<S: RawStream> Stream<S> {
             .inner
             .raw()
             .get_schema()
-            .ok_or(ArrowError::NullCallback { name: "get_schema" })?;
+            .ok_or(ValidationError::NullCallback { name: "get_schema" })?;
         let mut out: ArrowSchema = bytemuck::Zeroable::zeroed();
         let raw: *mut S = self.inner.raw_mut();
         // SAFETY: the stream is live and not released (we own it); `out` is a zeroed struct the
@@ -219,7 +215,7 @@ impl<S: RawStream> Stream<S> {
             .inner
             .raw()
             .get_next()
-            .ok_or(ArrowError::NullCallback { name: "get_next" })?;
+            .ok_or(ValidationError::NullCallback { name: "get_next" })?;
         let mut out: S::Raw = bytemuck::Zeroable::zeroed();
         let raw: *mut S = self.inner.raw_mut();
         // SAFETY: the stream is live (we own it); `out` is zeroed (released) for the producer.

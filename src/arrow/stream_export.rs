@@ -10,7 +10,10 @@ use core::ptr;
 
 use super::owned::{release_produced, Owned};
 use super::stream::sealed::RawStream;
-use super::{errno, Array, ArrayStream, ArrowError, DeviceArray, DeviceArrayStream, ProducerError};
+use super::stream_error::c_message;
+use super::{
+    errno, Array, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, ValidationError,
+};
 use super::{Schema, SchemaDef, SchemaRef, Stream};
 use crate::raw::{
     ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowDeviceType,
@@ -36,7 +39,7 @@ pub(crate) mod sealed {
             item: &Self::Item,
             schema: SchemaRef<'_>,
             device_type: ArrowDeviceType,
-        ) -> Result<(), ArrowError>;
+        ) -> Result<(), ValidationError>;
         /// Moves an item into the consumer's struct.
         ///
         /// # Safety
@@ -63,7 +66,11 @@ impl Produce for ArrowArrayStream {
             private_data,
         }
     }
-    fn check(item: &Array, schema: SchemaRef<'_>, _: ArrowDeviceType) -> Result<(), ArrowError> {
+    fn check(
+        item: &Array,
+        schema: SchemaRef<'_>,
+        _: ArrowDeviceType,
+    ) -> Result<(), ValidationError> {
         item.view(schema).map(drop)
     }
     unsafe fn write(item: Array, out: *mut ArrowArray) {
@@ -94,13 +101,8 @@ impl Produce for ArrowDeviceArrayStream {
         item: &DeviceArray,
         schema: SchemaRef<'_>,
         device_type: ArrowDeviceType,
-    ) -> Result<(), ArrowError> {
-        if item.device_type() != device_type {
-            return Err(ArrowError::DeviceMismatch {
-                stream: device_type.into(),
-                array: item.device_type().into(),
-            });
-        }
+    ) -> Result<(), ValidationError> {
+        super::device::check_stream_device(device_type, item.device_type())?;
         item.view(schema).map(drop)
     }
     unsafe fn write(item: DeviceArray, out: *mut ArrowDeviceArray) {
@@ -124,7 +126,7 @@ impl<S: Produce> Stream<S> {
         schema: SchemaDef,
         device_type: ArrowDeviceType,
         items: I,
-    ) -> Result<Self, ArrowError>
+    ) -> Result<Self, ValidationError>
     where
         I: Iterator<Item = Result<S::Item, ProducerError>> + Send + 'static,
     {
@@ -175,7 +177,7 @@ impl ArrayStream {
     /// assert!(stream.next().is_none());
     /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
     /// ```
-    pub fn from_iter<I>(schema: SchemaDef, arrays: I) -> Result<Self, ArrowError>
+    pub fn from_iter<I>(schema: SchemaDef, arrays: I) -> Result<Self, ValidationError>
     where
         I: IntoIterator<Item = Result<Array, ProducerError>>,
         I::IntoIter: Send + 'static,
@@ -191,7 +193,7 @@ impl DeviceArrayStream {
         schema: SchemaDef,
         device_type: ArrowDeviceType,
         arrays: I,
-    ) -> Result<Self, ArrowError>
+    ) -> Result<Self, ValidationError>
     where
         I: IntoIterator<Item = Result<DeviceArray, ProducerError>>,
         I::IntoIter: Send + 'static,
@@ -260,14 +262,9 @@ where
                 unsafe { S::write(item, out) };
                 return 0;
             }
-            Err(error) => (errno::EINVAL, CString::new(alloc::format!("{error}")).ok()),
+            Err(error) => (errno::EINVAL, c_message(&alloc::format!("{error}"))),
         },
-        Some(Err(error)) => (
-            error.code(),
-            error
-                .message()
-                .and_then(|m| CString::new(m.replace('\0', " ")).ok()),
-        ),
+        Some(Err(error)) => (error.code(), error.message().and_then(c_message)),
     };
     let code = failure.0;
     state.error = Some(failure);

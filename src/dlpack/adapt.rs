@@ -1,9 +1,9 @@
 //! Legacy ↔ versioned adapters: the old tensor becomes the owner of a new, small header.
 #![allow(unsafe_code)]
 
-use super::export::Placed;
 use super::managed::sealed::Raw;
-use super::{ManagedStruct, ManagedTensor, TensorDescription, TensorError};
+use super::placed::Placed;
+use super::{ExportError, ManagedStruct, ManagedTensor, TensorDescription};
 use crate::raw::{DLManagedTensor, DLManagedTensorVersioned, DLPackFlags};
 
 /// Re-exports `inner` under a header of kind `M` with `flags`, reusing its validation.
@@ -23,8 +23,11 @@ unsafe fn rewrap<M: ManagedStruct, I: ManagedStruct + 'static>(
     let view = unsafe { placed.owner() }.view();
     let raw = view.raw();
     let strides = view.strides();
+    // The same memory, `data` unchanged: the buffer is what the elements reach from it.
+    let (_, end) = view.reach_from_data();
     let description = TensorDescription {
         data: raw.data,
+        len: usize::try_from(end).unwrap_or(0),
         byte_offset: raw.byte_offset,
         device: raw.device,
         dtype: raw.dtype,
@@ -76,7 +79,9 @@ impl ManagedTensor<DLManagedTensor> {
     /// let legacy = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[2])) }?;
     /// // SAFETY: this producer's buffers are writable.
     /// let mut versioned = unsafe { legacy.into_versioned_writable() };
-    /// versioned.as_mut_slice::<f32>()?[0] = 9.0;
+    /// // Writable, but nothing proves this consumer holds it alone: unsafe access only.
+    /// // SAFETY: nothing else holds this producer's buffer.
+    /// unsafe { versioned.as_mut_slice_unchecked::<f32>() }?[0] = 9.0;
     /// assert_eq!(versioned.view().as_slice::<f32>()?, [9.0, 1.0]);
     /// # Ok(()) }
     /// ```
@@ -96,7 +101,7 @@ impl ManagedTensor<DLManagedTensorVersioned> {
     /// ```
     /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// use dlpack_abi::dlpack::{ExportError, VersionedTensor};
     /// use dlpack_abi::raw::DLPackFlags;
     ///
     /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
@@ -108,7 +113,7 @@ impl ManagedTensor<DLManagedTensorVersioned> {
     /// let refused = frozen.into_legacy().unwrap_err();
     /// assert_eq!(
     ///     refused.error(),
-    ///     TensorError::FlagsNotRepresentable { flags: DLPackFlags::READ_ONLY }
+    ///     ExportError::FlagsNotRepresentable { flags: DLPackFlags::READ_ONLY }
     /// );
     /// let frozen: VersionedTensor = refused.into_tensor(); // nothing lost
     /// # drop(frozen);
@@ -148,7 +153,7 @@ impl ManagedTensor<DLManagedTensorVersioned> {
 /// ```
 #[derive(Debug)]
 pub struct IntoLegacyError {
-    error: TensorError,
+    error: ExportError,
     tensor: ManagedTensor<DLManagedTensorVersioned>,
 }
 
@@ -158,17 +163,17 @@ impl IntoLegacyError {
     /// ```
     /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// # use dlpack_abi::dlpack::{ExportError, VersionedTensor};
     /// # use dlpack_abi::raw::DLPackFlags;
     /// let flags = DLPackFlags::IS_SUBBYTE_TYPE_PADDED.bits();
     /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[1], None, flags)) }?;
     /// assert!(matches!(
     ///     tensor.into_legacy().unwrap_err().error(),
-    ///     TensorError::FlagsNotRepresentable { .. }
+    ///     ExportError::FlagsNotRepresentable { .. }
     /// ));
     /// # Ok(()) }
     /// ```
-    pub fn error(&self) -> TensorError {
+    pub fn error(&self) -> ExportError {
         self.error
     }
 

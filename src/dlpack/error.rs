@@ -1,26 +1,26 @@
-//! The one error type of the safe DLPack layer.
+//! The errors of the safe DLPack layer, one type per contract: [`ImportError`] (validation of a
+//! tensor's description), [`AccessError`] (typed access), [`ExportError`] (building an export),
+//! and [`TensorError`], which each of them converts into, so that `?` works across contracts.
 
 use core::fmt;
 
 use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion};
 
-/// Why a foreign tensor was refused at import, why a typed access was refused, or why an export
-/// could not be built.
+/// Why a tensor's description was refused: at import (after the producer's deleter has run,
+/// exactly once), or inside an export's [`ExportError::Invalid`].
 ///
-/// Every message names the offending field and its value. Import errors are returned after the
-/// producer's deleter has run (exactly once); access errors leave the tensor untouched; export
-/// errors are returned after the owner has been dropped (exactly once).
+/// Every message names the offending field and its value.
 ///
 /// ```
-/// use dlpack_abi::dlpack::{TensorError, MAX_NDIM};
+/// use dlpack_abi::dlpack::{ImportError, MAX_NDIM};
 ///
-/// let error = TensorError::TooManyDims { ndim: 65 };
+/// let error = ImportError::TooManyDims { ndim: 65 };
 /// assert_eq!(error.to_string(), format!("DLTensor.ndim is 65, above the maximum of {MAX_NDIM}"));
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum TensorError {
-    // ---- import: the managed struct ----
+pub enum ImportError {
+    // ---- the managed struct ----
     /// The pointer handed over was NULL (there is nothing to import and no deleter to call).
     NullTensor,
     /// `version.major` is not 1: nothing but the version and the deleter was read.
@@ -29,7 +29,7 @@ pub enum TensorError {
         found: DLPackVersion,
     },
 
-    // ---- import: DLTensor ----
+    // ---- DLTensor ----
     /// `ndim` is negative.
     NegativeNdim {
         /// The value found.
@@ -39,49 +39,6 @@ pub enum TensorError {
     TooManyDims {
         /// The value found.
         ndim: i32,
-    },
-    /// `shape` is NULL although `ndim > 0`.
-    NullShape {
-        /// The value of `ndim`.
-        ndim: i32,
-    },
-    /// `shape[dim]` is negative.
-    NegativeExtent {
-        /// The dimension.
-        dim: usize,
-        /// The value found.
-        extent: i64,
-    },
-    /// The product of the extents (zero extents counted as one), in elements or in bytes, does
-    /// not fit in `isize`.
-    SizeOverflow {
-        /// The `shape` array.
-        dims: ShapeSummary,
-    },
-    /// `strides` is NULL although `ndim > 0` and the producer's version is 1.2 or later.
-    NullStrides {
-        /// The value of `ndim`.
-        ndim: i32,
-        /// The producer's version.
-        version: DLPackVersion,
-    },
-    /// Going through `strides` up to `dim` reaches bytes outside the address space, or spans more
-    /// than `isize::MAX` bytes.
-    StridesOverflow {
-        /// The first dimension at which the reachable byte range left the address space.
-        dim: usize,
-        /// `strides[dim]`.
-        stride: i64,
-    },
-    /// `data + byte_offset` overflows the address space.
-    ByteOffsetOverflow {
-        /// The value of `byte_offset`.
-        byte_offset: u64,
-    },
-    /// `data` is NULL although the tensor has elements.
-    NullData {
-        /// The number of elements.
-        elements: usize,
     },
     /// `dtype.lanes` is zero.
     ZeroLanes {
@@ -100,13 +57,86 @@ pub enum TensorError {
         /// The width the spec requires for this code.
         expected: u8,
     },
+    /// `shape` is NULL although `ndim > 0`.
+    NullShape {
+        /// The value of `ndim`.
+        ndim: i32,
+    },
+    /// `shape[dim]` is negative.
+    NegativeExtent {
+        /// The dimension.
+        dim: usize,
+        /// The value found.
+        extent: i64,
+    },
+    /// The product of the extents from `shape[dim]` to the last (zero extents counted as one),
+    /// in elements or in bytes, does not fit in `isize`.
+    SizeOverflow {
+        /// The dimension at which the product overflowed.
+        dim: usize,
+        /// `shape[dim]`.
+        extent: i64,
+    },
+    /// `strides` is NULL although `ndim > 0` and the producer's version is 1.2 or later.
+    NullStrides {
+        /// The value of `ndim`.
+        ndim: i32,
+        /// The producer's version.
+        version: DLPackVersion,
+    },
+    /// `data + byte_offset` overflows the address space.
+    ByteOffsetOverflow {
+        /// The value of `byte_offset`.
+        byte_offset: u64,
+    },
+    /// `data` is NULL although the tensor has elements.
+    NullData {
+        /// The number of elements.
+        elements: usize,
+    },
+    /// Going through `strides` up to `dim` reaches bytes outside the address space, or spans more
+    /// than `isize::MAX` bytes.
+    StridesOverflow {
+        /// The first dimension at which the reachable byte range left the address space.
+        dim: usize,
+        /// `strides[dim]`.
+        stride: i64,
+    },
+    /// A tensor without `strides` (compact row-major) whose bytes, from `data + byte_offset`,
+    /// run past the end of the address space.
+    AddressOverflow {
+        /// `data + byte_offset`.
+        address: usize,
+        /// The tensor's size in bytes.
+        byte_size: usize,
+    },
+}
 
-    // ---- typed access ----
+/// Why typed access ([`TensorView::as_slice`](super::TensorView::as_slice) and friends) was
+/// refused. The tensor is untouched.
+///
+/// ```
+/// use dlpack_abi::dlpack::AccessError;
+///
+/// let error = AccessError::Misaligned { address: 0x1002, align: 4 };
+/// assert_eq!(
+///     error.to_string(),
+///     "data + byte_offset is 0x1002, not aligned to the 4 bytes the type needs"
+/// );
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum AccessError {
     /// The memory is not host-accessible (typed access needs `kDLCPU`, `kDLCUDAHost`,
     /// `kDLROCMHost` or `kDLCUDAManaged`).
     NotHostAccessible {
         /// The tensor's device.
         device: DLDevice,
+    },
+    /// The tensor's flags carry bits this crate does not know, which may change their meaning.
+    UnknownFlags {
+        /// The whole flags word.
+        flags: DLPackFlags,
     },
     /// The requested Rust type does not describe the tensor's dtype.
     DtypeMismatch {
@@ -114,11 +144,6 @@ pub enum TensorError {
         requested: DLDataType,
         /// The tensor's dtype.
         found: DLDataType,
-    },
-    /// The tensor's flags carry bits this crate does not know, which may change their meaning.
-    UnknownFlags {
-        /// The whole flags word.
-        flags: DLPackFlags,
     },
     /// The first element's address is not aligned for the requested type.
     Misaligned {
@@ -131,6 +156,10 @@ pub enum TensorError {
     NotContiguous,
     /// Mutable access to a tensor whose `READ_ONLY` flag is set.
     ReadOnly,
+    /// Safe mutable access to a tensor this consumer does not own exclusively: only tensors
+    /// marked `IS_COPIED`, and exports of uniquely owned Rust buffers, may be written through a
+    /// safe `&mut` (a producer may hand the same memory to others).
+    NotExclusive,
     /// An index with the wrong number of coordinates.
     IndexRank {
         /// The tensor's `ndim`.
@@ -147,22 +176,39 @@ pub enum TensorError {
         /// `shape[dim]`.
         extent: i64,
     },
+}
 
-    // ---- export ----
-    /// The strides given for an export do not have one entry per dimension.
+/// Why an export ([`Export`](super::Export), `from_owner`, the adapters) was refused. The owner
+/// has been dropped, exactly once, when this is returned.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::dlpack::{Export, ExportError};
+///
+/// // Three bytes cannot hold a 2 x 2 tensor of u8.
+/// let error = Export::new(vec![1u8, 2, 3], &[2, 2]).finish().unwrap_err();
+/// assert_eq!(error, ExportError::OutsideBuffer { first: 0, end: 4, len: 3 });
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ExportError {
+    /// The description is refused as an import would refuse it.
+    Invalid(ImportError),
+    /// The strides given do not have one entry per dimension.
     StridesLength {
         /// The number of dimensions (`shape.len()`).
         ndim: usize,
         /// The number of strides given.
         strides: usize,
     },
-    /// The elements an export's shape, strides and offset reach are not all inside its buffer.
+    /// The bytes the shape, strides and offset reach are not all inside the buffer.
     OutsideBuffer {
-        /// The lowest element index reached (negative: before the buffer's start).
-        first: i128,
-        /// The highest element index reached.
-        last: i128,
-        /// The number of elements in the buffer.
+        /// The first byte reached, counted from the buffer's start (negative: before it).
+        first: i64,
+        /// One past the last byte reached.
+        end: i64,
+        /// The buffer's length in bytes.
         len: usize,
     },
     /// The legacy `DLManagedTensor` has no flags word, so these flags cannot be carried.
@@ -170,8 +216,7 @@ pub enum TensorError {
         /// The flags that would be lost.
         flags: DLPackFlags,
     },
-    /// A `TensorOwner` (feature `alloc`) described a different number of dimensions than its
-    /// `ndim()` announced.
+    /// A `TensorOwner` described a different number of dimensions than its `ndim()` announced.
     NdimChanged {
         /// What `ndim()` returned (the allocation was sized for it).
         announced: usize,
@@ -180,75 +225,57 @@ pub enum TensorError {
     },
 }
 
-/// The first extents of a shape, kept in an error without allocating.
+/// Any error of the safe DLPack layer: what a function that imports, reads and exports returns
+/// with `?`. Each contract's error converts into it.
 ///
 /// ```
-/// use dlpack_abi::dlpack::ShapeSummary;
+/// use dlpack_abi::dlpack::{AccessError, TensorError};
 ///
-/// let shape = ShapeSummary::new(&[1 << 40, 1 << 40]);
-/// assert_eq!(shape.to_string(), "[1099511627776, 1099511627776]");
+/// fn first(values: &[f32]) -> Result<f32, TensorError> {
+///     Ok(*values.first().ok_or(AccessError::IndexOutOfBounds { dim: 0, index: 0, extent: 0 })?)
+/// }
+/// assert_eq!(first(&[]), Err(TensorError::Access(AccessError::IndexOutOfBounds {
+///     dim: 0, index: 0, extent: 0,
+/// })));
 /// ```
-#[derive(Clone, Copy, PartialEq, Eq)]
-pub struct ShapeSummary {
-    first: [i64; ShapeSummary::KEPT],
-    ndim: usize,
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TensorError {
+    /// A description was refused by validation.
+    Import(ImportError),
+    /// Typed access was refused.
+    Access(AccessError),
+    /// An export was refused.
+    Export(ExportError),
 }
 
-impl ShapeSummary {
-    /// How many extents are kept; longer shapes print `, ...` after them.
-    ///
-    /// ```
-    /// use dlpack_abi::dlpack::ShapeSummary;
-    ///
-    /// assert_eq!(ShapeSummary::KEPT, 4);
-    /// assert_eq!(ShapeSummary::new(&[1, 2, 3, 4, 5]).to_string(), "[1, 2, 3, 4, ...]");
-    /// ```
-    pub const KEPT: usize = 4;
-
-    /// Keeps the first [`KEPT`](Self::KEPT) extents of `shape` and its length.
-    ///
-    /// ```
-    /// use dlpack_abi::dlpack::ShapeSummary;
-    ///
-    /// assert_eq!(ShapeSummary::new(&[]).to_string(), "[]");
-    /// ```
-    pub fn new(shape: &[i64]) -> Self {
-        let mut first = [0; Self::KEPT];
-        for (kept, &extent) in first.iter_mut().zip(shape) {
-            *kept = extent;
-        }
-        Self {
-            first,
-            ndim: shape.len(),
-        }
+impl From<ImportError> for TensorError {
+    fn from(error: ImportError) -> Self {
+        Self::Import(error)
     }
 }
 
-impl fmt::Display for ShapeSummary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("[")?;
-        for (i, extent) in self.first.iter().take(self.ndim).enumerate() {
-            if i > 0 {
-                f.write_str(", ")?;
-            }
-            write!(f, "{extent}")?;
-        }
-        if self.ndim > Self::KEPT {
-            f.write_str(", ...")?;
-        }
-        f.write_str("]")
+impl From<AccessError> for TensorError {
+    fn from(error: AccessError) -> Self {
+        Self::Access(error)
     }
 }
 
-impl fmt::Debug for ShapeSummary {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(self, f)
+impl From<ExportError> for TensorError {
+    fn from(error: ExportError) -> Self {
+        Self::Export(error)
     }
 }
 
-impl fmt::Display for TensorError {
+impl From<ImportError> for ExportError {
+    fn from(error: ImportError) -> Self {
+        Self::Invalid(error)
+    }
+}
+
+impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        use TensorError::*;
+        use ImportError::*;
         match *self {
             NullTensor => f.write_str("the managed tensor pointer is NULL"),
             UnsupportedVersion { found } => write!(
@@ -262,23 +289,26 @@ impl fmt::Display for TensorError {
                 "DLTensor.ndim is {ndim}, above the maximum of {}",
                 super::MAX_NDIM
             ),
+            ZeroLanes { dtype } => write!(f, "DLTensor.dtype is {dtype:?}: lanes is 0"),
+            ZeroBits { dtype } => write!(f, "DLTensor.dtype is {dtype:?}: bits is 0"),
+            SubByteBits { dtype, expected } => write!(
+                f,
+                "DLTensor.dtype is {dtype:?}: this code requires bits = {expected}"
+            ),
             NullShape { ndim } => write!(f, "DLTensor.shape is NULL but DLTensor.ndim is {ndim}"),
             NegativeExtent { dim, extent } => {
                 write!(f, "DLTensor.shape[{dim}] is {extent}, which is negative")
             }
-            SizeOverflow { dims } => write!(
+            SizeOverflow { dim, extent } => write!(
                 f,
-                "DLTensor.shape {dims} describes more elements or bytes than fit in isize"
+                "DLTensor.shape[{dim}] is {extent}: the extents from there to the last make more \
+                 elements or bytes than fit in isize"
             ),
             NullStrides { ndim, version } => write!(
                 f,
                 "DLTensor.strides is NULL with DLTensor.ndim {ndim}; producers of version {}.{} \
                  (1.2 or later) must send strides",
                 version.major, version.minor
-            ),
-            StridesOverflow { dim, stride } => write!(
-                f,
-                "DLTensor.strides[{dim}] is {stride}, which reaches bytes outside the address space"
             ),
             ByteOffsetOverflow { byte_offset } => write!(
                 f,
@@ -287,25 +317,36 @@ impl fmt::Display for TensorError {
             NullData { elements } => {
                 write!(f, "DLTensor.data is NULL but the tensor has {elements} elements")
             }
-            ZeroLanes { dtype } => write!(f, "DLTensor.dtype is {dtype:?}: lanes is 0"),
-            ZeroBits { dtype } => write!(f, "DLTensor.dtype is {dtype:?}: bits is 0"),
-            SubByteBits { dtype, expected } => write!(
+            StridesOverflow { dim, stride } => write!(
                 f,
-                "DLTensor.dtype is {dtype:?}: this code requires bits = {expected}"
+                "DLTensor.strides[{dim}] is {stride}, which reaches bytes outside the address space"
             ),
+            AddressOverflow { address, byte_size } => write!(
+                f,
+                "data + byte_offset is {address:#x}; the tensor's {byte_size} bytes from there \
+                 run past the end of the address space"
+            ),
+        }
+    }
+}
+
+impl fmt::Display for AccessError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use AccessError::*;
+        match *self {
             NotHostAccessible { device } => write!(
                 f,
                 "DLTensor.device is {:?} (id {}), whose memory the host cannot read",
                 device.device_type, device.device_id
             ),
-            DtypeMismatch { requested, found } => write!(
-                f,
-                "DLTensor.dtype is {found:?}, but the requested type is {requested:?}"
-            ),
             UnknownFlags { flags } => write!(
                 f,
                 "DLManagedTensorVersioned.flags is {:#x}, with bits this crate does not know",
                 flags.bits()
+            ),
+            DtypeMismatch { requested, found } => write!(
+                f,
+                "DLTensor.dtype is {found:?}, but the requested type is {requested:?}"
             ),
             Misaligned { address, align } => write!(
                 f,
@@ -317,6 +358,10 @@ impl fmt::Display for TensorError {
             ReadOnly => f.write_str(
                 "DLManagedTensorVersioned.flags has READ_ONLY set; the tensor cannot be written",
             ),
+            NotExclusive => f.write_str(
+                "the tensor is not IS_COPIED (nor a unique export of this crate), so others may \
+                 hold the same memory; use the unsafe as_mut_slice_unchecked",
+            ),
             IndexRank { ndim, given } => write!(
                 f,
                 "the index has {given} coordinates but DLTensor.ndim is {ndim}"
@@ -325,14 +370,23 @@ impl fmt::Display for TensorError {
                 f,
                 "index {index} is out of bounds for DLTensor.shape[{dim}] = {extent}"
             ),
+        }
+    }
+}
+
+impl fmt::Display for ExportError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        use ExportError::*;
+        match *self {
+            Invalid(error) => fmt::Display::fmt(&error, f),
             StridesLength { ndim, strides } => write!(
                 f,
                 "{strides} strides were given for a shape of {ndim} dimensions"
             ),
-            OutsideBuffer { first, last, len } => write!(
+            OutsideBuffer { first, end, len } => write!(
                 f,
-                "the shape, strides and offset reach elements {first}..={last}, outside the \
-                 buffer's {len} elements"
+                "the shape, strides and offset reach bytes {first}..{end}, outside the buffer's \
+                 {len} bytes"
             ),
             FlagsNotRepresentable { flags } => {
                 f.write_str("DLManagedTensorVersioned.flags has ")?;
@@ -350,4 +404,36 @@ impl fmt::Display for TensorError {
     }
 }
 
-impl core::error::Error for TensorError {}
+impl fmt::Display for TensorError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Import(error) => fmt::Display::fmt(error, f),
+            Self::Access(error) => fmt::Display::fmt(error, f),
+            Self::Export(error) => fmt::Display::fmt(error, f),
+        }
+    }
+}
+
+impl core::error::Error for ImportError {}
+impl core::error::Error for AccessError {}
+
+/// Transparent: the message is the inner error's, and so is the source.
+impl core::error::Error for ExportError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Self::Invalid(error) => error.source(),
+            _ => None,
+        }
+    }
+}
+
+/// Transparent: the message is the inner error's, and so is the source.
+impl core::error::Error for TensorError {
+    fn source(&self) -> Option<&(dyn core::error::Error + 'static)> {
+        match self {
+            Self::Import(error) => error.source(),
+            Self::Access(error) => error.source(),
+            Self::Export(error) => error.source(),
+        }
+    }
+}

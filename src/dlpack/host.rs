@@ -6,9 +6,10 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::mem;
 
-use super::export::{checked_ndim, Placed};
-use super::validate;
-use super::{Element, ManagedStruct, ManagedTensor, TensorDescription, TensorError};
+use super::export::{check_inside, checked_ndim};
+use super::placed::Placed;
+use super::validate::{self, Storage};
+use super::{Element, ExportError, ManagedStruct, ManagedTensor, TensorDescription};
 use crate::raw::{kDLCPU, DLDevice, DLPackFlags};
 
 /// Host memory holding `len` elements of one [`Element`] type: what [`Export`] needs from a
@@ -204,11 +205,11 @@ impl<'a, B: HostBuffer> Export<'a, B> {
     /// Marks the tensor `READ_ONLY`: consumers must not write it.
     ///
     /// ```
-    /// use dlpack_abi::dlpack::{Export, TensorError};
+    /// use dlpack_abi::dlpack::{AccessError, Export};
     ///
     /// let mut tensor = Export::new(vec![1u32], &[1]).read_only().finish()?;
-    /// assert_eq!(tensor.as_mut_slice::<u32>(), Err(TensorError::ReadOnly));
-    /// # Ok::<(), TensorError>(())
+    /// assert_eq!(tensor.as_mut_slice::<u32>(), Err(AccessError::ReadOnly));
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
     /// ```
     pub fn read_only(mut self) -> Self {
         self.flags |= DLPackFlags::READ_ONLY;
@@ -219,18 +220,18 @@ impl<'a, B: HostBuffer> Export<'a, B> {
     /// 1.3).
     ///
     /// ```
-    /// use dlpack_abi::dlpack::{Export, TensorError};
+    /// use dlpack_abi::dlpack::{Export, ExportError};
     ///
     /// let error = Export::new(vec![1u8, 2, 3], &[2, 2]).finish().unwrap_err();
-    /// assert_eq!(error, TensorError::OutsideBuffer { first: 0, last: 3, len: 3 });
+    /// assert_eq!(error, ExportError::OutsideBuffer { first: 0, end: 4, len: 3 });
     /// ```
-    pub fn finish(self) -> Result<super::VersionedTensor, TensorError> {
+    pub fn finish(self) -> Result<super::VersionedTensor, ExportError> {
         self.finish_as()
     }
 
     /// Builds a legacy [`DLManagedTensor`](crate::raw::DLManagedTensor), for consumers that
     /// speak nothing else. Refuses [`read_only`](Self::read_only) and shared buffers: legacy
-    /// tensors cannot say so ([`TensorError::FlagsNotRepresentable`]). `IS_COPIED` is dropped.
+    /// tensors cannot say so ([`ExportError::FlagsNotRepresentable`]). `IS_COPIED` is dropped.
     ///
     /// ```
     /// use dlpack_abi::dlpack::Export;
@@ -239,11 +240,12 @@ impl<'a, B: HostBuffer> Export<'a, B> {
     /// assert_eq!(tensor.view().version(), None);
     /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
     /// ```
-    pub fn finish_legacy(self) -> Result<super::LegacyTensor, TensorError> {
+    pub fn finish_legacy(self) -> Result<super::LegacyTensor, ExportError> {
         self.finish_as()
     }
 
-    fn finish_as<M: ManagedStruct>(self) -> Result<ManagedTensor<M>, TensorError> {
+    #[inline(always)]
+    fn finish_as<M: ManagedStruct>(self) -> Result<ManagedTensor<M>, ExportError> {
         super::element::assert_size_matches::<B::Element>();
         let Self {
             buffer,
@@ -262,9 +264,12 @@ impl<'a, B: HostBuffer> Export<'a, B> {
         } else {
             flags
         };
+        let element = mem::size_of::<B::Element>();
         let description = TensorDescription {
             data: memory.start.cast(),
-            byte_offset: (offset as u64).saturating_mul(mem::size_of::<B::Element>() as u64),
+            // The elements of a slice: their size in bytes fits in `isize`.
+            len: memory.len * element,
+            byte_offset: (offset as u64).saturating_mul(element as u64),
             device: DLDevice {
                 device_type: kDLCPU,
                 device_id: 0,
@@ -275,27 +280,24 @@ impl<'a, B: HostBuffer> Export<'a, B> {
             flags,
         };
         if strides.is_some() {
-            let tensor = placed.finish(&description)?;
-            let view = tensor.view();
-            if view.element_count() > 0 {
-                let (first, last) = strided_reach(view.shape(), &view.strides(), offset);
-                check_inside(first, last, memory.len)?;
-            }
+            let mut tensor = placed.finish(&description)?;
+            tensor.mark_exclusive(flags);
             return Ok(tensor);
         }
         // Row-major: the shape alone decides, so validation is computed, not re-read.
-        let storage = validate::storage(description.dtype, flags)?;
-        let meta = validate::compact_meta(shape, storage)?;
+        let storage = Storage::of(description.dtype, flags)?;
+        let meta = validate::compact_meta(shape, storage, description.device, flags)?;
         M::representable(flags)?;
-        if meta.elements > 0 {
-            let first = offset as i128;
-            check_inside(first, first + meta.elements as i128 - 1, memory.len)?;
+        if meta.elements() > 0 {
+            let first = i128::from(description.byte_offset);
+            check_inside(first, first + meta.byte_size() as i128, description.len)?;
         }
-        // SAFETY: `meta` is what validation computes for compact strides, which `finish`
-        // writes, and the dtype was checked as validation checks it; `data`
-        // is non-NULL and aligned (a `HostBuffer` promise) and `data + byte_offset` stays inside
-        // the buffer (just checked), so no address overflows; flags were checked.
-        Ok(unsafe { placed.finish_validated(&description, meta) })
+        // SAFETY: `meta` is what validation computes for the compact strides `finish_validated`
+        // writes (the dtype, shape and size checked as validation checks them); `data` is
+        // non-NULL and aligned (a `HostBuffer` promise) and every byte reached lies in the
+        // buffer (just checked), so no address overflows; flags were checked. Exclusive: the
+        // buffer is the export's alone unless shared (then `READ_ONLY`).
+        Ok(unsafe { placed.finish_validated(&description, meta.with_exclusive(flags)) })
     }
 }
 
@@ -327,27 +329,4 @@ impl<B: HostBuffer> core::fmt::Debug for Export<'_, B> {
             .field("flags", &self.flags)
             .finish_non_exhaustive()
     }
-}
-
-/// The lowest and highest element indices that `shape`/`strides` reach from element `offset`.
-/// Needs a validated, non-empty tensor (so the `i128` sums cannot overflow).
-fn strided_reach(shape: &[i64], strides: &super::Strides<'_>, offset: usize) -> (i128, i128) {
-    let (mut first, mut last) = (offset as i128, offset as i128);
-    for (&extent, stride) in shape.iter().zip(strides.iter()) {
-        let reach = i128::from(stride) * i128::from(extent - 1);
-        if reach < 0 {
-            first += reach;
-        } else {
-            last += reach;
-        }
-    }
-    (first, last)
-}
-
-/// Refuses element indices `first..=last` that are not all in a buffer of `len` elements.
-fn check_inside(first: i128, last: i128, len: usize) -> Result<(), TensorError> {
-    if first < 0 || last >= len as i128 {
-        return Err(TensorError::OutsideBuffer { first, last, len });
-    }
-    Ok(())
 }

@@ -8,7 +8,7 @@ use core::mem::ManuallyDrop;
 use core::ptr::{self, NonNull};
 
 use super::validate::{self, Meta};
-use super::{Element, TensorError, TensorView};
+use super::{AccessError, Element, ExportError, ImportError, TensorView};
 use crate::raw::{DLManagedTensor, DLManagedTensorVersioned, DLPackFlags, DLPackVersion, DLTensor};
 
 pub(super) mod sealed {
@@ -43,7 +43,7 @@ pub(super) mod sealed {
 
         /// Refuses the flags this struct cannot carry (what would be lost, not merely dropped
         /// information: `IS_COPIED` only ever grants less when lost).
-        fn representable(flags: DLPackFlags) -> Result<(), TensorError>;
+        fn representable(flags: DLPackFlags) -> Result<(), ExportError>;
 
         /// A header of this kind for an export (version 1.3 where there is a version).
         fn header(
@@ -73,7 +73,7 @@ pub(super) mod sealed {
             // SAFETY: major 1 means this layout; the caller guarantees a live, unwritten struct.
             unsafe { &*ptr::addr_of!((*ptr.as_ptr()).dl_tensor) }
         }
-        fn representable(_: DLPackFlags) -> Result<(), TensorError> {
+        fn representable(_: DLPackFlags) -> Result<(), ExportError> {
             Ok(())
         }
         fn header(
@@ -107,12 +107,12 @@ pub(super) mod sealed {
             // SAFETY: the caller guarantees a live struct that is not written meanwhile.
             unsafe { &*ptr::addr_of!((*ptr.as_ptr()).dl_tensor) }
         }
-        fn representable(flags: DLPackFlags) -> Result<(), TensorError> {
+        fn representable(flags: DLPackFlags) -> Result<(), ExportError> {
             let lost = flags.difference(DLPackFlags::IS_COPIED);
             if lost.is_empty() {
                 Ok(())
             } else {
-                Err(TensorError::FlagsNotRepresentable { flags: lost })
+                Err(ExportError::FlagsNotRepresentable { flags: lost })
             }
         }
         fn header(
@@ -229,7 +229,7 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// Takes ownership of a managed tensor from a foreign producer and validates it.
     ///
     /// On every error the deleter has already run (exactly once) when this returns, except for
-    /// [`TensorError::NullTensor`], where there is nothing to delete. For a versioned tensor whose
+    /// [`ImportError::NullTensor`], where there is nothing to delete. For a versioned tensor whose
     /// `version.major` is not 1, nothing but `version` and `deleter` is read.
     ///
     /// # Safety
@@ -239,26 +239,29 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// - If `version.major` is 1 (always for the legacy struct), `dl_tensor` follows the DLPack
     ///   rules for what it points to: `shape` to `ndim` readable `i64`s when `ndim > 0`, `strides`
     ///   likewise when non-NULL. Validation checks everything that can be checked without
-    ///   dereferencing (ndim, extents, overflow, NULLs), and reads only `ndim <= MAX_NDIM` values.
+    ///   dereferencing (ndim, extents, overflow, NULLs, the reach), and reads only
+    ///   `ndim <= MAX_NDIM` values.
     /// - For typed access ([`TensorView::as_slice`] and friends) on a host-accessible device, the
     ///   bytes reachable from `data + byte_offset` through the shape and strides are readable for
-    ///   the wrapper's lifetime, not written by anyone else while borrowed, and not read or written
-    ///   by anyone else while mutably borrowed.
+    ///   the wrapper's lifetime and not written by anyone while they are borrowed. A tensor marked
+    ///   `IS_COPIED` (and not `READ_ONLY`) is the consumer's alone, as the spec says: nobody else
+    ///   reads or writes it, which is what lets [`VersionedTensor::as_mut_slice`] be safe.
     ///
     /// ```
     /// # include!("doc_setup.rs");
     /// # fn main() {
-    /// use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// use dlpack_abi::dlpack::{ImportError, VersionedTensor};
     ///
     /// // A producer that sets `ndim = -1`: refused, and its deleter has run.
     /// let bad = c_tensor_f32(&[2], None, 0);
     /// unsafe { (*bad).dl_tensor.ndim = -1 };
     /// let error = unsafe { VersionedTensor::from_raw(bad) }.unwrap_err();
-    /// assert_eq!(error, TensorError::NegativeNdim { ndim: -1 });
+    /// assert_eq!(error, ImportError::NegativeNdim { ndim: -1 });
     /// # }
     /// ```
-    pub unsafe fn from_raw(ptr: *mut M) -> Result<Self, TensorError> {
-        let ptr = NonNull::new(ptr).ok_or(TensorError::NullTensor)?;
+    #[inline]
+    pub unsafe fn from_raw(ptr: *mut M) -> Result<Self, ImportError> {
+        let ptr = NonNull::new(ptr).ok_or(ImportError::NullTensor)?;
         let owner = Owner {
             ptr,
             _owns: PhantomData,
@@ -274,18 +277,20 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     ///
     /// # Safety
     /// As for [`from_raw`](Self::from_raw), except that ownership stays with the caller.
-    pub(crate) unsafe fn check(ptr: NonNull<M>) -> Result<Meta, TensorError> {
+    #[inline]
+    pub(crate) unsafe fn check(ptr: NonNull<M>) -> Result<Meta, ImportError> {
         // SAFETY: the caller hands over a live struct; `version` is in the permanent prefix.
         let version = unsafe { M::version(ptr) };
         if let Some(found) = version {
             if found.major != crate::raw::DLPACK_MAJOR_VERSION {
-                return Err(TensorError::UnsupportedVersion { found });
+                return Err(ImportError::UnsupportedVersion { found });
             }
         }
         // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by the
-        // caller's contract, stays unwritten while we own it; `shape`/`strides` follow the rules
-        // `validate` needs.
-        unsafe { validate::validate(M::dl_tensor(ptr), version, M::flags(ptr)) }
+        // caller's contract, stays unwritten while we own it.
+        let (tensor, flags) = unsafe { (M::dl_tensor(ptr), M::flags(ptr)) };
+        // SAFETY: `shape` and `strides` follow the rules `validate` needs (caller).
+        unsafe { validate::validate(tensor, version, flags) }
     }
 
     /// Wraps a struct this crate built and whose description it already validated.
@@ -293,6 +298,7 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// # Safety
     /// As for [`from_raw`](Self::from_raw), and `meta` is what validating `ptr` would return.
     #[cfg(feature = "alloc")]
+    #[inline(always)]
     pub(crate) unsafe fn from_validated(ptr: NonNull<M>, meta: Meta) -> Self {
         Self {
             owner: Owner {
@@ -307,6 +313,12 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     #[cfg(feature = "alloc")]
     pub(crate) fn meta(&self) -> Meta {
         self.meta
+    }
+
+    /// Marks an export of a uniquely owned buffer as exclusive (unless `flags` has `READ_ONLY`).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn mark_exclusive(&mut self, flags: DLPackFlags) {
+        self.meta = self.meta.with_exclusive(flags);
     }
 
     /// Gives ownership back without calling the deleter; the caller must eventually call it (or
@@ -356,63 +368,34 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// assert!(tensor.view().is_c_contiguous());
     /// # Ok(()) }
     /// ```
+    #[inline(always)]
     pub fn view(&self) -> TensorView<'_> {
+        let ptr = self.owner.ptr;
         // SAFETY: as in `as_raw`.
-        let (tensor, version, flags) = unsafe {
-            (
-                M::dl_tensor(self.owner.ptr),
-                M::version(self.owner.ptr),
-                M::flags(self.owner.ptr),
-            )
-        };
+        let tensor = unsafe { M::dl_tensor(ptr) };
+        // SAFETY: as in `as_raw`.
+        let version = unsafe { M::version(ptr) };
+        // SAFETY: as in `as_raw`.
+        let flags = unsafe { M::flags(ptr) };
         TensorView::new(tensor, &self.meta, version, flags)
     }
 
-    /// The checked start pointer for mutable typed access (everything but `READ_ONLY`).
-    fn mut_start<T: Element>(&mut self) -> Result<*mut T, TensorError> {
+    /// The start of a mutable slice, after everything [`TensorView::as_slice`] checks.
+    #[inline(always)]
+    fn mut_start<T: Element>(&mut self) -> Result<*mut T, AccessError> {
         let view = self.view();
         view.check_contiguous(false)?;
         Ok(view.typed_start::<T>()?.cast_mut())
     }
-}
 
-impl VersionedTensor {
-    /// The elements as a mutable slice, in row-major order. Refuses `READ_ONLY` tensors, and
-    /// everything [`TensorView::as_slice`] refuses.
-    ///
-    /// ```
-    /// # include!("doc_setup.rs");
-    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::{TensorError, VersionedTensor};
-    /// use dlpack_abi::raw::DLPackFlags;
-    ///
-    /// let mut tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
-    /// tensor.as_mut_slice::<f32>()?[0] = 7.0;
-    /// assert_eq!(tensor.view().as_slice::<f32>()?, [7.0, 1.0, 2.0]);
-    ///
-    /// let read_only = DLPackFlags::READ_ONLY.bits();
-    /// let mut frozen = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, read_only)) }?;
-    /// assert_eq!(frozen.as_mut_slice::<f32>(), Err(TensorError::ReadOnly));
-    /// # Ok(()) }
-    /// ```
-    pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], TensorError> {
-        if self.view().flags().contains(DLPackFlags::READ_ONLY) {
-            return Err(TensorError::ReadOnly);
-        }
-        let start = self.mut_start::<T>()?;
-        // SAFETY: validated: host-accessible, row-major contiguous, dtype of `T`, aligned, and
-        // `elements` elements reachable; `from_raw`'s contract makes them ours while `&mut self`
-        // is borrowed.
-        Ok(unsafe { mut_slice(start, self.meta.elements) })
-    }
-}
-
-impl LegacyTensor {
-    /// The elements as a mutable slice, in row-major order.
+    /// The elements as a mutable slice, in row-major order, without proof that this consumer
+    /// holds the memory alone. Refuses `READ_ONLY` tensors and everything
+    /// [`TensorView::as_slice`] refuses.
     ///
     /// # Safety
-    /// Legacy tensors carry no `READ_ONLY` flag: the caller must know that the producer allows
-    /// writes (NumPy, for one, treats legacy capsules as read-only).
+    /// The producer allows writes (a legacy tensor cannot say so; NumPy, for one, treats legacy
+    /// capsules as read-only), and nothing else reads or writes the elements while the slice
+    /// lives: not the producer, not another import of the same memory, not another thread.
     ///
     /// ```
     /// # include!("doc_setup.rs");
@@ -420,15 +403,63 @@ impl LegacyTensor {
     /// use dlpack_abi::dlpack::LegacyTensor;
     ///
     /// let mut tensor = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[2])) }?;
-    /// // SAFETY: this producer's buffers are writable.
-    /// unsafe { tensor.as_mut_slice::<f32>() }?[1] = 5.0;
+    /// // SAFETY: this producer's buffers are writable, and nothing else holds them.
+    /// unsafe { tensor.as_mut_slice_unchecked::<f32>() }?[1] = 5.0;
     /// assert_eq!(tensor.view().as_slice::<f32>()?, [0.0, 5.0]);
     /// # Ok(()) }
     /// ```
-    pub unsafe fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], TensorError> {
+    pub unsafe fn as_mut_slice_unchecked<T: Element>(&mut self) -> Result<&mut [T], AccessError> {
+        if self.view().flags().contains(DLPackFlags::READ_ONLY) {
+            return Err(AccessError::ReadOnly);
+        }
         let start = self.mut_start::<T>()?;
-        // SAFETY: as in `VersionedTensor::as_mut_slice`; writability is the caller's promise.
-        Ok(unsafe { mut_slice(start, self.meta.elements) })
+        // SAFETY: validated: host-accessible, row-major contiguous, dtype of `T`, aligned, and
+        // `elements` elements reachable; writable and ours alone by the caller's promise.
+        Ok(unsafe { mut_slice(start, self.meta.elements()) })
+    }
+}
+
+impl VersionedTensor {
+    /// The elements as a mutable slice, in row-major order, for a tensor this consumer holds
+    /// alone: one marked `IS_COPIED` (the spec's "solely owned by the consumer") or an export of
+    /// a uniquely owned Rust buffer ([`Export`](super::Export) of a `Vec`, `Box` or unique
+    /// `Arc`). Any other tensor may share its memory with others (a producer may hand the same
+    /// memory out twice), so it is [`AccessError::NotExclusive`]; `READ_ONLY` ones are
+    /// [`AccessError::ReadOnly`]. Refuses everything [`TensorView::as_slice`] refuses too.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::{AccessError, VersionedTensor};
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// let copied = DLPackFlags::IS_COPIED.bits();
+    /// let mut tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, copied)) }?;
+    /// tensor.as_mut_slice::<f32>()?[0] = 7.0;
+    /// assert_eq!(tensor.view().as_slice::<f32>()?, [7.0, 1.0, 2.0]);
+    ///
+    /// let mut shared = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// assert_eq!(shared.as_mut_slice::<f32>(), Err(AccessError::NotExclusive));
+    /// let read_only = DLPackFlags::READ_ONLY.bits();
+    /// let mut frozen = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, read_only)) }?;
+    /// assert_eq!(frozen.as_mut_slice::<f32>(), Err(AccessError::ReadOnly));
+    /// # Ok(()) }
+    /// ```
+    #[inline]
+    pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], AccessError> {
+        if !self.meta.is_exclusive() {
+            return Err(if self.view().flags().contains(DLPackFlags::READ_ONLY) {
+                AccessError::ReadOnly
+            } else {
+                AccessError::NotExclusive
+            });
+        }
+        let start = self.mut_start::<T>()?;
+        // SAFETY: validated: host-accessible, row-major contiguous, dtype of `T`, aligned, and
+        // `elements` elements reachable. Exclusive: `IS_COPIED` without `READ_ONLY` makes the
+        // memory the consumer's alone (spec; `from_raw`'s contract), and an exclusive export
+        // owns its buffer alone (`HostBuffer`'s contract); `&mut self` is the one borrow.
+        Ok(unsafe { mut_slice(start, self.meta.elements()) })
     }
 }
 

@@ -12,23 +12,25 @@
 //! **Export** (feature `alloc`). `Export` turns a `Vec<T>`, `Box<[T]>` or `Arc<[T]>` into a
 //! tensor without copying it, and `ManagedTensor::from_owner` does the same for any
 //! `TensorOwner`. The owner, the managed struct and the shape/strides arrays share one
-//! allocation, which the deleter frees after dropping the owner. `LegacyTensor::into_versioned`
+//! allocation, which the deleter frees after dropping the owner. Every export is checked: the
+//! description as an import would check it, and every byte it reaches against the owner's
+//! buffer. `LegacyTensor::into_versioned`
 //! and `VersionedTensor::into_legacy` adapt between the two structs.
 //!
 //! # What import checks
 //!
 //! | field | rule | error |
 //! |---|---|---|
-//! | pointer | non-NULL | [`TensorError::NullTensor`] |
-//! | `version.major` | 1 (any minor); otherwise only the deleter is touched | [`TensorError::UnsupportedVersion`] |
-//! | `ndim` | `0..=MAX_NDIM` | [`TensorError::NegativeNdim`], [`TensorError::TooManyDims`] |
-//! | `dtype` | `lanes >= 1`, `bits >= 1`, FP4 `bits == 4`, FP6 `bits == 6` | [`TensorError::ZeroLanes`], [`TensorError::ZeroBits`], [`TensorError::SubByteBits`] |
-//! | `shape` | non-NULL when `ndim > 0`, extents `>= 0` | [`TensorError::NullShape`], [`TensorError::NegativeExtent`] |
-//! | size | elements and bytes (zero extents counted as one) fit in `isize` | [`TensorError::SizeOverflow`] |
-//! | `strides` | NULL only for legacy tensors, versions before 1.2, or `ndim == 0` | [`TensorError::NullStrides`] |
-//! | `byte_offset` | `data + byte_offset` does not overflow | [`TensorError::ByteOffsetOverflow`] |
-//! | `data` | NULL only when there are no elements | [`TensorError::NullData`] |
-//! | reach | the bytes reachable through the strides (negative ones too) lie in the address space and span at most `isize::MAX` | [`TensorError::StridesOverflow`] |
+//! | pointer | non-NULL | [`ImportError::NullTensor`] |
+//! | `version.major` | 1 (any minor); otherwise only the deleter is touched | [`ImportError::UnsupportedVersion`] |
+//! | `ndim` | `0..=MAX_NDIM` | [`ImportError::NegativeNdim`], [`ImportError::TooManyDims`] |
+//! | `dtype` | `lanes >= 1`, `bits >= 1`, FP4 `bits == 4`, FP6 `bits == 6` | [`ImportError::ZeroLanes`], [`ImportError::ZeroBits`], [`ImportError::SubByteBits`] |
+//! | `shape` | non-NULL when `ndim > 0`, extents `>= 0` | [`ImportError::NullShape`], [`ImportError::NegativeExtent`] |
+//! | size | elements and bytes (zero extents counted as one) fit in `isize` | [`ImportError::SizeOverflow`] |
+//! | `strides` | NULL only for legacy tensors, versions before 1.2, or `ndim == 0` | [`ImportError::NullStrides`] |
+//! | `byte_offset` | `data + byte_offset` does not overflow | [`ImportError::ByteOffsetOverflow`] |
+//! | `data` | NULL only when there are no elements | [`ImportError::NullData`] |
+//! | reach | the bytes reachable through the strides (negative ones too) lie in the address space and span at most `isize::MAX`; without strides, the compact extent ends inside the address space | [`ImportError::StridesOverflow`], [`ImportError::AddressOverflow`] |
 //!
 //! Unknown device types, dtype codes and flag bits are kept and reported; only typed access
 //! refuses them.
@@ -45,6 +47,8 @@ mod export;
 #[cfg(feature = "alloc")]
 mod host;
 mod managed;
+#[cfg(feature = "alloc")]
+mod placed;
 mod strides;
 mod validate;
 mod view;
@@ -53,19 +57,24 @@ mod view;
 pub use adapt::IntoLegacyError;
 pub(crate) use element::assert_size_matches;
 pub use element::Element;
-pub use error::{ShapeSummary, TensorError};
+pub use error::{AccessError, ExportError, ImportError, TensorError};
 #[cfg(feature = "alloc")]
 pub use export::{TensorDescription, TensorOwner};
 #[cfg(feature = "alloc")]
 pub use host::{Export, HostBuffer, HostMemory};
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
 pub use strides::Strides;
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub use validate::fuzzing;
 #[cfg(feature = "pyo3")]
-pub(crate) use view::host_accessible;
+pub(crate) use validate::compact_byte_size;
+#[cfg(feature = "alloc")]
+pub(crate) use validate::row_major_stride;
 pub use view::{Elements, TensorView};
 
 /// The most dimensions an imported tensor may have (NumPy's limit). Larger `ndim` values are
-/// refused with [`TensorError::TooManyDims`].
+/// refused with [`ImportError::TooManyDims`].
 ///
 /// ```
 /// assert_eq!(dlpack_abi::dlpack::MAX_NDIM, 64);

@@ -2,7 +2,7 @@
 
 use core::fmt;
 
-use super::validate::compact_stride;
+use super::validate::row_major_stride;
 
 /// The strides of a tensor, in elements: the producer's array, or, when a legacy or pre-1.2
 /// producer sent NULL, the compact row-major strides computed from the shape.
@@ -73,7 +73,7 @@ impl<'a> Strides<'a> {
     pub fn get(&self, dim: usize) -> Option<i64> {
         match self.given {
             Some(given) => given.get(dim).copied(),
-            None => (dim < self.shape.len()).then(|| compact_stride(self.shape, dim)),
+            None => (dim < self.shape.len()).then(|| row_major_stride(self.shape, dim)),
         }
     }
 

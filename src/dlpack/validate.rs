@@ -1,46 +1,89 @@
-//! Validation of a foreign `DLTensor`: everything is checked before any value is used as a size,
-//! an index or an address.
+//! Validation of a `DLTensor`: everything is checked before any value is used as a size, an
+//! index or an address.
+//!
+//! This module is the one home of the tensor rules: how an element is stored ([`Storage`]), how
+//! many bytes a shape occupies, which bytes its strides reach, and contiguity. Import, export,
+//! typed access, the bridge, the exchange API's allocator and `Tensor.from_bytes` all ask here.
 #![allow(unsafe_code)]
 
 use core::slice;
 
-use super::{TensorError, MAX_NDIM};
+use super::{ImportError, MAX_NDIM};
 use crate::raw::{
-    kDLFloat4_e2m1fn, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn, DLDataType, DLPackFlags, DLPackVersion,
-    DLTensor,
+    kDLFloat4_e2m1fn, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn, DLDataType, DLDevice, DLPackFlags,
+    DLPackVersion, DLTensor,
 };
 
-/// What import learnt about a tensor; cached in the owning wrapper so that views cost nothing.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Meta {
-    /// Product of the extents.
-    pub elements: usize,
-    /// Bytes occupied by `elements` elements stored compactly.
-    pub byte_size: usize,
-    /// How one element is stored.
-    pub storage: Storage,
-    pub c_contiguous: bool,
-    pub f_contiguous: bool,
-}
+/// Flag bits DLPack 1.3 defines; typed access refuses any other.
+pub(crate) const KNOWN_FLAGS: DLPackFlags = DLPackFlags::READ_ONLY
+    .union(DLPackFlags::IS_COPIED)
+    .union(DLPackFlags::IS_SUBBYTE_TYPE_PADDED);
 
-/// How one element is stored in memory.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Storage {
-    /// Whole bytes per element.
-    Bytes(usize),
-    /// Packed sub-byte elements, little bit-endian, this many bits each (1..=7).
-    PackedBits(u8),
-}
+/// How one element is stored: a whole number of bytes, or packed sub-byte bits (little
+/// bit-endian). Kept in one `u32` (the high bit marks packed bits) so that [`Meta`] stays at 16
+/// bytes.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) struct Storage(u32);
 
 impl Storage {
+    const PACKED: u32 = 1 << 31;
+
+    /// How one element of `dtype` is stored under `flags`, refusing what the spec forbids: zero
+    /// lanes or bits, and FP4/FP6 codes with another width. Whole-byte widths take their bytes;
+    /// widths below 8 bits are packed unless `IS_SUBBYTE_TYPE_PADDED` gives each element a byte;
+    /// other odd widths (12 bits, FP6 with 2 lanes, ...) round up per element, as the header's
+    /// size formula does.
+    #[inline(always)]
+    pub(crate) fn of(dtype: DLDataType, flags: DLPackFlags) -> Result<Self, ImportError> {
+        if dtype.lanes == 0 {
+            return Err(ImportError::ZeroLanes { dtype });
+        }
+        if dtype.bits == 0 {
+            return Err(ImportError::ZeroBits { dtype });
+        }
+        let fixed = match dtype.code {
+            kDLFloat4_e2m1fn => 4,
+            kDLFloat6_e2m3fn | kDLFloat6_e3m2fn => 6,
+            _ => 0,
+        };
+        if fixed != 0 && dtype.bits != fixed {
+            return Err(ImportError::SubByteBits {
+                dtype,
+                expected: fixed,
+            });
+        }
+        // At most 255 * 65535 bits: the byte count fits in 31 bits.
+        let bits = u32::from(dtype.bits) * u32::from(dtype.lanes);
+        Ok(
+            if bits < 8 && !flags.contains(DLPackFlags::IS_SUBBYTE_TYPE_PADDED) {
+                Self(Self::PACKED | bits)
+            } else {
+                Self(bits.div_ceil(8))
+            },
+        )
+    }
+
+    /// Bytes per element, or `None` for packed sub-byte elements.
+    #[inline(always)]
+    pub(crate) fn element_bytes(self) -> Option<usize> {
+        // A `u32` below 2^31 fits `usize` on every target this crate builds for (>= 32 bits).
+        (self.0 & Self::PACKED == 0).then_some(self.0 as usize)
+    }
+
+    /// Whether elements are packed sub-byte bits.
+    pub(crate) fn is_packed(self) -> bool {
+        self.0 & Self::PACKED != 0
+    }
+
     /// Bytes that `count` compactly stored elements occupy, if that fits in `isize`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn bytes_for(self, count: usize) -> Option<usize> {
-        let bytes = match self {
+        let bytes = match self.element_bytes() {
             // A `usize` product that overflows is above `isize::MAX` as well.
-            Storage::Bytes(size) => count.checked_mul(size)?,
-            Storage::PackedBits(bits) => {
-                usize::try_from((count as u128 * u128::from(bits)).div_ceil(8)).ok()?
+            Some(size) => count.checked_mul(size)?,
+            None => {
+                let bits = u128::from(self.0 & !Self::PACKED);
+                usize::try_from((count as u128 * bits).div_ceil(8)).ok()?
             }
         };
         (bytes <= isize::MAX as usize).then_some(bytes)
@@ -48,10 +91,10 @@ impl Storage {
 
     /// The byte range `[first, end)` holding the elements at offsets `first_element..end_element`.
     fn byte_range(self, first_element: i128, end_element: i128) -> (i128, i128) {
-        match self {
-            Storage::Bytes(size) => (first_element * size as i128, end_element * size as i128),
-            Storage::PackedBits(bits) => {
-                let bits = i128::from(bits);
+        match self.element_bytes() {
+            Some(size) => (first_element * size as i128, end_element * size as i128),
+            None => {
+                let bits = i128::from(self.0 & !Self::PACKED);
                 (
                     (first_element * bits).div_euclid(8),
                     (end_element * bits + 7).div_euclid(8),
@@ -61,12 +104,89 @@ impl Storage {
     }
 }
 
+/// What validation learnt about a tensor, cached in its owner so that views and typed access
+/// cost nothing: 16 bytes on 64-bit targets.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Meta {
+    /// Product of the extents.
+    elements: usize,
+    storage: Storage,
+    /// Row-major contiguous by NumPy's rule (extent-1 dimensions skipped; empty tensors are).
+    c_contiguous: bool,
+    /// Host-accessible memory and only known flags: typed access checks dtype and alignment only.
+    readable: bool,
+    /// May be written through a safe `&mut`: marked `IS_COPIED` and not `READ_ONLY` (the spec's
+    /// "solely owned by the consumer"), or an export of a uniquely owned Rust buffer.
+    exclusive: bool,
+}
+
+impl Meta {
+    #[inline(always)]
+    fn new(
+        elements: usize,
+        storage: Storage,
+        c_contiguous: bool,
+        device: DLDevice,
+        flags: DLPackFlags,
+    ) -> Self {
+        let ownership = flags & (DLPackFlags::IS_COPIED | DLPackFlags::READ_ONLY);
+        Self {
+            elements,
+            storage,
+            c_contiguous,
+            readable: device.device_type.is_host_accessible() && KNOWN_FLAGS.contains(flags),
+            exclusive: ownership == DLPackFlags::IS_COPIED,
+        }
+    }
+
+    /// The product of the extents.
+    #[inline(always)]
+    pub(crate) fn elements(&self) -> usize {
+        self.elements
+    }
+
+    /// Bytes the elements occupy stored compactly (validated to fit in `isize`).
+    #[inline(always)]
+    pub(crate) fn byte_size(&self) -> usize {
+        self.storage.bytes_for(self.elements).unwrap_or(0)
+    }
+
+    pub(crate) fn storage(&self) -> Storage {
+        self.storage
+    }
+
+    #[inline(always)]
+    pub(crate) fn is_c_contiguous(&self) -> bool {
+        self.c_contiguous
+    }
+
+    /// Host-accessible memory and only known flags.
+    #[inline(always)]
+    pub(crate) fn is_readable(&self) -> bool {
+        self.readable
+    }
+
+    /// See the field.
+    #[inline(always)]
+    pub(crate) fn is_exclusive(&self) -> bool {
+        self.exclusive
+    }
+
+    /// Marks a tensor this crate exported from a uniquely owned buffer (unless `READ_ONLY`).
+    #[cfg(feature = "alloc")]
+    pub(crate) fn with_exclusive(mut self, flags: DLPackFlags) -> Self {
+        self.exclusive = !flags.contains(DLPackFlags::READ_ONLY);
+        self
+    }
+}
+
 /// Returns the `len` values behind `ptr`, or an empty slice for `len == 0` (never a slice from
 /// NULL).
 ///
 /// # Safety
 /// When `len > 0`, `ptr` must be non-NULL and point to `len` readable, initialised `i64`s that
 /// stay valid and unchanged for `'a`.
+#[inline(always)]
 pub(crate) unsafe fn i64_array<'a>(ptr: *const i64, len: usize) -> &'a [i64] {
     if len == 0 {
         return &[];
@@ -76,190 +196,266 @@ pub(crate) unsafe fn i64_array<'a>(ptr: *const i64, len: usize) -> &'a [i64] {
     unsafe { slice::from_raw_parts(ptr, len) }
 }
 
-/// The validated `ndim`.
+/// The validated `ndim` of a tensor that passed [`validate`].
+#[inline(always)]
 pub(crate) fn ndim(t: &DLTensor) -> usize {
-    // Import rejected negative values; `max(0)` only keeps this function total.
-    t.ndim.max(0) as usize
+    usize::try_from(t.ndim).unwrap_or(0)
 }
 
-/// Validates `t`. `version` is `None` for a legacy tensor.
+/// Validates `t` (`version` is `None` for a legacy tensor). Contiguous tensors take a fast path
+/// for their reach; [`validate_full`] is the same validation without it.
 ///
 /// # Safety
-/// `t.shape` (when `0 < ndim <= MAX_NDIM`) and `t.strides` (when non-NULL and likewise) must point
-/// to `ndim` readable `i64`s that stay valid while the result is used.
+/// `t.shape` (when `0 < ndim <= MAX_NDIM`) and `t.strides` (when non-NULL and likewise) point to
+/// `ndim` readable `i64`s that stay valid while the result is used.
+#[inline(always)]
 pub(crate) unsafe fn validate(
     t: &DLTensor,
     version: Option<DLPackVersion>,
     flags: DLPackFlags,
-) -> Result<Meta, TensorError> {
-    if t.ndim < 0 {
-        return Err(TensorError::NegativeNdim { ndim: t.ndim });
-    }
-    if t.ndim as usize > MAX_NDIM {
-        return Err(TensorError::TooManyDims { ndim: t.ndim });
-    }
-    let n = t.ndim as usize;
-    let storage = storage(t.dtype, flags)?;
+) -> Result<Meta, ImportError> {
+    // SAFETY: forwarded from the caller.
+    unsafe { validate_with::<true>(t, version, flags) }
+}
 
+/// [`validate`] without the fast path: the reach is always walked through the strides and
+/// contiguity is computed on its own. It must agree with [`validate`] on every input (a fuzz
+/// property and a unit test check it).
+///
+/// # Safety
+/// As for [`validate`].
+#[cfg(any(test, fuzzing))]
+pub(crate) unsafe fn validate_full(
+    t: &DLTensor,
+    version: Option<DLPackVersion>,
+    flags: DLPackFlags,
+) -> Result<Meta, ImportError> {
+    // SAFETY: forwarded from the caller.
+    unsafe { validate_with::<false>(t, version, flags) }
+}
+
+/// # Safety
+/// As for [`validate`].
+#[inline(always)]
+unsafe fn validate_with<const FAST: bool>(
+    t: &DLTensor,
+    version: Option<DLPackVersion>,
+    flags: DLPackFlags,
+) -> Result<Meta, ImportError> {
+    let n = match usize::try_from(t.ndim) {
+        Err(_) => return Err(ImportError::NegativeNdim { ndim: t.ndim }),
+        Ok(n) if n > MAX_NDIM => return Err(ImportError::TooManyDims { ndim: t.ndim }),
+        Ok(n) => n,
+    };
+    let storage = Storage::of(t.dtype, flags)?;
     if n > 0 && t.shape.is_null() {
-        return Err(TensorError::NullShape { ndim: t.ndim });
+        return Err(ImportError::NullShape { ndim: t.ndim });
     }
-    // SAFETY: `shape` is non-NULL when `n > 0`, and the caller guarantees it points to `n`
-    // readable values.
+    // SAFETY: `shape` is non-NULL when `n > 0`, and points to `n` readable values (caller).
     let shape = unsafe { i64_array(t.shape, n) };
-    let (elements, byte_size) = sizes(shape, storage)?;
-
     let strides = if t.strides.is_null() {
-        let may_be_null = match version {
-            None => true,
-            Some(v) => v.major == 1 && v.minor < 2,
-        };
-        if n > 0 && !may_be_null {
-            let version = version.unwrap_or(DLPackVersion::CURRENT);
-            return Err(TensorError::NullStrides {
-                ndim: t.ndim,
-                version,
-            });
-        }
         None
     } else {
-        // SAFETY: non-NULL `strides` points to `n` readable values (the caller's contract).
+        // SAFETY: a non-NULL `strides` points to `n` readable values (caller).
         Some(unsafe { i64_array(t.strides, n) })
     };
-
+    let measured = measure(shape, strides, storage)?;
+    if strides.is_none() && n > 0 {
+        let may_be_null = version.map_or(true, |v| v.major == 1 && v.minor < 2);
+        if !may_be_null {
+            return Err(ImportError::NullStrides {
+                ndim: t.ndim,
+                version: version.unwrap_or(DLPackVersion::CURRENT),
+            });
+        }
+    }
     let start = start_address(t)?;
+    let elements = measured.elements;
     if elements > 0 {
         if t.data.is_null() {
-            return Err(TensorError::NullData { elements });
+            return Err(ImportError::NullData { elements });
         }
-        if let Some(strides) = strides {
-            check_reach(start, shape, strides, storage)?;
-        }
-    }
-
-    let (c_contiguous, f_contiguous) = match strides {
-        _ if elements == 0 => (true, true),
-        None => (
-            true,
-            is_contiguous(shape, |i| compact_stride(shape, i), Order::F),
-        ),
-        Some(s) => (
-            is_contiguous(shape, |i| s[i], Order::C),
-            is_contiguous(shape, |i| s[i], Order::F),
-        ),
-    };
-    Ok(Meta {
-        elements,
-        byte_size,
-        storage,
-        c_contiguous,
-        f_contiguous,
-    })
-}
-
-/// How one element of `dtype` is stored.
-#[inline(always)]
-pub(crate) fn storage(dtype: DLDataType, flags: DLPackFlags) -> Result<Storage, TensorError> {
-    if dtype.lanes == 0 {
-        return Err(TensorError::ZeroLanes { dtype });
-    }
-    if dtype.bits == 0 {
-        return Err(TensorError::ZeroBits { dtype });
-    }
-    let fixed = match dtype.code {
-        kDLFloat4_e2m1fn => Some(4),
-        kDLFloat6_e2m3fn | kDLFloat6_e3m2fn => Some(6),
-        _ => None,
-    };
-    if let Some(expected) = fixed {
-        if dtype.bits != expected {
-            return Err(TensorError::SubByteBits { dtype, expected });
+        // A 0-d tensor (no strides to walk) and one without strides take the compact rule.
+        let compact = strides.map_or(true, <[i64]>::is_empty) || (FAST && measured.c_contiguous);
+        if compact {
+            check_compact_reach(start, shape, strides, storage, elements)?;
+        } else if let Some(strides) = strides {
+            walk(shape, strides, storage, in_address_space(start))
+                .map_err(|dim| strides_overflow(dim, strides))?;
         }
     }
-    let bits = u32::from(dtype.bits) * u32::from(dtype.lanes);
-    Ok(if bits % 8 == 0 {
-        Storage::Bytes(bits as usize / 8)
-    } else if bits < 8 && !flags.contains(DLPackFlags::IS_SUBBYTE_TYPE_PADDED) {
-        Storage::PackedBits(bits as u8)
+    let c_contiguous = if FAST {
+        measured.c_contiguous
     } else {
-        // Padded sub-byte elements take one byte; other odd widths round up per element, as the
-        // header's size formula does.
-        Storage::Bytes(bits.div_ceil(8) as usize)
+        elements == 0 || strides.map_or(true, |s| is_contiguous(shape, s, Order::C))
+    };
+    Ok(Meta::new(elements, storage, c_contiguous, t.device, flags))
+}
+
+/// What one pass over the shape (and the strides) finds.
+struct Measured {
+    elements: usize,
+    /// C-contiguous strides (NumPy's rule); always `true` for empty tensors.
+    c_contiguous: bool,
+}
+
+/// One pass, last dimension first: refuses negative extents and shapes whose size (with zero
+/// extents counted as one, which bounds every stride a compact layout uses) does not fit in
+/// `isize` in elements or in bytes, counts the elements and checks C-contiguity.
+#[inline(always)]
+fn measure(
+    shape: &[i64],
+    strides: Option<&[i64]>,
+    storage: Storage,
+) -> Result<Measured, ImportError> {
+    // Packed elements take less than a byte: bounding the element count bounds the bytes.
+    let element_bytes = storage.element_bytes().unwrap_or(1);
+    let mut elements: usize = 1;
+    // The product of the later extents, zeros counted as one: the compact stride of `dim`.
+    let mut capacity: usize = 1;
+    let mut c_contiguous = true;
+    for dim in (0..shape.len()).rev() {
+        let extent = shape[dim];
+        if extent < 0 {
+            return Err(ImportError::NegativeExtent { dim, extent });
+        }
+        let overflow = ImportError::SizeOverflow { dim, extent };
+        let count = usize::try_from(extent).map_err(|_| overflow)?;
+        if let Some(strides) = strides {
+            // `capacity <= isize::MAX` (checked below), so the cast is exact.
+            c_contiguous &= count == 1 || strides[dim] == capacity as i64;
+        }
+        elements = elements.saturating_mul(count);
+        capacity = match capacity.checked_mul(count.max(1)) {
+            Some(c)
+                if c.checked_mul(element_bytes)
+                    .is_some_and(|b| b <= isize::MAX as usize) =>
+            {
+                c
+            }
+            _ => return Err(overflow),
+        };
+    }
+    Ok(Measured {
+        elements,
+        c_contiguous: c_contiguous || elements == 0,
     })
 }
 
-/// Element count and compact byte size, refusing negative extents and shapes whose size (with
-/// zero extents counted as one, which bounds every synthesised stride) does not fit in `isize`.
-#[inline(always)]
-fn sizes(shape: &[i64], storage: Storage) -> Result<(usize, usize), TensorError> {
-    let (elements, capacity) = counts(shape)?;
-    if storage.bytes_for(capacity).is_none() {
-        return Err(TensorError::SizeOverflow {
-            dims: super::ShapeSummary::new(shape),
-        });
-    }
-    // `elements <= capacity`, so this fits too.
-    Ok((elements, storage.bytes_for(elements).unwrap_or(0)))
-}
-
-/// What [`validate`] returns for a tensor with compact row-major strides, computed from the
-/// shape alone (export of host buffers, whose other fields are right by construction).
+/// What [`validate`] returns for a tensor with compact row-major strides on `device` with
+/// `flags`, computed from the shape alone (for exports whose other fields are right by
+/// construction).
 #[cfg(feature = "alloc")]
 #[inline(always)]
-pub(crate) fn compact_meta(shape: &[i64], storage: Storage) -> Result<Meta, TensorError> {
-    let (elements, byte_size) = sizes(shape, storage)?;
-    // Compact row-major strides are also column-major exactly when at most one extent is not 1.
-    let f_contiguous = elements == 0 || shape.iter().filter(|&&e| e != 1).count() <= 1;
-    Ok(Meta {
-        elements,
-        byte_size,
-        storage,
-        c_contiguous: true,
-        f_contiguous,
-    })
+pub(crate) fn compact_meta(
+    shape: &[i64],
+    storage: Storage,
+    device: DLDevice,
+    flags: DLPackFlags,
+) -> Result<Meta, ImportError> {
+    let measured = measure(shape, None, storage)?;
+    Ok(Meta::new(measured.elements, storage, true, device, flags))
 }
 
-/// Element count, and the product with zero extents counted as one (what strides can reach).
-#[inline]
-fn counts(shape: &[i64]) -> Result<(usize, usize), TensorError> {
-    let mut elements: usize = 1;
-    let mut capacity: usize = 1;
-    for (dim, &extent) in shape.iter().enumerate() {
-        if extent < 0 {
-            return Err(TensorError::NegativeExtent { dim, extent });
-        }
-        let overflow = || TensorError::SizeOverflow {
-            dims: super::ShapeSummary::new(shape),
-        };
-        let extent = usize::try_from(extent).map_err(|_| overflow())?;
-        elements = elements.saturating_mul(extent);
-        capacity = capacity.checked_mul(extent.max(1)).ok_or_else(overflow)?;
-    }
-    // `elements <= capacity`, so it did not saturate.
-    Ok((elements, capacity))
+/// Bytes a compact tensor of `shape` and `dtype` occupies under `flags`: what an allocator must
+/// provide for it, by validation's own rules.
+#[cfg(feature = "pyo3")]
+pub(crate) fn compact_byte_size(
+    shape: &[i64],
+    dtype: DLDataType,
+    flags: DLPackFlags,
+) -> Result<usize, ImportError> {
+    let storage = Storage::of(dtype, flags)?;
+    let measured = measure(shape, None, storage)?;
+    // `measure` checked that the size fits in `isize`.
+    Ok(storage.bytes_for(measured.elements).unwrap_or(usize::MAX))
 }
 
 /// `data + byte_offset` as an address, checked.
-fn start_address(t: &DLTensor) -> Result<usize, TensorError> {
-    let overflow = TensorError::ByteOffsetOverflow {
+#[inline(always)]
+fn start_address(t: &DLTensor) -> Result<usize, ImportError> {
+    let overflow = ImportError::ByteOffsetOverflow {
         byte_offset: t.byte_offset,
     };
     let offset = usize::try_from(t.byte_offset).map_err(|_| overflow)?;
     (t.data as usize).checked_add(offset).ok_or(overflow)
 }
 
-/// Checks that every byte reachable through `strides` from `start` lies inside the address space
-/// and that the whole range spans at most `isize::MAX` bytes. Needs a non-empty tensor.
-fn check_reach(
+/// The reach of a non-empty compact tensor, `[start, start + byte_size)`, must end inside the
+/// address space. Explicit strides get the walk's error (the walk fails exactly when this does).
+#[inline(always)]
+fn check_compact_reach(
     start: usize,
+    shape: &[i64],
+    strides: Option<&[i64]>,
+    storage: Storage,
+    elements: usize,
+) -> Result<(), ImportError> {
+    let byte_size = storage.bytes_for(elements).unwrap_or(usize::MAX);
+    // `byte_size >= 1` for a non-empty tensor: the last byte must have an address.
+    if start.checked_add(byte_size - 1).is_some() {
+        return Ok(());
+    }
+    Err(compact_overflow(start, shape, strides, storage, byte_size))
+}
+
+#[cold]
+#[inline(never)]
+fn compact_overflow(
+    start: usize,
+    shape: &[i64],
+    strides: Option<&[i64]>,
+    storage: Storage,
+    byte_size: usize,
+) -> ImportError {
+    let address_overflow = ImportError::AddressOverflow {
+        address: start,
+        byte_size,
+    };
+    match strides {
+        Some(strides) if !strides.is_empty() => {
+            match walk(shape, strides, storage, in_address_space(start)) {
+                Err(dim) => strides_overflow(dim, strides),
+                Ok(_) => address_overflow,
+            }
+        }
+        _ => address_overflow,
+    }
+}
+
+fn strides_overflow(dim: usize, strides: &[i64]) -> ImportError {
+    ImportError::StridesOverflow {
+        dim,
+        stride: strides[dim],
+    }
+}
+
+/// The predicate [`walk`] checks for import: the byte range lies in the address space when
+/// counted from `start`, and spans at most `isize::MAX` bytes.
+fn in_address_space(start: usize) -> impl Fn(i128, i128) -> bool {
+    let address_end = 1i128 << usize::BITS;
+    move |first, end| {
+        let (first_address, end_address) = (start as i128 + first, start as i128 + end);
+        first_address >= 0 && end_address <= address_end && end - first <= isize::MAX as i128
+    }
+}
+
+/// Walks the strides of a non-empty tensor of at least one dimension, dimension by dimension,
+/// accumulating the lowest and highest element offsets reachable from the first element, and
+/// asks `fits` about the byte range `[first, end)` (relative to the first element) after each
+/// dimension. Returns the whole range, or the first dimension `fits` refused.
+///
+/// No `i128` overflows: an extent is at most `isize::MAX / element_bytes` (checked by
+/// [`measure`]), so one dimension adds less than 2^126 bytes, to sums `fits` keeps below 2^65.
+fn walk(
     shape: &[i64],
     strides: &[i64],
     storage: Storage,
-) -> Result<(), TensorError> {
-    // Lowest and highest element offsets reachable, in elements. Each step adds at most
-    // 2^63 * 2^63 to a value kept below 2^66 by the checks, so i128 cannot overflow.
+    fits: impl Fn(i128, i128) -> bool,
+) -> Result<(i128, i128), usize> {
+    debug_assert!(!shape.is_empty(), "a 0-d tensor takes the compact rule");
     let (mut low, mut high) = (0i128, 0i128);
-    let address_end = 1i128 << usize::BITS;
+    let mut range = storage.byte_range(0, 1);
     for (dim, (&extent, &stride)) in shape.iter().zip(strides).enumerate() {
         let reach = i128::from(stride) * i128::from(extent - 1);
         if reach < 0 {
@@ -267,24 +463,35 @@ fn check_reach(
         } else {
             high += reach;
         }
-        let (low_byte, end_byte) = storage.byte_range(low, high + 1);
-        let first = start as i128 + low_byte;
-        let end = start as i128 + end_byte;
-        if first < 0 || end > address_end || end - first > isize::MAX as i128 {
-            return Err(TensorError::StridesOverflow { dim, stride });
+        range = storage.byte_range(low, high + 1);
+        if !fits(range.0, range.1) {
+            return Err(dim);
         }
     }
-    Ok(())
+    Ok(range)
 }
 
-/// The compact row-major stride of dimension `dim`: the product of the later extents. Bounded
-/// by the validated capacity, so it fits.
+/// The bytes `[first, end)` that the elements of a validated, non-empty tensor reach, counted
+/// from its first element (`data + byte_offset`): `[0, byte_size)` when compact.
+#[cfg(feature = "alloc")]
+pub(crate) fn reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
+    match strides {
+        Some(strides) if !meta.is_c_contiguous() => {
+            // Validated: the whole range (so every partial sum) lies in the address space.
+            walk(shape, strides, meta.storage(), |_, _| true).unwrap_or((0, 0))
+        }
+        _ => (0, meta.byte_size() as i128),
+    }
+}
+
+/// The compact row-major stride of `dim` (NumPy's convention): the product of the later extents,
+/// zero extents counted as one. Bounded by the validated size, so it fits.
 #[inline]
-pub(crate) fn compact_stride(shape: &[i64], dim: usize) -> i64 {
+pub(crate) fn row_major_stride(shape: &[i64], dim: usize) -> i64 {
     shape
         .iter()
         .skip(dim + 1)
-        .fold(1i64, |acc, &e| acc.wrapping_mul(e))
+        .fold(1i64, |acc, &e| acc.wrapping_mul(e.max(1)))
 }
 
 #[derive(Clone, Copy)]
@@ -293,16 +500,28 @@ enum Order {
     F,
 }
 
+/// Column-major contiguity of a validated tensor (NumPy's rule), computed when asked.
+pub(crate) fn is_f_contiguous(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> bool {
+    if meta.elements() == 0 {
+        return true;
+    }
+    match strides {
+        Some(strides) => is_contiguous(shape, strides, Order::F),
+        // Compact row-major strides are column-major exactly when at most one extent is not 1.
+        None => shape.iter().filter(|&&e| e != 1).count() <= 1,
+    }
+}
+
 /// NumPy's rule: dimensions of extent 1 are skipped, every other stride must be the product of
 /// the faster-varying extents. Needs a non-empty tensor.
-fn is_contiguous(shape: &[i64], stride: impl Fn(usize) -> i64, order: Order) -> bool {
+fn is_contiguous(shape: &[i64], strides: &[i64], order: Order) -> bool {
     let mut expected: i64 = 1;
     let mut check = |dim: usize| {
         let extent = shape[dim];
         if extent == 1 {
             return true;
         }
-        let ok = stride(dim) == expected;
+        let ok = strides[dim] == expected;
         expected = expected.wrapping_mul(extent);
         ok
     };
@@ -311,3 +530,48 @@ fn is_contiguous(shape: &[i64], stride: impl Fn(usize) -> i64, order: Order) -> 
         Order::F => (0..shape.len()).all(&mut check),
     }
 }
+
+/// The fast paths' property, for the fuzz targets (`cargo fuzz` builds with `--cfg fuzzing`);
+/// not part of the API.
+#[cfg(fuzzing)]
+#[doc(hidden)]
+pub mod fuzzing {
+    use super::*;
+
+    /// Panics unless validation with its fast path returns exactly what full validation returns,
+    /// and, for a tensor with compact row-major (or NULL) strides that validation accepts, unless
+    /// the export's `compact_meta` computes the same result from the shape alone.
+    ///
+    /// # Safety
+    /// As for `validate`: `shape` and `strides` (when non-NULL) point to `ndim` readable values
+    /// when `0 < ndim <= MAX_NDIM`.
+    pub unsafe fn check_fast_paths(
+        t: &DLTensor,
+        version: Option<DLPackVersion>,
+        flags: DLPackFlags,
+    ) {
+        // SAFETY: forwarded from the caller.
+        let fast = unsafe { validate(t, version, flags) };
+        // SAFETY: forwarded from the caller.
+        let full = unsafe { validate_full(t, version, flags) };
+        assert_eq!(fast, full, "the fast path disagrees with full validation");
+        #[cfg(feature = "alloc")]
+        if let Ok(meta) = fast {
+            // SAFETY: validated: `shape` (and `strides`) hold `ndim` values.
+            let shape = unsafe { i64_array(t.shape, ndim(t)) };
+            let compact = t.strides.is_null() || {
+                // SAFETY: as above.
+                let strides = unsafe { i64_array(t.strides, ndim(t)) };
+                (0..shape.len()).all(|dim| strides[dim] == row_major_stride(shape, dim))
+            };
+            if compact {
+                let exported = compact_meta(shape, meta.storage(), t.device, flags);
+                assert_eq!(exported, Ok(meta), "the export's fast path disagrees");
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+#[path = "validate_tests.rs"]
+mod tests;

@@ -7,17 +7,9 @@ use core::marker::PhantomData;
 use core::mem::align_of;
 use core::slice;
 
-use super::validate::{self, Meta, Storage};
-use super::{Element, Strides, TensorError, MAX_NDIM};
-use crate::raw::{
-    kDLCPU, kDLCUDAHost, kDLCUDAManaged, kDLROCMHost, DLDataType, DLDevice, DLPackFlags,
-    DLPackVersion, DLTensor,
-};
-
-/// Flag bits DLPack 1.3 defines; typed access refuses any other.
-const KNOWN_FLAGS: DLPackFlags = DLPackFlags::READ_ONLY
-    .union(DLPackFlags::IS_COPIED)
-    .union(DLPackFlags::IS_SUBBYTE_TYPE_PADDED);
+use super::validate::{self, Meta, KNOWN_FLAGS};
+use super::{AccessError, Element, Strides, MAX_NDIM};
+use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion, DLTensor};
 
 /// A validated tensor, borrowed from its owner ([`VersionedTensor`](super::VersionedTensor) or
 /// [`LegacyTensor`](super::LegacyTensor)).
@@ -51,6 +43,7 @@ pub struct TensorView<'a> {
 }
 
 impl<'a> TensorView<'a> {
+    #[inline(always)]
     pub(crate) fn new(
         tensor: &'a DLTensor,
         meta: &'a Meta,
@@ -148,13 +141,16 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn strides(&self) -> Strides<'a> {
-        let given = if self.tensor.strides.is_null() {
-            None
-        } else {
-            // SAFETY: as for `shape`: a non-NULL `strides` holds `ndim` values.
-            Some(unsafe { validate::i64_array(self.tensor.strides, self.ndim()) })
-        };
-        Strides::new(self.shape(), given)
+        Strides::new(self.shape(), self.given_strides())
+    }
+
+    /// The producer's strides array, `None` when it sent NULL.
+    fn given_strides(&self) -> Option<&'a [i64]> {
+        if self.tensor.strides.is_null() {
+            return None;
+        }
+        // SAFETY: as for `shape`: a non-NULL `strides` holds `ndim` values.
+        Some(unsafe { validate::i64_array(self.tensor.strides, self.ndim()) })
     }
 
     /// The number of elements (the product of the extents; 1 for a 0-d tensor).
@@ -168,7 +164,7 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn element_count(&self) -> usize {
-        self.meta.elements
+        self.meta.elements()
     }
 
     /// Bytes the elements occupy when stored compactly: `count * bits * lanes / 8` for whole-byte
@@ -184,7 +180,7 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn byte_size(&self) -> usize {
-        self.meta.byte_size
+        self.meta.byte_size()
     }
 
     /// `true` for packed sub-byte elements (`bits * lanes < 8` without `IS_SUBBYTE_TYPE_PADDED`).
@@ -198,7 +194,13 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn is_packed(&self) -> bool {
-        matches!(self.meta.storage, Storage::PackedBits(_))
+        self.meta.storage().is_packed()
+    }
+
+    /// Bytes per element, `None` for packed sub-byte elements (validation's storage rule).
+    #[cfg(feature = "pyo3")]
+    pub(crate) fn element_bytes(&self) -> Option<usize> {
+        self.meta.storage().element_bytes()
     }
 
     /// The address of the first element, `data + byte_offset`. Meaningful as an address only on
@@ -234,7 +236,7 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn is_c_contiguous(&self) -> bool {
-        self.meta.c_contiguous
+        self.meta.is_c_contiguous()
     }
 
     /// Column-major (Fortran) contiguity, with the same rules as
@@ -249,7 +251,19 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn is_f_contiguous(&self) -> bool {
-        self.meta.f_contiguous
+        validate::is_f_contiguous(self.shape(), self.given_strides(), self.meta)
+    }
+
+    /// The bytes `[first, end)` the elements reach, counted from `data` (not from the first
+    /// element): what a buffer holding this tensor must cover. `(0, 0)` for an empty tensor.
+    #[cfg(feature = "alloc")]
+    pub(crate) fn reach_from_data(&self) -> (i128, i128) {
+        if self.meta.elements() == 0 {
+            return (0, 0);
+        }
+        let (first, end) = validate::reach(self.shape(), self.given_strides(), self.meta);
+        let offset = i128::from(self.tensor.byte_offset);
+        (offset + first, offset + end)
     }
 
     /// The flags, unknown bits included; empty for a legacy tensor (which has none).
@@ -287,18 +301,18 @@ impl<'a> TensorView<'a> {
     ///
     /// Needs host-accessible memory (`kDLCPU`, `kDLCUDAHost`, `kDLROCMHost`, `kDLCUDAManaged`),
     /// no unknown flag bits, `T::DTYPE == dtype`, a start pointer aligned for `T`, and C
-    /// contiguity; each failure is a specific [`TensorError`]. An empty tensor gives `&[]`.
+    /// contiguity; each failure is a specific [`AccessError`]. An empty tensor gives `&[]`.
     ///
     /// ```
     /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// # use dlpack_abi::dlpack::{AccessError, VersionedTensor};
     /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
     /// assert_eq!(tensor.view().as_slice::<f32>()?, [0.0, 1.0, 2.0]);
-    /// assert!(matches!(tensor.view().as_slice::<i32>(), Err(TensorError::DtypeMismatch { .. })));
+    /// assert!(matches!(tensor.view().as_slice::<i32>(), Err(AccessError::DtypeMismatch { .. })));
     /// # Ok(()) }
     /// ```
-    pub fn as_slice<T: Element>(&self) -> Result<&'a [T], TensorError> {
+    pub fn as_slice<T: Element>(&self) -> Result<&'a [T], AccessError> {
         self.check_contiguous(false)?;
         let start = self.typed_start::<T>()?;
         Ok(self.slice_at(start))
@@ -315,7 +329,7 @@ impl<'a> TensorView<'a> {
     /// assert_eq!(tensor.view().as_slice_memory_order::<f32>()?, [0.0, 1.0, 2.0, 3.0]);
     /// # Ok(()) }
     /// ```
-    pub fn as_slice_memory_order<T: Element>(&self) -> Result<&'a [T], TensorError> {
+    pub fn as_slice_memory_order<T: Element>(&self) -> Result<&'a [T], AccessError> {
         self.check_contiguous(true)?;
         let start = self.typed_start::<T>()?;
         Ok(self.slice_at(start))
@@ -327,18 +341,18 @@ impl<'a> TensorView<'a> {
     /// ```
     /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::{TensorError, VersionedTensor};
+    /// # use dlpack_abi::dlpack::{AccessError, VersionedTensor};
     /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], None, 0)) }?;
     /// assert_eq!(tensor.view().get::<f32>(&[1, 2])?, 5.0);
-    /// let out = TensorError::IndexOutOfBounds { dim: 1, index: 3, extent: 3 };
+    /// let out = AccessError::IndexOutOfBounds { dim: 1, index: 3, extent: 3 };
     /// assert_eq!(tensor.view().get::<f32>(&[1, 3]), Err(out));
     /// # Ok(()) }
     /// ```
-    pub fn get<T: Element>(&self, index: &[usize]) -> Result<T, TensorError> {
+    pub fn get<T: Element>(&self, index: &[usize]) -> Result<T, AccessError> {
         let start = self.typed_start::<T>()?;
         let shape = self.shape();
         if index.len() != shape.len() {
-            return Err(TensorError::IndexRank {
+            return Err(AccessError::IndexRank {
                 ndim: shape.len(),
                 given: index.len(),
             });
@@ -349,7 +363,7 @@ impl<'a> TensorView<'a> {
             index.iter().zip(shape).zip(strides.iter()).enumerate()
         {
             if i as u64 >= extent as u64 {
-                return Err(TensorError::IndexOutOfBounds {
+                return Err(AccessError::IndexOutOfBounds {
                     dim,
                     index: i,
                     extent,
@@ -375,7 +389,7 @@ impl<'a> TensorView<'a> {
     /// assert!(tensor.view().iter::<f32>()?.eq([0.0, 2.0, 4.0]));
     /// # Ok(()) }
     /// ```
-    pub fn iter<T: Element>(&self) -> Result<Elements<'a, T>, TensorError> {
+    pub fn iter<T: Element>(&self) -> Result<Elements<'a, T>, AccessError> {
         let start = self.typed_start::<T>()?;
         let shape = self.shape();
         let mut strides = [0i64; MAX_NDIM];
@@ -388,41 +402,34 @@ impl<'a> TensorView<'a> {
             strides,
             index: [0; MAX_NDIM],
             offset: 0,
-            remaining: self.meta.elements,
+            remaining: self.meta.elements(),
             _data: PhantomData,
         })
     }
 
     /// `NotContiguous` unless C-contiguous (or F-contiguous, when `either_order`).
-    pub(crate) fn check_contiguous(&self, either_order: bool) -> Result<(), TensorError> {
-        let ok = self.meta.c_contiguous || (either_order && self.meta.f_contiguous);
-        if ok {
+    #[inline(always)]
+    pub(crate) fn check_contiguous(&self, either_order: bool) -> Result<(), AccessError> {
+        if self.meta.is_c_contiguous() || (either_order && self.is_f_contiguous()) {
             Ok(())
         } else {
-            Err(TensorError::NotContiguous)
+            Err(AccessError::NotContiguous)
         }
     }
 
-    /// The start pointer, after every check typed access needs except contiguity.
-    pub(crate) fn typed_start<T: Element>(&self) -> Result<*const T, TensorError> {
+    /// The start pointer, after every check typed access needs except contiguity. Import
+    /// recorded whether the memory is host-accessible with known flags, so only the dtype and
+    /// the alignment are checked here.
+    #[inline(always)]
+    pub(crate) fn typed_start<T: Element>(&self) -> Result<*const T, AccessError> {
         super::element::assert_size_matches::<T>();
-        let device = self.tensor.device;
-        if !host_accessible(device) {
-            return Err(TensorError::NotHostAccessible { device });
-        }
-        if !KNOWN_FLAGS.contains(self.flags) {
-            return Err(TensorError::UnknownFlags { flags: self.flags });
-        }
-        if self.tensor.dtype != T::DTYPE {
-            return Err(TensorError::DtypeMismatch {
-                requested: T::DTYPE,
-                found: self.tensor.dtype,
-            });
+        if !self.meta.is_readable() || self.tensor.dtype != T::DTYPE {
+            return Err(self.refusal::<T>());
         }
         let start = self.data_ptr().cast::<T>().cast_const();
         let address = start as usize;
-        if self.meta.elements > 0 && address % align_of::<T>() != 0 {
-            return Err(TensorError::Misaligned {
+        if self.meta.elements() > 0 && address % align_of::<T>() != 0 {
+            return Err(AccessError::Misaligned {
                 address,
                 align: align_of::<T>(),
             });
@@ -430,15 +437,34 @@ impl<'a> TensorView<'a> {
         Ok(start)
     }
 
+    /// Why `typed_start` refused before the alignment check.
+    #[cold]
+    #[inline(never)]
+    fn refusal<T: Element>(&self) -> AccessError {
+        let device = self.tensor.device;
+        if !device.device_type.is_host_accessible() {
+            AccessError::NotHostAccessible { device }
+        } else if !KNOWN_FLAGS.contains(self.flags) {
+            AccessError::UnknownFlags { flags: self.flags }
+        } else {
+            AccessError::DtypeMismatch {
+                requested: T::DTYPE,
+                found: self.tensor.dtype,
+            }
+        }
+    }
+
     /// The contiguous elements at `start`, after `typed_start` and `check_contiguous`.
+    #[inline(always)]
     fn slice_at<T>(&self, start: *const T) -> &'a [T] {
-        if self.meta.elements == 0 {
+        let elements = self.meta.elements();
+        if elements == 0 {
             return &[];
         }
         // SAFETY: the tensor is non-empty (so `data` is non-NULL), contiguous, of `T`'s dtype,
         // aligned, and its `elements` elements are readable and unwritten for `'a`
         // (`from_raw`'s contract); the byte size fits in isize (validated at import).
-        unsafe { slice::from_raw_parts(start, self.meta.elements) }
+        unsafe { slice::from_raw_parts(start, elements) }
     }
 }
 
@@ -520,12 +546,4 @@ impl<T> fmt::Debug for Elements<'_, T> {
             .field("remaining", &self.remaining)
             .finish()
     }
-}
-
-/// Whether the CPU can address `device`'s memory directly (CPU, pinned and managed memory).
-pub(crate) fn host_accessible(device: DLDevice) -> bool {
-    matches!(
-        device.device_type,
-        kDLCPU | kDLCUDAHost | kDLROCMHost | kDLCUDAManaged
-    )
 }

@@ -27,9 +27,9 @@ use crate::raw::{
     ARROW_DEVICE_CPU,
 };
 
-/// Arrow data refused by validation.
-fn arrow_error(error: ArrowError) -> PyErr {
-    PyValueError::new_err(format!("invalid Arrow data: {error}"))
+/// Arrow data refused by validation (or by the bridge).
+fn arrow_error(error: impl Into<ArrowError>) -> PyErr {
+    PyValueError::new_err(format!("invalid Arrow data: {}", error.into()))
 }
 
 /// The device methods' `**kwargs` rule: unknown keywords are accepted only with value `None`.
@@ -134,11 +134,14 @@ type Pair = (Schema, DeviceArray);
 /// use dlpack_abi::python::ArrowArrayExport;
 /// use pyo3::prelude::*;
 ///
+/// fn err(error: impl std::fmt::Display) -> PyErr {
+///     pyo3::exceptions::PyValueError::new_err(error.to_string())
+/// }
+///
 /// #[pyfunction]
 /// fn squares() -> PyResult<ArrowArrayExport> {
-///     let err = |e: dlpack_abi::arrow::ArrowError| pyo3::exceptions::PyValueError::new_err(e.to_string());
 ///     let array = Array::from_vec((0..5i64).map(|i| i * i).collect::<Vec<_>>()).map_err(err)?;
-///     let schema = SchemaDef::of::<i64>().and_then(|def| def.export()).map_err(err)?;
+///     let schema = SchemaDef::of::<i64>().map_err(err)?.export().map_err(err)?;
 ///     ArrowArrayExport::new(schema, DeviceArray::from_cpu(array)).map_err(err)
 ///     // pyarrow.array(squares()) sees the same buffer
 /// }
@@ -355,18 +358,22 @@ impl ArrowStreamExport {
             let schema = schema.map_err(|error| PyValueError::new_err(error.to_string()))?;
             check_requested(schema, requested)?;
         }
-        match slot.take() {
-            Some(AnyStream::Cpu(stream)) => arrow_capsule::<ArrowArrayStream>(py, |out| {
-                // SAFETY: the capsule's struct is zeroed, writable memory we own.
-                unsafe { stream.export_to(out) }
-            }),
-            Some(AnyStream::Device(stream)) => {
-                arrow_capsule::<ArrowDeviceArrayStream>(py, |out| {
+        // The stream leaves the slot only once its capsule exists: if making the capsule fails,
+        // `fill` is not called and the stream stays here for a later call.
+        if device {
+            arrow_capsule::<ArrowDeviceArrayStream>(py, |out| {
+                if let Some(AnyStream::Device(stream)) = slot.take() {
+                    // SAFETY: the capsule's struct is zeroed, writable memory we own.
+                    unsafe { stream.export_to(out) }
+                }
+            })
+        } else {
+            arrow_capsule::<ArrowArrayStream>(py, |out| {
+                if let Some(AnyStream::Cpu(stream)) = slot.take() {
                     // SAFETY: as above.
                     unsafe { stream.export_to(out) }
-                })
-            }
-            None => unreachable!("checked above, under the same lock"),
+                }
+            })
         }
     }
 }
@@ -457,6 +464,14 @@ pub fn import_array(
         let (schema, array) = import_device_array(source, requested_schema)?;
         if array.device_type() != ARROW_DEVICE_CPU {
             return Err(PyBufferError::new_err("the array is not in CPU memory"));
+        }
+        // A plain array has no event: nothing would be readable before the wait. Refused (and
+        // released) instead of dropping the event.
+        if array.sync_event().is_some() {
+            return Err(PyBufferError::new_err(
+                "the device array has a pending sync_event, which a plain ArrowArray cannot \
+                 carry; use import_device_array and wait on the event",
+            ));
         }
         let mut raw = array.into_raw();
         // SAFETY: a live CPU array we own, moved into the new wrapper.

@@ -9,20 +9,8 @@ use core::ptr;
 use pyo3::exceptions::{PyBufferError, PyMemoryError};
 use pyo3::PyResult;
 
-use crate::dlpack::{
-    host_accessible, ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, TensorView,
-};
+use crate::dlpack::{ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, TensorView};
 use crate::raw::{kDLCPU, DLDataType, DLDevice, DLPackFlags};
-
-/// Bytes of `shape` elements of `dtype` stored compactly (packed for sub-byte types), or
-/// `None` for a negative extent or an overflow.
-pub(crate) fn compact_bytes(shape: &[i64], dtype: DLDataType) -> Option<usize> {
-    let bits = u64::from(dtype.bits) * u64::from(dtype.lanes);
-    let total = shape.iter().try_fold(bits, |n, &extent| {
-        n.checked_mul(u64::try_from(extent).ok()?)
-    })?;
-    usize::try_from(total.div_ceil(8)).ok()
-}
 
 /// The elements of a host-accessible tensor in row-major order, as bytes.
 ///
@@ -30,7 +18,7 @@ pub(crate) fn compact_bytes(shape: &[i64], dtype: DLDataType) -> Option<usize> {
 /// memory its producer keeps readable while we hold it; the copy reads it through raw pointers
 /// (as NumPy's copies do, it races with a concurrent writer, which the producer must exclude).
 pub(crate) fn gather(view: &TensorView<'_>) -> PyResult<Vec<u8>> {
-    if !host_accessible(view.device()) {
+    if !view.device().device_type.is_host_accessible() {
         return Err(PyBufferError::new_err(format!(
             "cannot copy memory of device type {:?} to the CPU (no device runtime)",
             view.device().device_type
@@ -47,14 +35,11 @@ pub(crate) fn gather(view: &TensorView<'_>) -> PyResult<Vec<u8>> {
         unsafe { ptr::copy_nonoverlapping(start, out.as_mut_ptr(), size) };
         return Ok(out);
     }
-    let dtype = view.dtype();
-    let bits = usize::from(dtype.bits) * usize::from(dtype.lanes);
-    if view.is_packed() || bits % 8 != 0 {
+    let Some(element) = view.element_bytes() else {
         return Err(PyBufferError::new_err(
             "cannot copy strided packed sub-byte elements",
         ));
-    }
-    let element = bits / 8;
+    };
     let shape = view.shape();
     let strides: Vec<i64> = view.strides().iter().collect();
     let mut index = vec![0i64; shape.len()];
@@ -79,34 +64,56 @@ pub(crate) fn gather(view: &TensorView<'_>) -> PyResult<Vec<u8>> {
 /// API's allocator.
 pub(crate) struct HostTensor {
     /// 8-byte aligned storage for every DLPack element type up to 64-bit lanes.
-    pub(crate) words: Vec<u64>,
-    pub(crate) shape: Vec<i64>,
+    words: Vec<u64>,
+    /// The bytes of `words` the tensor may reach (at most `8 * words.len()`).
+    len: usize,
+    shape: Vec<i64>,
     /// `None`: row-major.
-    pub(crate) strides: Option<Vec<i64>>,
-    pub(crate) dtype: DLDataType,
-    pub(crate) flags: DLPackFlags,
+    strides: Option<Vec<i64>>,
+    dtype: DLDataType,
+    flags: DLPackFlags,
 }
 
-/// Zeroed words for `bytes` bytes, or `None` if the allocation fails.
-pub(crate) fn zeroed_words(bytes: usize) -> Option<Vec<u64>> {
-    let mut words = Vec::new();
-    words.try_reserve_exact(bytes.div_ceil(8)).ok()?;
-    words.resize(bytes.div_ceil(8), 0);
-    Some(words)
+impl HostTensor {
+    /// Zeroed, 8-byte aligned storage for `len` bytes, or `None` if the allocation fails.
+    pub(crate) fn zeroed(
+        len: usize,
+        shape: Vec<i64>,
+        strides: Option<Vec<i64>>,
+        dtype: DLDataType,
+        flags: DLPackFlags,
+    ) -> Option<Self> {
+        let mut words = Vec::new();
+        words.try_reserve_exact(len.div_ceil(8)).ok()?;
+        words.resize(len.div_ceil(8), 0);
+        Some(Self {
+            words,
+            len,
+            shape,
+            strides,
+            dtype,
+            flags,
+        })
+    }
+
+    /// The first `len` bytes of the storage, to fill.
+    pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
+        &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.words)[..self.len]
+    }
 }
 
-// SAFETY: whoever builds a `HostTensor` checks that every element the shape and strides reach
-// lies inside `words` (`copy_tensor`, `Tensor.from_bytes`, the allocator); the owner holds the
-// words and nobody else touches them; `u64` storage is aligned for every element type.
+// SAFETY: `words` is the owner's own allocation of at least `len` bytes, which nothing else
+// references; the export checks that every byte the shape and strides reach lies in the first
+// `len` (so no constructor can under-allocate); `u64` storage is aligned for every element type.
 unsafe impl TensorOwner for HostTensor {
     fn describe(&mut self) -> TensorDescription<'_> {
         let cpu = DLDevice {
             device_type: kDLCPU,
             device_id: 0,
         };
-        let description =
-            TensorDescription::new(self.words.as_mut_ptr().cast(), cpu, self.dtype, &self.shape)
-                .with_flags(self.flags);
+        let data = self.words.as_mut_ptr().cast();
+        let description = TensorDescription::new(data, self.len, cpu, self.dtype, &self.shape)
+            .with_flags(self.flags);
         match &self.strides {
             Some(strides) => description.with_strides(strides),
             None => description,
@@ -125,15 +132,14 @@ pub(crate) fn copy_tensor<M: ManagedStruct>(
     flags: DLPackFlags,
 ) -> PyResult<ManagedTensor<M>> {
     let bytes = gather(view)?;
-    let mut words = zeroed_words(bytes.len())
-        .ok_or_else(|| PyMemoryError::new_err("cannot allocate the copy"))?;
-    bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..bytes.len()].copy_from_slice(&bytes);
-    let owner = HostTensor {
-        words,
-        shape: view.shape().to_vec(),
-        strides: None,
-        dtype: view.dtype(),
+    let mut owner = HostTensor::zeroed(
+        bytes.len(),
+        view.shape().to_vec(),
+        None,
+        view.dtype(),
         flags,
-    };
+    )
+    .ok_or_else(|| PyMemoryError::new_err("cannot allocate the copy"))?;
+    owner.bytes_mut().copy_from_slice(&bytes);
     ManagedTensor::from_owner(owner).map_err(|error| PyBufferError::new_err(error.to_string()))
 }

@@ -10,10 +10,10 @@ use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
-use super::copy::{compact_bytes, zeroed_words, HostTensor};
+use super::copy::HostTensor;
 use super::import::buffer_error;
 use super::{PyTensor, ALLOCATIONS, EXCHANGE_EXPORTS, EXCHANGE_IMPORTS};
-use crate::dlpack::{VersionedTensor, MAX_NDIM};
+use crate::dlpack::{compact_byte_size, VersionedTensor, MAX_NDIM};
 use crate::raw::{
     kDLCPU, DLDeviceType, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
     DLPackFlags, DLPackVersion, DLTensor,
@@ -41,7 +41,7 @@ impl ExchangeApi {
 /// - `managed_tensor_to_py_object_no_sync`: validates and steals the tensor into a new `Tensor`
 ///   (its deleter runs at once if validation fails).
 /// - `dltensor_from_py_object_no_sync`: the bare `DLTensor` of a writable `Tensor`; read-only
-///   ones are refused, since a bare `DLTensor` cannot say so.
+///   and padded sub-byte ones are refused, since a bare `DLTensor` has no flags to say so.
 /// - `current_work_stream`: NULL (this crate runs no device work).
 pub static EXCHANGE_API: ExchangeApi = ExchangeApi(DLPackExchangeAPI {
     header: DLPackExchangeAPIHeader {
@@ -151,12 +151,7 @@ unsafe extern "C" fn dltensor_from_py_object(object: *mut c_void, out: *mut DLTe
     unsafe {
         attached(|py| {
             let tensor = tensor_of(py, object)?;
-            let raw = tensor.get().dl_tensor().ok_or_else(|| {
-                PyBufferError::new_err(
-                    "a read-only Tensor has no bare DLTensor (it cannot carry READ_ONLY); use \
-                     managed_tensor_from_py_object_no_sync",
-                )
-            })?;
+            let raw = tensor.get().dl_tensor().map_err(PyBufferError::new_err)?;
             if out.is_null() {
                 return Err(PyBufferError::new_err("NULL out"));
             }
@@ -224,19 +219,17 @@ unsafe extern "C" fn allocate(
         // SAFETY: `ndim` readable extents (contract), checked non-NULL above.
         unsafe { core::slice::from_raw_parts(prototype.shape, ndim) }.to_vec()
     };
+    // Sized by validation's own rule (odd widths round up per element, sub-byte ones pack),
+    // and checked again by the export: the tensor never describes more than it allocates.
     let dtype = prototype.dtype;
-    let Some(bytes) = compact_bytes(&shape, dtype) else {
-        return fail(c"ValueError", c"negative extent or size overflow");
+    let Ok(bytes) = compact_byte_size(&shape, dtype, DLPackFlags::empty()) else {
+        return fail(
+            c"ValueError",
+            c"invalid dtype, negative extent or size overflow",
+        );
     };
-    let Some(words) = zeroed_words(bytes) else {
+    let Some(owner) = HostTensor::zeroed(bytes, shape, None, dtype, DLPackFlags::empty()) else {
         return fail(c"MemoryError", c"cannot allocate the tensor");
-    };
-    let owner = HostTensor {
-        words,
-        shape,
-        strides: None,
-        dtype,
-        flags: DLPackFlags::empty(),
     };
     match VersionedTensor::from_owner(owner) {
         Ok(tensor) => {

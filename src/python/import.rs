@@ -13,7 +13,7 @@ use pyo3::{ffi, intern};
 
 use super::capsule::{capsule_pointer, type_name, DlpackCapsule};
 use super::FOREIGN_EXCHANGE_IMPORTS;
-use crate::dlpack::{ManagedTensor, TensorError, VersionedTensor};
+use crate::dlpack::{ImportError, ManagedTensor, VersionedTensor};
 use crate::raw::{
     DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI,
     DLPackExchangeAPIHeader, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION,
@@ -186,7 +186,7 @@ fn take<M: DlpackCapsule>(capsule: &Bound<'_, PyCapsule>) -> PyResult<ManagedTen
 }
 
 /// A producer's tensor refused by validation.
-pub(crate) fn buffer_error(error: TensorError) -> PyErr {
+pub(crate) fn buffer_error(error: ImportError) -> PyErr {
     PyBufferError::new_err(format!("invalid DLPack tensor: {error}"))
 }
 
@@ -235,7 +235,7 @@ fn import_through(source: &Bound<'_, PyAny>, api: &DLPackExchangeAPI) -> PyResul
     FOREIGN_EXCHANGE_IMPORTS.fetch_add(1, Relaxed);
     // SAFETY: on success `out` is an owning tensor handed to us.
     unsafe { VersionedTensor::from_raw(out) }.map_err(|error| match error {
-        TensorError::NullTensor => PyBufferError::new_err("the exchange API returned NULL"),
+        ImportError::NullTensor => PyBufferError::new_err("the exchange API returned NULL"),
         error => buffer_error(error),
     })
 }

@@ -11,12 +11,10 @@ use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use super::capsule::{dlpack_capsule, DlpackCapsule};
-use super::copy::{compact_bytes, copy_tensor, gather, zeroed_words, HostTensor};
+use super::copy::{copy_tensor, gather, HostTensor};
 use super::gil::Held;
 use super::{arrow, Live};
-use crate::dlpack::{
-    host_accessible, ManagedTensor, TensorDescription, TensorOwner, TensorView, VersionedTensor,
-};
+use crate::dlpack::{ManagedTensor, TensorDescription, TensorOwner, TensorView, VersionedTensor};
 use crate::raw::{
     kDLCPU, kDLCUDA, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackFlags,
@@ -93,11 +91,31 @@ impl PyTensor {
         self.shared.view()
     }
 
-    /// The bare `DLTensor`, for the exchange API's non-owning export; `None` when consumers may
-    /// not write (a bare `DLTensor` cannot say read-only) or the strides are implicit.
-    pub(crate) fn dl_tensor(&self) -> Option<crate::raw::DLTensor> {
+    /// The bare `DLTensor`, for the exchange API's non-owning export, or why there is none: a
+    /// bare `DLTensor` has no flags, so it cannot say read-only or padded sub-byte storage (a
+    /// consumer would read padded elements as packed), and it must carry its strides.
+    pub(crate) fn dl_tensor(&self) -> Result<crate::raw::DLTensor, &'static str> {
         let raw = self.shared.as_raw().dl_tensor;
-        (self.writable && (raw.ndim == 0 || !raw.strides.is_null())).then_some(raw)
+        if !self.writable {
+            return Err(
+                "a read-only Tensor has no bare DLTensor (it cannot carry READ_ONLY); use \
+                        managed_tensor_from_py_object_no_sync",
+            );
+        }
+        if self
+            .view()
+            .flags()
+            .contains(DLPackFlags::IS_SUBBYTE_TYPE_PADDED)
+        {
+            return Err(
+                "a padded sub-byte Tensor has no bare DLTensor (it cannot carry \
+                        IS_SUBBYTE_TYPE_PADDED); use managed_tensor_from_py_object_no_sync",
+            );
+        }
+        if raw.ndim != 0 && raw.strides.is_null() {
+            return Err("this Tensor has implicit strides, which a bare DLTensor may not have");
+        }
+        Ok(raw)
     }
 
     /// A new managed struct sharing the tensor, or a copy of it.
@@ -139,22 +157,13 @@ struct Sharing {
     _live: Live,
 }
 
-// SAFETY: describes exactly the shared tensor, validated at its import or export and kept
-// alive by the `Arc` until this owner is dropped; writes are allowed only for `Tensor`s that
-// gave up Rust access (`writable`), and `READ_ONLY` is set otherwise.
+// SAFETY: describes exactly the memory the shared tensor reaches, validated at its import or
+// export and kept alive by the `Arc` until this owner is dropped; writes are allowed only for
+// `Tensor`s that gave up Rust access (`writable`, so no Rust reference reads the memory), and
+// `READ_ONLY` is set otherwise.
 unsafe impl TensorOwner for Sharing {
     fn describe(&mut self) -> TensorDescription<'_> {
-        let view = self.shared.view();
-        let raw = view.raw();
-        TensorDescription {
-            data: raw.data,
-            byte_offset: raw.byte_offset,
-            device: raw.device,
-            dtype: raw.dtype,
-            shape: view.shape(),
-            strides: view.strides().as_slice(),
-            flags: self.flags,
-        }
+        TensorDescription::of(&self.shared.view()).with_flags(self.flags)
     }
 
     fn ndim(&mut self) -> usize {
@@ -205,7 +214,7 @@ impl PyTensor {
                 };
                 if target == device {
                     false
-                } else if target.device_type == kDLCPU && host_accessible(device) {
+                } else if target.device_type == kDLCPU && device.device_type.is_host_accessible() {
                     if copy == Some(false) {
                         return Err(PyBufferError::new_err(
                             "dl_device asks for a copy to the CPU but copy=False",
@@ -260,7 +269,8 @@ impl PyTensor {
     }
 
     /// A Rust-owned CPU tensor holding a copy of `data` (any bytes-like object), with dtype
-    /// `(code, bits, lanes)`, `shape`, and optional non-negative element `strides`.
+    /// `(code, bits, lanes)`, `shape`, and optional element `strides`; every byte the shape and
+    /// strides reach must lie in `data` (`ValueError` otherwise).
     #[staticmethod]
     #[pyo3(signature = (data, dtype, shape, *, strides=None, readonly=false))]
     fn from_bytes(
@@ -374,41 +384,16 @@ impl PyTensor {
     }
 }
 
-/// A Rust-owned copy of Python bytes, for `Tensor.from_bytes`, after checking that every
-/// element the shape and strides reach lies inside `data`.
+/// A Rust-owned copy of Python bytes, for `Tensor.from_bytes`. Whether the shape and strides
+/// fit in `data` is the export's check (every byte reached must lie in the buffer).
 fn host_copy(
     data: &[u8],
     dtype: DLDataType,
     shape: Vec<i64>,
     strides: Option<Vec<i64>>,
 ) -> PyResult<HostTensor> {
-    let bits = u64::from(dtype.bits) * u64::from(dtype.lanes);
-    let needed = match &strides {
-        _ if shape.contains(&0) => Some(0),
-        None => compact_bytes(&shape, dtype).map(|bytes| bytes as u64),
-        Some(strides) if strides.len() == shape.len() && bits % 8 == 0 => {
-            let last = shape.iter().zip(strides).try_fold(0u64, |end, (&e, &s)| {
-                let (e, s) = (u64::try_from(e).ok()?, u64::try_from(s).ok()?);
-                end.checked_add(e.checked_sub(1)?.checked_mul(s)?)
-            });
-            last.and_then(|last| last.checked_add(1)?.checked_mul(bits / 8))
-        }
-        Some(_) => None,
-    };
-    if !needed.is_some_and(|needed| needed <= data.len() as u64) {
-        return Err(PyValueError::new_err(format!(
-            "{} bytes do not hold shape {shape:?} with strides {strides:?} of {dtype:?}",
-            data.len()
-        )));
-    }
-    let mut words =
-        zeroed_words(data.len()).ok_or_else(|| PyMemoryError::new_err("cannot allocate"))?;
-    bytemuck::cast_slice_mut::<u64, u8>(&mut words)[..data.len()].copy_from_slice(data);
-    Ok(HostTensor {
-        words,
-        shape,
-        strides,
-        dtype,
-        flags: DLPackFlags::empty(),
-    })
+    let mut owner = HostTensor::zeroed(data.len(), shape, strides, dtype, DLPackFlags::empty())
+        .ok_or_else(|| PyMemoryError::new_err("cannot allocate"))?;
+    owner.bytes_mut().copy_from_slice(data);
+    Ok(owner)
 }

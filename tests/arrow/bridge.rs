@@ -105,27 +105,32 @@ fn n_d_tensor_becomes_a_fixed_shape_tensor_and_back() {
     assert_eq!(fixture.calls(), 1);
 }
 
+/// Regression (use-after-free): the C Data Interface lets a consumer move a child out and
+/// release the parent, keeping only the child. The child's values must stay alive until the
+/// child itself is released; the tensor's deleter then runs once.
 #[test]
-fn a_child_moved_out_by_a_consumer_keeps_the_memory_until_the_parent_is_released() {
+fn a_child_moved_out_keeps_its_values_after_the_parent_is_released() {
     let mut fixture = Fixture::f32(&[2, 2]);
     let (schema_def, array) = DeviceArray::from_tensor(import(&mut fixture)).unwrap();
     let mut raw = array.into_raw();
-    // A consumer moves the child out (allowed by the spec), then releases the parent first.
     // SAFETY: a fixed-shape-tensor array has one child; the test owns the base struct and moves
-    // the child out as the spec allows (bitwise copy, source marked released), then releases
-    // the parent once.
+    // the child out as the spec allows (bitwise copy, source marked released).
     let child_ptr = unsafe { *raw.array.children };
     // SAFETY: as above.
     let mut child = unsafe { ptr::read(child_ptr) };
     // SAFETY: as above.
     unsafe { (*child_ptr).release = None };
-    // SAFETY: as above.
+    // SAFETY: the parent is a base struct the test owns: released once.
     unsafe { raw.array.release.unwrap()(&mut raw.array) };
-    assert_eq!(fixture.calls(), 1, "the parent's release drops the tensor");
-    // The moved child is released by whoever holds it, once.
-    // SAFETY: the moved child is now a base struct the test owns.
-    unsafe { child.release.unwrap()(&mut child) };
-    assert!(child.release.is_none());
+    assert_eq!(fixture.calls(), 0, "the moved child still holds the tensor");
+
+    // The child alone, imported with its own schema and read.
+    let value_schema = SchemaDef::new("f").unwrap().export().unwrap();
+    let child = import_array(&mut child, value_schema.view()).unwrap();
+    let values = child.view(value_schema.view()).unwrap();
+    assert_eq!(values.values::<f32>().unwrap(), &[0.0, 1.0, 2.0, 3.0]);
+    drop(child);
+    assert_eq!(fixture.calls(), 1, "released with the child, once");
     drop(schema_def);
 }
 
@@ -194,7 +199,7 @@ fn unsupported_arrow_inputs_are_refused_and_released_once() {
         &'static str,
         &'static str,
         Box<dyn Fn(&Counter) -> ArrowArray>,
-        ArrowError,
+        BridgeError,
     );
     let cases: Vec<Case> = vec![
         (
@@ -210,7 +215,7 @@ fn unsupported_arrow_inputs_are_refused_and_released_once() {
                     c,
                 )
             }),
-            ArrowError::NullsPresent { null_count: 1 },
+            BridgeError::NullsPresent { null_count: 1 },
         ),
         (
             "unknown null count with a null",
@@ -225,7 +230,7 @@ fn unsupported_arrow_inputs_are_refused_and_released_once() {
                     c,
                 )
             }),
-            ArrowError::NullsPresent { null_count: -1 },
+            BridgeError::NullsPresent { null_count: -1 },
         ),
         (
             "strings",
@@ -240,7 +245,7 @@ fn unsupported_arrow_inputs_are_refused_and_released_once() {
                     c,
                 )
             }),
-            ArrowError::UnsupportedType {
+            BridgeError::UnsupportedType {
                 format: excerpt(b"u"),
             },
         ),
@@ -248,7 +253,7 @@ fn unsupported_arrow_inputs_are_refused_and_released_once() {
             "bit-packed bool",
             "b",
             Box::new(|c| array(3, 0, 0, vec![None, Some(vec![5])], vec![], c)),
-            ArrowError::UnsupportedType {
+            BridgeError::UnsupportedType {
                 format: excerpt(b"b"),
             },
         ),
@@ -287,7 +292,7 @@ fn excerpt(format: &[u8]) -> Excerpt {
 
 #[test]
 fn unsupported_tensors_are_refused_and_deleted_once() {
-    type Case = (&'static str, Box<dyn Fn(&mut Fixture)>, ArrowError);
+    type Case = (&'static str, Box<dyn Fn(&mut Fixture)>, BridgeError);
     let cases: Vec<Case> = vec![
         (
             "0-d",
@@ -295,24 +300,24 @@ fn unsupported_tensors_are_refused_and_deleted_once() {
                 f.set_shape(&[]);
                 f.set_strides(&[]);
             }),
-            ArrowError::ZeroDims,
+            BridgeError::ZeroDims,
         ),
         (
             "transposed",
             Box::new(|f| f.set_strides(&[1, 2])),
-            ArrowError::NotContiguous,
+            BridgeError::NotContiguous,
         ),
         (
             "bfloat16",
             Box::new(|f| f.dl.dtype = dtype(kDLBfloat, 16)),
-            ArrowError::UnsupportedDtype {
+            BridgeError::UnsupportedDtype {
                 dtype: dtype(kDLBfloat, 16),
             },
         ),
         (
             "two lanes",
             Box::new(|f| f.dl.dtype.lanes = 2),
-            ArrowError::UnsupportedDtype {
+            BridgeError::UnsupportedDtype {
                 dtype: DLDataType {
                     lanes: 2,
                     ..dtype(kDLFloat, 32)
@@ -322,14 +327,14 @@ fn unsupported_tensors_are_refused_and_deleted_once() {
         (
             "MAIA",
             Box::new(|f| f.dl.device.device_type = kDLMAIA),
-            ArrowError::DeviceNotInArrow {
+            BridgeError::DeviceNotInArrow {
                 device_type: kDLMAIA,
             },
         ),
         (
             "Trainium",
             Box::new(|f| f.dl.device.device_type = kDLTrn),
-            ArrowError::DeviceNotInArrow {
+            BridgeError::DeviceNotInArrow {
                 device_type: kDLTrn,
             },
         ),
@@ -339,7 +344,7 @@ fn unsupported_tensors_are_refused_and_deleted_once() {
                 f.dl.device.device_type = kDLOpenCL;
                 f.dl.byte_offset = 4;
             }),
-            ArrowError::OffsetNotRepresentable { offset: 4 },
+            BridgeError::OffsetNotRepresentable { offset: 4 },
         ),
     ];
     for (name, edit, expected) in cases {

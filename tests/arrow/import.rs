@@ -62,11 +62,14 @@ fn released_and_null_structs_are_refused_without_a_release() {
     let calls = counter();
     let mut raw = schema(b"i", None, None, Vec::new(), &calls);
     let release = raw.release.take();
-    assert_eq!(import_schema(&mut raw).unwrap_err(), ArrowError::Released);
+    assert_eq!(
+        import_schema(&mut raw).unwrap_err(),
+        ValidationError::Released
+    );
     assert_eq!(
         // SAFETY: NULL is refused before anything is read.
         unsafe { Schema::from_raw(ptr::null_mut()) }.unwrap_err(),
-        ArrowError::NullPointer
+        ValidationError::NullPointer
     );
     assert_eq!(count(&calls), 0);
     raw.release = release;
@@ -76,7 +79,7 @@ fn released_and_null_structs_are_refused_without_a_release() {
 
 #[test]
 fn malformed_schemas_are_refused_and_released_once() {
-    let invalid = |f: &str| ArrowError::InvalidFormat { format: excerpt(f) };
+    let invalid = |f: &str| ValidationError::InvalidFormat { format: excerpt(f) };
     let fst = |json: &str| {
         Some(metadata(&[
             ("ARROW:extension:name", b"arrow.fixed_shape_tensor"),
@@ -86,7 +89,7 @@ fn malformed_schemas_are_refused_and_released_once() {
     type Case = (
         &'static str,
         Box<dyn Fn(&Counter) -> ArrowSchema>,
-        ArrowError,
+        ValidationError,
     );
     let cases: Vec<Case> = vec![
         (
@@ -130,17 +133,17 @@ fn malformed_schemas_are_refused_and_released_once() {
                 format: ptr::null(),
                 ..schema(b"i", None, None, vec![], c)
             }),
-            ArrowError::NullFormat,
+            ValidationError::NullFormat,
         ),
         (
             "name not UTF-8",
             Box::new(|c| schema(b"i", Some(b"\xff"), None, vec![], c)),
-            ArrowError::NameNotUtf8,
+            ValidationError::NameNotUtf8,
         ),
         (
             "metadata count < 0",
             Box::new(|c| schema(b"i", None, Some((-1i32).to_ne_bytes().to_vec()), vec![], c)),
-            ArrowError::Metadata(MetadataError::NegativeCount { count: -1 }),
+            ValidationError::Metadata(MetadataError::NegativeCount { count: -1 }),
         ),
         (
             "metadata length < 0",
@@ -149,17 +152,17 @@ fn malformed_schemas_are_refused_and_released_once() {
                 m.extend((-5i32).to_ne_bytes());
                 schema(b"i", None, Some(m), vec![], c)
             }),
-            ArrowError::Metadata(MetadataError::NegativeLength { at: 4, length: -5 }),
+            ValidationError::Metadata(MetadataError::NegativeLength { at: 4, length: -5 }),
         ),
         (
             "metadata key not UTF-8",
             Box::new(|c| schema(b"i", None, Some(bad_key()), vec![], c)),
-            ArrowError::Metadata(MetadataError::KeyNotUtf8 { pair: 0 }),
+            ValidationError::Metadata(MetadataError::KeyNotUtf8 { pair: 0 }),
         ),
         (
             "list without child",
             Box::new(|c| schema(b"+l", None, None, vec![], c)),
-            ArrowError::ChildCount {
+            ValidationError::ChildCount {
                 expected: 1,
                 found: 0,
             },
@@ -167,7 +170,7 @@ fn malformed_schemas_are_refused_and_released_once() {
         (
             "int with a child",
             Box::new(|c| schema(b"i", None, None, vec![leaf("i")], c)),
-            ArrowError::ChildCount {
+            ValidationError::ChildCount {
                 expected: 0,
                 found: 1,
             },
@@ -178,7 +181,7 @@ fn malformed_schemas_are_refused_and_released_once() {
                 n_children: -2,
                 ..schema(b"+s", None, None, vec![], c)
             }),
-            ArrowError::NegativeChildren { n_children: -2 },
+            ValidationError::NegativeChildren { n_children: -2 },
         ),
         (
             "NULL children",
@@ -186,7 +189,7 @@ fn malformed_schemas_are_refused_and_released_once() {
                 n_children: 1,
                 ..schema(b"+s", None, None, vec![], c)
             }),
-            ArrowError::NullChildren,
+            ValidationError::NullChildren,
         ),
         (
             "released child",
@@ -197,7 +200,7 @@ fn malformed_schemas_are_refused_and_released_once() {
                 unsafe { child.release.unwrap()(&mut child) };
                 schema(b"+s", None, None, vec![child], c)
             }),
-            ArrowError::ReleasedChild { index: 0 },
+            ValidationError::ReleasedChild { index: 0 },
         ),
         (
             "child with a bad format",
@@ -215,7 +218,7 @@ fn malformed_schemas_are_refused_and_released_once() {
         (
             "float dictionary index",
             Box::new(|c| with_dictionary(schema(b"f", None, None, vec![], c), leaf("u"))),
-            ArrowError::DictionaryIndex {
+            ValidationError::DictionaryIndex {
                 format: excerpt("f"),
             },
         ),
@@ -228,7 +231,7 @@ fn malformed_schemas_are_refused_and_released_once() {
                 unsafe { dictionary.release.unwrap()(&mut dictionary) };
                 with_dictionary(schema(b"i", None, None, vec![], c), dictionary)
             }),
-            ArrowError::ReleasedDictionary,
+            ValidationError::ReleasedDictionary,
         ),
         (
             "dictionary with a bad format",
@@ -238,14 +241,14 @@ fn malformed_schemas_are_refused_and_released_once() {
         (
             "tensor shape product",
             Box::new(move |c| schema(b"+w:6", None, fst(r#"{"shape":[2,4]}"#), vec![leaf("f")], c)),
-            ArrowError::ExtensionMetadata {
+            ValidationError::ExtensionMetadata {
                 reason: "the product of \"shape\" is not the list size",
             },
         ),
         (
             "tensor JSON",
             Box::new(move |c| schema(b"+w:6", None, fst(r#"{"shape":[2,3"#), vec![leaf("f")], c)),
-            ArrowError::ExtensionMetadata {
+            ValidationError::ExtensionMetadata {
                 reason: "malformed JSON array",
             },
         ),
@@ -260,14 +263,14 @@ fn malformed_schemas_are_refused_and_released_once() {
                     c,
                 )
             }),
-            ArrowError::ExtensionMetadata {
+            ValidationError::ExtensionMetadata {
                 reason: "\"permutation\" is not a permutation of 0..ndim",
             },
         ),
         (
             "tensor storage",
             Box::new(move |c| schema(b"+l", None, fst(r#"{"shape":[6]}"#), vec![leaf("f")], c)),
-            ArrowError::ExtensionMetadata {
+            ValidationError::ExtensionMetadata {
                 reason: "fixed_shape_tensor storage is not a fixed-size list",
             },
         ),
@@ -305,26 +308,26 @@ fn malformed_arrays_are_refused_and_released_once() {
         &'static str,
         bool,
         Box<dyn Fn(&Counter) -> ArrowArray>,
-        ArrowError,
+        ValidationError,
     );
     let cases: Vec<Case> = vec![
         (
             "negative length",
             false,
             Box::new(move |c| array(-1, 0, 0, vec![None, values()], vec![], c)),
-            ArrowError::NegativeLength { length: -1 },
+            ValidationError::NegativeLength { length: -1 },
         ),
         (
             "negative offset",
             false,
             Box::new(move |c| array(2, 0, -3, vec![None, values()], vec![], c)),
-            ArrowError::NegativeOffset { offset: -3 },
+            ValidationError::NegativeOffset { offset: -3 },
         ),
         (
             "null_count -2",
             false,
             Box::new(move |c| array(2, -2, 0, vec![None, values()], vec![], c)),
-            ArrowError::InvalidNullCount {
+            ValidationError::InvalidNullCount {
                 null_count: -2,
                 length: 2,
             },
@@ -333,7 +336,7 @@ fn malformed_arrays_are_refused_and_released_once() {
             "null_count > length",
             false,
             Box::new(move |c| array(2, 3, 0, vec![bytes_of(&[0u8]), values()], vec![], c)),
-            ArrowError::InvalidNullCount {
+            ValidationError::InvalidNullCount {
                 null_count: 3,
                 length: 2,
             },
@@ -342,7 +345,7 @@ fn malformed_arrays_are_refused_and_released_once() {
             "three buffers",
             false,
             Box::new(move |c| array(2, 0, 0, vec![None, values(), None], vec![], c)),
-            ArrowError::BufferCount {
+            ValidationError::BufferCount {
                 expected: 2,
                 found: 3,
             },
@@ -351,7 +354,7 @@ fn malformed_arrays_are_refused_and_released_once() {
             "one buffer",
             false,
             Box::new(move |c| array(2, 0, 0, vec![None], vec![], c)),
-            ArrowError::BufferCount {
+            ValidationError::BufferCount {
                 expected: 2,
                 found: 1,
             },
@@ -363,31 +366,31 @@ fn malformed_arrays_are_refused_and_released_once() {
                 buffers: ptr::null_mut(),
                 ..array(2, 0, 0, vec![None, values()], vec![], c)
             }),
-            ArrowError::NullBuffers,
+            ValidationError::NullBuffers,
         ),
         (
             "NULL data",
             false,
             Box::new(|c| array(2, 0, 0, vec![None, None], vec![], c)),
-            ArrowError::NullBuffer { index: 1 },
+            ValidationError::NullBuffer { index: 1 },
         ),
         (
             "nulls without bitmap",
             false,
             Box::new(move |c| array(2, 1, 0, vec![None, values()], vec![], c)),
-            ArrowError::NullBuffer { index: 0 },
+            ValidationError::NullBuffer { index: 0 },
         ),
         (
             "offset + length overflow",
             false,
             Box::new(move |c| array(2, 0, i64::MAX, vec![None, values()], vec![], c)),
-            ArrowError::SizeOverflow,
+            ValidationError::SizeOverflow,
         ),
         (
             "bytes overflow isize",
             false,
             Box::new(move |c| array(1, 0, i64::MAX / 2, vec![None, values()], vec![], c)),
-            ArrowError::SizeOverflow,
+            ValidationError::SizeOverflow,
         ),
         (
             "child where none",
@@ -402,7 +405,7 @@ fn malformed_arrays_are_refused_and_released_once() {
                     c,
                 )
             }),
-            ArrowError::ChildCount {
+            ValidationError::ChildCount {
                 expected: 0,
                 found: 1,
             },
@@ -420,7 +423,7 @@ fn malformed_arrays_are_refused_and_released_once() {
                     c,
                 )
             }),
-            ArrowError::ChildTooShort {
+            ValidationError::ChildTooShort {
                 index: 0,
                 needed: 6,
                 found: 5,
@@ -433,7 +436,7 @@ fn malformed_arrays_are_refused_and_released_once() {
                 n_children: 1,
                 ..array(1, 0, 0, vec![None], vec![], c)
             }),
-            ArrowError::NullChildren,
+            ValidationError::NullChildren,
         ),
         (
             "released child",
@@ -445,7 +448,7 @@ fn malformed_arrays_are_refused_and_released_once() {
                 unsafe { child.release.unwrap()(&mut child) };
                 array(1, 0, 0, vec![None], vec![child], c)
             }),
-            ArrowError::ReleasedChild { index: 0 },
+            ValidationError::ReleasedChild { index: 0 },
         ),
         (
             "child negative length",
@@ -460,7 +463,7 @@ fn malformed_arrays_are_refused_and_released_once() {
                     c,
                 )
             }),
-            ArrowError::NegativeLength { length: -4 },
+            ValidationError::NegativeLength { length: -4 },
         ),
         (
             "dictionary the schema lacks",
@@ -471,7 +474,7 @@ fn malformed_arrays_are_refused_and_released_once() {
                     int32s(&[1], &counter()),
                 )
             }),
-            ArrowError::DictionaryMismatch,
+            ValidationError::DictionaryMismatch,
         ),
     ];
     for (name, list, make, expected) in cases {
@@ -510,11 +513,11 @@ fn typed_access_applies_offset_validity_and_types() {
     assert_eq!((view.null_count(), bitmap.count_ones()), (Some(1), 3));
     assert!(matches!(
         view.values::<u32>(),
-        Err(ArrowError::TypeMismatch { .. })
+        Err(ReadError::TypeMismatch { .. })
     ));
     assert!(matches!(
         view.values::<f32>(),
-        Err(ArrowError::TypeMismatch { .. })
+        Err(ReadError::TypeMismatch { .. })
     ));
     drop(imported);
     assert_eq!(count(&calls), 1);
@@ -560,7 +563,7 @@ fn misaligned_values_are_refused() {
     let array = import_array(&mut raw, schema.view()).unwrap();
     assert_eq!(
         array.view(schema.view()).unwrap().values::<i64>(),
-        Err(ArrowError::Misaligned { index: 1 })
+        Err(ReadError::Misaligned { index: 1 })
     );
 }
 
@@ -602,7 +605,7 @@ fn device_arrays_import_and_guard_host_access() {
     assert!(view.buffer(1).is_some());
     assert_eq!(
         view.values::<i32>(),
-        Err(ArrowError::NotHostAccessible {
+        Err(ReadError::NotHostAccessible {
             device_type: kDLCUDA
         })
     );
@@ -644,13 +647,13 @@ fn device_types_convert_losslessly() {
     ] {
         assert_eq!(
             ArrowDeviceType::try_from(device_type),
-            Err(ArrowError::DeviceNotInArrow { device_type })
+            Err(BridgeError::DeviceNotInArrow { device_type })
         );
     }
     let huge = i64::from(i32::MAX) + 1;
     assert_eq!(
         dlpack_device(ARROW_DEVICE_CUDA, huge),
-        Err(ArrowError::DeviceIdOutOfRange { device_id: huge })
+        Err(BridgeError::DeviceIdOutOfRange { device_id: huge })
     );
 }
 
@@ -739,7 +742,7 @@ fn stream_errors_carry_code_and_message_or_none() {
     raw.get_next = None;
     assert_eq!(
         import_stream(&mut raw).unwrap_err(),
-        ArrowError::NullCallback { name: "get_next" }
+        ValidationError::NullCallback { name: "get_next" }
     );
 }
 
@@ -754,7 +757,7 @@ fn stream_items_that_do_not_fit_the_schema_end_the_stream() {
     assert_eq!(error.code(), errno::EINVAL);
     assert_eq!(
         error.message(),
-        Some(&*ArrowError::SchemaMismatch.to_string())
+        Some(&*ValidationError::SchemaMismatch.to_string())
     );
     let items = vec![Ok(Array::fixed_size_list(
         Array::from_vec(vec![1i32, 2]).unwrap(),
@@ -768,7 +771,7 @@ fn stream_items_that_do_not_fit_the_schema_end_the_stream() {
     assert_eq!(error.code(), errno::EINVAL);
     assert_eq!(
         error.message(),
-        Some(&*ArrowError::SchemaMismatch.to_string())
+        Some(&*ValidationError::SchemaMismatch.to_string())
     );
 }
 
@@ -821,7 +824,7 @@ fn arrays_are_only_read_with_the_schema_they_were_sized_for() {
     let wide = SchemaDef::new("l").unwrap().export().unwrap();
     assert_eq!(
         values.view(wide.view()).unwrap_err(),
-        ArrowError::SchemaMismatch
+        ValidationError::SchemaMismatch
     );
     let exact = SchemaDef::new("i")
         .unwrap()
@@ -842,19 +845,19 @@ fn arrays_are_only_read_with_the_schema_they_were_sized_for() {
     let twin = int32_schema();
     assert_eq!(
         imported.view(twin.view()).unwrap_err(),
-        ArrowError::SchemaMismatch
+        ValidationError::SchemaMismatch
     );
     let mut raw = schema_with_child();
     let list = import_schema(&mut raw).unwrap();
     let child = list.view().child(0).unwrap();
     assert_eq!(
         imported.view(child).unwrap_err(),
-        ArrowError::SchemaMismatch
+        ValidationError::SchemaMismatch
     );
     // Nor can it be wrapped into a list whose layout this crate would have to vouch for.
     assert_eq!(
         Array::fixed_size_list(imported, 2).unwrap_err(),
-        ArrowError::SchemaMismatch
+        ValidationError::SchemaMismatch
     );
 
     // A device array from a moved Schema still matches (the root's identity is the object).
@@ -878,7 +881,7 @@ fn arrays_are_only_read_with_the_schema_they_were_sized_for() {
     );
     assert_eq!(
         device.view(twin.view()).unwrap_err(),
-        ArrowError::SchemaMismatch
+        ValidationError::SchemaMismatch
     );
 }
 

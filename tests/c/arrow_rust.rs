@@ -8,8 +8,8 @@ use std::ffi::{c_char, c_int};
 use std::ptr;
 
 use dlpack_abi::arrow::{
-    errno, Array, ArrayParts, ArrayStream, ArrowError, AsyncProducer, AsyncState, DeviceArray,
-    DeviceArrayStream, ProducerError, Schema, SchemaDef, SchemaRef, StreamError,
+    errno, Array, ArrayParts, ArrayStream, AsyncProducer, AsyncState, DeviceArray,
+    DeviceArrayStream, ProducerError, Schema, SchemaDef, SchemaRef, StreamError, ValidationError,
 };
 use dlpack_abi::dlpack::{ManagedStruct, ManagedTensor};
 use dlpack_abi::raw::{
@@ -63,7 +63,7 @@ pub struct Report {
     name: [c_char; 32],
     /// A metadata value, or the producer's error message.
     text: [c_char; 64],
-    /// The `ArrowError` message when a function returns -1.
+    /// The error's message when a function returns -1.
     error: [c_char; 128],
 }
 
@@ -82,11 +82,11 @@ fn put<const N: usize>(buf: &mut [c_char; N], s: &[u8]) {
     buf[len] = 0;
 }
 
+/// Any error of the crate's layers (validation, reads, the bridge, typed access).
+type Failure = Box<dyn std::error::Error>;
+
 /// Runs `body` on `report`: 0 on success, -1 with the error's message in `report.error`.
-fn reporting(
-    report: &mut Report,
-    body: impl FnOnce(&mut Report) -> Result<(), ArrowError>,
-) -> c_int {
+fn reporting(report: &mut Report, body: impl FnOnce(&mut Report) -> Result<(), Failure>) -> c_int {
     match body(report) {
         Ok(()) => 0,
         Err(error) => {
@@ -97,7 +97,7 @@ fn reporting(
 }
 
 /// Reads a validated i32 array into `report`: length, offset, null counts, sum of valid values.
-fn read_i32(view: dlpack_abi::arrow::ArrayView<'_>, report: &mut Report) -> Result<(), ArrowError> {
+fn read_i32(view: dlpack_abi::arrow::ArrayView<'_>, report: &mut Report) -> Result<(), Failure> {
     let values = view.values::<i32>()?;
     let validity = view.validity()?;
     let valid = |i: usize| validity.map_or(true, |bitmap| bitmap.get(i) == Some(true));
@@ -232,7 +232,7 @@ pub unsafe extern "C" fn rust_import_device(
 }
 
 /// Records the end of a stream's iteration: a producer error (code and message), or `None`.
-fn stream_end(error: Option<StreamError>, report: &mut Report) -> Result<(), ArrowError> {
+fn stream_end(error: Option<StreamError>, report: &mut Report) -> Result<(), Failure> {
     match error {
         None => report.ended = 1,
         Some(StreamError::Producer(error)) => {
@@ -240,7 +240,7 @@ fn stream_end(error: Option<StreamError>, report: &mut Report) -> Result<(), Arr
             report.has_message = error.message().is_some().into();
             put(&mut report.text, error.message().unwrap_or("").as_bytes());
         }
-        Some(StreamError::Invalid(error)) => return Err(error),
+        Some(StreamError::Invalid(error)) => return Err(error.into()),
         Some(other) => put(&mut report.text, other.to_string().as_bytes()),
     }
     Ok(())
@@ -265,7 +265,7 @@ pub unsafe extern "C" fn rust_consume_stream(
             match stream.next() {
                 Some(Ok(array)) => {
                     report.items += 1;
-                    let schema = stream.schema().map_err(|_| ArrowError::Released)?;
+                    let schema = stream.schema().map_err(|_| ValidationError::Released)?;
                     put(&mut report.name, schema.name().unwrap_or("").as_bytes());
                     read_i32(array.view(schema)?, report)?;
                 }
@@ -303,7 +303,7 @@ pub unsafe extern "C" fn rust_consume_device_stream(
                 Some(Ok(array)) => {
                     report.items += 1;
                     report.device_id = array.device_id();
-                    let schema = stream.schema().map_err(|_| ArrowError::Released)?;
+                    let schema = stream.schema().map_err(|_| ValidationError::Released)?;
                     read_i32(array.view(schema)?, report)?;
                 }
                 Some(Err(error)) => break Some(error),
@@ -315,7 +315,7 @@ pub unsafe extern "C" fn rust_consume_device_stream(
 }
 
 /// The field Rust exports: int32 named `rust_col` with metadata `origin` = `rust`.
-fn rust_field() -> Result<SchemaDef, ArrowError> {
+fn rust_field() -> Result<SchemaDef, ValidationError> {
     Ok(SchemaDef::new("i")?
         .with_name("rust_col")
         .with_metadata("origin", "rust")
@@ -323,8 +323,10 @@ fn rust_field() -> Result<SchemaDef, ArrowError> {
 }
 
 /// An int32 array [start, start + 1, ..., start + n - 1] over a counted vector.
-fn counted_i32(start: i32, n: i32) -> Result<Array, ArrowError> {
-    Array::from_vec(Counted((start..start + n).collect::<Vec<i32>>()))
+fn counted_i32(start: i32, n: i32) -> Result<Array, Failure> {
+    Ok(Array::from_vec(Counted(
+        (start..start + n).collect::<Vec<i32>>(),
+    ))?)
 }
 
 /// Exports an int32 schema and the array [10, null, 30, 40] (offset 1 into its buffers: the

@@ -111,15 +111,14 @@ impl Drop for Transposed {
     }
 }
 
-// SAFETY: the same memory the imported tensor describes, with its two dimensions swapped: every
-// element reached is one the original reached. Flags are kept (read-only stays read-only).
+// SAFETY: the memory the imported tensor reaches (kept alive by it), with its two dimensions
+// swapped; the export checks that the transpose stays inside it. Flags are kept (read-only
+// stays read-only), and nothing in Rust references the memory.
 unsafe impl TensorOwner for Transposed {
     fn describe(&mut self) -> TensorDescription<'_> {
-        let raw = self.inner.view().raw();
-        TensorDescription::new(raw.data, raw.device, raw.dtype, &self.shape)
-            .with_strides(&self.strides)
-            .with_byte_offset(raw.byte_offset)
-            .with_flags(self.inner.view().flags())
+        let mut description = TensorDescription::of(&self.inner.view());
+        description.shape = &self.shape;
+        description.with_strides(&self.strides)
     }
     fn ndim(&mut self) -> usize {
         2

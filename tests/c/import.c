@@ -190,9 +190,19 @@ int main(void) {
   {
     int deleted = 0, i, all = 1;
     int32_t buffer[6] = {0, 0, 0, 0, 0, 0};
-    code = rust_fill_versioned(versioned(cpu_i32(buffer, 2, shape23, row_major), &deleted), 9, report, CAP);
+    DLManagedTensorVersioned* m = versioned(cpu_i32(buffer, 2, shape23, row_major), &deleted);
+    m->flags = DLPACK_FLAG_BITMASK_IS_COPIED; /* the consumer's alone: writable through &mut */
+    code = rust_fill_versioned(m, 9, report, CAP);
     for (i = 0; i < 6; i++) all = all && buffer[i] == 9;
-    expect("fill writable", code, report, 0, all ? "filled" : "<buffer not filled>", deleted, 1);
+    expect("fill copied", code, report, 0, all ? "filled" : "<buffer not filled>", deleted, 1);
+  }
+  {
+    int deleted = 0, i, untouched = 1;
+    int32_t buffer[6] = {0, 0, 0, 0, 0, 0};
+    /* Writable but not IS_COPIED: the producer may have handed the memory to others too. */
+    code = rust_fill_versioned(versioned(cpu_i32(buffer, 2, shape23, row_major), &deleted), 9, report, CAP);
+    for (i = 0; i < 6; i++) untouched = untouched && buffer[i] == 0;
+    expect("fill shared", code, report, 1, untouched ? "not IS_COPIED" : "<buffer written>", deleted, 1);
   }
   {
     int deleted = 0, i, untouched = 1;

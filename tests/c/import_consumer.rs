@@ -61,7 +61,9 @@ pub unsafe extern "C" fn rust_import_versioned(
     capacity: usize,
 ) -> c_int {
     // SAFETY: the caller hands the tensor over (this function's contract).
-    let result = unsafe { VersionedTensor::from_raw(tensor) }.and_then(|t| describe(&t));
+    let result = unsafe { VersionedTensor::from_raw(tensor) }
+        .map_err(TensorError::from)
+        .and_then(|t| describe(&t));
     report(result, out, capacity)
 }
 
@@ -76,12 +78,15 @@ pub unsafe extern "C" fn rust_import_legacy(
     capacity: usize,
 ) -> c_int {
     // SAFETY: as above.
-    let result = unsafe { LegacyTensor::from_raw(tensor) }.and_then(|t| describe(&t));
+    let result = unsafe { LegacyTensor::from_raw(tensor) }
+        .map_err(TensorError::from)
+        .and_then(|t| describe(&t));
     report(result, out, capacity)
 }
 
-/// Imports, writes `value` into every element through the safe mutable slice (refused for
-/// READ_ONLY), then drops. Returns 0 on success, 1 on refusal.
+/// Imports, writes `value` into every element through the safe mutable slice (granted only for
+/// IS_COPIED tensors, refused for READ_ONLY and shared ones), then drops. Returns 0 on success,
+/// 1 on refusal.
 ///
 /// # Safety
 /// As for [`rust_import_versioned`].
@@ -93,9 +98,11 @@ pub unsafe extern "C" fn rust_fill_versioned(
     capacity: usize,
 ) -> c_int {
     // SAFETY: as above.
-    let result = unsafe { VersionedTensor::from_raw(tensor) }.and_then(|mut t| {
-        t.as_mut_slice::<i32>()?.fill(value);
-        Ok(String::from("filled"))
-    });
+    let result = unsafe { VersionedTensor::from_raw(tensor) }
+        .map_err(TensorError::from)
+        .and_then(|mut t| {
+            t.as_mut_slice::<i32>()?.fill(value);
+            Ok(String::from("filled"))
+        });
     report(result, out, capacity)
 }

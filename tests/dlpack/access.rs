@@ -1,7 +1,7 @@
 //! Typed access to imported tensors: slices, strided reads, and every refusal.
 
 use crate::fixture::dlpack::{dtype, Fixture};
-use dlpack_abi::dlpack::{Element, LegacyTensor, TensorError, VersionedTensor};
+use dlpack_abi::dlpack::{AccessError, Element, LegacyTensor, VersionedTensor};
 use dlpack_abi::raw::*;
 
 /// Imports the fixture's versioned struct.
@@ -94,7 +94,7 @@ fn host_accessible_devices_only() {
             device_id: 2,
         };
         let tensor = import(&mut f);
-        let expected = TensorError::NotHostAccessible {
+        let expected = AccessError::NotHostAccessible {
             device: f.dl.device,
         };
         assert_eq!(
@@ -122,7 +122,7 @@ fn unknown_flags_are_reported_and_refuse_typed_access() {
     f.flags = 1 << 5 | 1;
     let tensor = import(&mut f);
     assert_eq!(tensor.view().flags().bits(), 1 << 5 | 1);
-    let expected = TensorError::UnknownFlags {
+    let expected = AccessError::UnknownFlags {
         flags: DLPackFlags::from_bits_retain(1 << 5 | 1),
     };
     assert_eq!(tensor.view().as_slice::<f32>(), Err(expected));
@@ -134,7 +134,7 @@ fn unknown_flags_are_reported_and_refuse_typed_access() {
 fn dtype_must_match_exactly() {
     let mut f = Fixture::f32(&[3]);
     let tensor = import(&mut f);
-    let mismatch = |requested| TensorError::DtypeMismatch {
+    let mismatch = |requested| AccessError::DtypeMismatch {
         requested,
         found: f32::DTYPE,
     };
@@ -150,7 +150,7 @@ fn dtype_must_match_exactly() {
     let tensor = import(&mut lanes);
     assert!(matches!(
         tensor.view().as_slice::<f32>(),
-        Err(TensorError::DtypeMismatch { .. })
+        Err(AccessError::DtypeMismatch { .. })
     ));
     let mut unknown = Fixture::f32(&[4]);
     unknown.dl.dtype.code = DLDataTypeCode(18);
@@ -176,7 +176,7 @@ fn alignment_is_checked_at_the_real_start() {
     let mut f = Fixture::f32(&[3]);
     f.dl.byte_offset = 2;
     let tensor = import(&mut f);
-    let expected = TensorError::Misaligned {
+    let expected = AccessError::Misaligned {
         address: f.data_address() + 2,
         align: 4,
     };
@@ -199,7 +199,7 @@ fn slices_need_contiguity_strided_access_does_not() {
     f.set_strides(&[1, 2]);
     let tensor = import(&mut f);
     let view = tensor.view();
-    assert_eq!(view.as_slice::<f32>(), Err(TensorError::NotContiguous));
+    assert_eq!(view.as_slice::<f32>(), Err(AccessError::NotContiguous));
     assert_eq!(
         view.as_slice_memory_order::<f32>().unwrap(),
         [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
@@ -217,7 +217,7 @@ fn slices_need_contiguity_strided_access_does_not() {
     let tensor = import(&mut f);
     assert_eq!(
         tensor.view().as_slice_memory_order::<f32>(),
-        Err(TensorError::NotContiguous)
+        Err(AccessError::NotContiguous)
     );
     assert!(tensor.view().iter::<f32>().unwrap().eq([0.0, 2.0, 4.0]));
 }
@@ -286,7 +286,7 @@ fn zero_d_and_empty_tensors() {
     assert!(view.iter::<i32>().unwrap().eq([42]));
     assert_eq!(
         view.get::<i32>(&[0]),
-        Err(TensorError::IndexRank { ndim: 0, given: 1 })
+        Err(AccessError::IndexRank { ndim: 0, given: 1 })
     );
 
     let mut f = Fixture::f32(&[2, 0, 3]);
@@ -297,7 +297,7 @@ fn zero_d_and_empty_tensors() {
     assert_eq!(view.iter::<f32>().unwrap().len(), 0);
     assert_eq!(
         view.get::<f32>(&[0, 0, 0]),
-        Err(TensorError::IndexOutOfBounds {
+        Err(AccessError::IndexOutOfBounds {
             dim: 1,
             index: 0,
             extent: 0
@@ -312,11 +312,11 @@ fn get_checks_rank_and_bounds() {
     let view = tensor.view();
     assert_eq!(
         view.get::<f32>(&[1]),
-        Err(TensorError::IndexRank { ndim: 2, given: 1 })
+        Err(AccessError::IndexRank { ndim: 2, given: 1 })
     );
     assert_eq!(
         view.get::<f32>(&[2, 0]),
-        Err(TensorError::IndexOutOfBounds {
+        Err(AccessError::IndexOutOfBounds {
             dim: 0,
             index: 2,
             extent: 2
@@ -324,7 +324,7 @@ fn get_checks_rank_and_bounds() {
     );
     assert_eq!(
         view.get::<f32>(&[0, usize::MAX]),
-        Err(TensorError::IndexOutOfBounds {
+        Err(AccessError::IndexOutOfBounds {
             dim: 1,
             index: usize::MAX,
             extent: 3
@@ -334,8 +334,10 @@ fn get_checks_rank_and_bounds() {
 }
 
 #[test]
-fn mutable_access_respects_read_only() {
+fn safe_mutable_access_needs_a_tensor_the_consumer_holds_alone() {
+    // IS_COPIED: the spec makes the memory the consumer's alone.
     let mut f = Fixture::f32(&[3]);
+    f.flags = DLPackFlags::IS_COPIED.bits();
     let mut tensor = import(&mut f);
     tensor
         .as_mut_slice::<f32>()
@@ -343,48 +345,89 @@ fn mutable_access_respects_read_only() {
         .copy_from_slice(&[7.0, 8.0, 9.0]);
     assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [7.0, 8.0, 9.0]);
 
+    // Writable but not IS_COPIED: the producer may have handed the memory to others too.
     let mut f = Fixture::f32(&[3]);
-    f.flags = DLPackFlags::READ_ONLY.bits();
     let mut tensor = import(&mut f);
-    assert_eq!(tensor.as_mut_slice::<f32>(), Err(TensorError::ReadOnly));
-    assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [0.0, 1.0, 2.0]);
+    assert_eq!(tensor.as_mut_slice::<f32>(), Err(AccessError::NotExclusive));
 
-    // IS_COPIED alone is writable; other refusals apply as for reading.
+    for flags in [
+        DLPackFlags::READ_ONLY,
+        DLPackFlags::READ_ONLY | DLPackFlags::IS_COPIED,
+    ] {
+        let mut f = Fixture::f32(&[3]);
+        f.flags = flags.bits();
+        let mut tensor = import(&mut f);
+        assert_eq!(tensor.as_mut_slice::<f32>(), Err(AccessError::ReadOnly));
+        // SAFETY: refused before any slice exists.
+        let unchecked = unsafe { tensor.as_mut_slice_unchecked::<f32>() };
+        assert_eq!(unchecked, Err(AccessError::ReadOnly));
+        assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [0.0, 1.0, 2.0]);
+    }
+
+    // Other refusals apply as for reading.
     let mut f = Fixture::f32(&[2, 3]);
     f.flags = DLPackFlags::IS_COPIED.bits();
     f.set_strides(&[1, 2]);
     let mut tensor = import(&mut f);
     assert_eq!(
         tensor.as_mut_slice::<f32>(),
-        Err(TensorError::NotContiguous)
+        Err(AccessError::NotContiguous)
     );
     assert!(matches!(
         tensor.as_mut_slice::<u8>(),
-        Err(TensorError::NotContiguous)
+        Err(AccessError::NotContiguous)
     ));
 
     let mut f = Fixture::f32(&[3]);
+    f.flags = DLPackFlags::IS_COPIED.bits();
     f.dl.device.device_type = kDLCUDA;
     let mut tensor = import(&mut f);
     assert!(matches!(
         tensor.as_mut_slice::<f32>(),
-        Err(TensorError::NotHostAccessible { .. })
+        Err(AccessError::NotHostAccessible { .. })
     ));
 }
 
+/// Regression (two live `&mut [T]` over the same memory from safe code): a producer that hands
+/// the same writable memory out twice (NumPy does, for one array imported twice) gives two
+/// tensors; neither may hand out a safe mutable slice.
 #[test]
-fn legacy_mutable_access_is_unsafe_but_checked() {
+fn the_same_memory_imported_twice_gives_no_safe_mutable_slice() {
+    let mut first = Fixture::f32(&[3]);
+    let mut second = Fixture::f32(&[3]);
+    second.dl.data = first.dl.data; // the same memory, handed out again
+    let mut a = import(&mut first);
+    let mut b = import(&mut second);
+    assert_eq!(a.view().data_ptr(), b.view().data_ptr());
+    assert_eq!(a.as_mut_slice::<f32>(), Err(AccessError::NotExclusive));
+    assert_eq!(b.as_mut_slice::<f32>(), Err(AccessError::NotExclusive));
+    // Reads are shared and fine.
+    assert_eq!(
+        a.view().as_slice::<f32>().unwrap(),
+        b.view().as_slice::<f32>().unwrap()
+    );
+}
+
+#[test]
+fn unchecked_mutable_access_is_unsafe_but_checked() {
     let mut f = Fixture::f32(&[3]);
     // SAFETY: handed over once.
     let mut tensor = unsafe { LegacyTensor::from_raw(f.legacy()) }.unwrap();
-    // SAFETY: this test's producer allows writes.
-    unsafe { tensor.as_mut_slice::<f32>() }.unwrap()[0] = -1.0;
+    // SAFETY: this test's producer allows writes and nothing else holds the memory.
+    unsafe { tensor.as_mut_slice_unchecked::<f32>() }.unwrap()[0] = -1.0;
     assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [-1.0, 1.0, 2.0]);
     // SAFETY: as above; the dtype check still applies.
-    let wrong = unsafe { tensor.as_mut_slice::<i32>() };
-    assert!(matches!(wrong, Err(TensorError::DtypeMismatch { .. })));
+    let wrong = unsafe { tensor.as_mut_slice_unchecked::<i32>() };
+    assert!(matches!(wrong, Err(AccessError::DtypeMismatch { .. })));
     drop(tensor);
     assert_eq!(f.calls(), 1);
+
+    // A versioned tensor that is not IS_COPIED, written under the caller's promise.
+    let mut f = Fixture::f32(&[2]);
+    let mut tensor = import(&mut f);
+    // SAFETY: as above.
+    unsafe { tensor.as_mut_slice_unchecked::<f32>() }.unwrap()[1] = 5.0;
+    assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [0.0, 5.0]);
 }
 
 #[test]

@@ -2,7 +2,7 @@
 //! tensor back, and every deleter in the chain runs exactly once.
 
 use crate::fixture::dlpack::Fixture;
-use dlpack_abi::dlpack::{LegacyTensor, TensorError, VersionedTensor};
+use dlpack_abi::dlpack::{AccessError, ExportError, LegacyTensor, VersionedTensor};
 use dlpack_abi::raw::*;
 
 #[test]
@@ -64,7 +64,13 @@ fn a_writable_upgrade_allows_writes() {
     // SAFETY: the fixture's data is writable.
     let mut versioned = unsafe { legacy.into_versioned_writable() };
     assert_eq!(versioned.view().flags(), DLPackFlags::empty());
-    versioned.as_mut_slice::<f32>().unwrap()[1] = 8.0;
+    // Writable, but not proven exclusive (a legacy producer may share it): unsafe access only.
+    assert_eq!(
+        versioned.as_mut_slice::<f32>(),
+        Err(AccessError::NotExclusive)
+    );
+    // SAFETY: the fixture's data is writable and nothing else holds it.
+    unsafe { versioned.as_mut_slice_unchecked::<f32>() }.unwrap()[1] = 8.0;
     assert_eq!(versioned.view().as_slice::<f32>().unwrap(), [0.0, 8.0]);
     drop(versioned);
     assert_eq!(f.calls(), 1);
@@ -99,7 +105,7 @@ fn a_versioned_tensor_is_exposed_as_legacy_unless_a_flag_would_be_lost() {
         let error = tensor.into_legacy().unwrap_err();
         assert_eq!(
             error.error(),
-            TensorError::FlagsNotRepresentable {
+            ExportError::FlagsNotRepresentable {
                 flags: flags.difference(DLPackFlags::IS_COPIED)
             }
         );
@@ -123,7 +129,7 @@ fn chains_of_adapters_call_each_deleter_once() {
     assert!(read_only.into_legacy().is_err_and(|refused| {
         // The refused tensor is dropped with the error: the whole chain unwinds once.
         refused.error()
-            == TensorError::FlagsNotRepresentable {
+            == ExportError::FlagsNotRepresentable {
                 flags: DLPackFlags::READ_ONLY,
             }
     }));

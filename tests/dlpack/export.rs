@@ -5,8 +5,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use dlpack_abi::dlpack::{
-    Element, Export, HostBuffer, HostMemory, LegacyTensor, TensorDescription, TensorError,
-    TensorOwner, VersionedTensor, MAX_NDIM,
+    AccessError, Element, Export, ExportError, HostBuffer, HostMemory, ImportError, LegacyTensor,
+    TensorDescription, TensorOwner, VersionedTensor, MAX_NDIM,
 };
 use dlpack_abi::raw::*;
 
@@ -115,7 +115,7 @@ fn boxed_slices_and_unique_arcs_are_writable_shared_arcs_read_only() {
         shared.as_ptr() as usize
     );
     assert_eq!(tensor.view().flags(), DLPackFlags::READ_ONLY);
-    assert_eq!(tensor.as_mut_slice::<i16>(), Err(TensorError::ReadOnly));
+    assert_eq!(tensor.as_mut_slice::<i16>(), Err(AccessError::ReadOnly));
     assert_eq!(Arc::strong_count(&shared), 2);
     drop(tensor);
     assert_eq!(Arc::strong_count(&shared), 1, "the deleter dropped its Arc");
@@ -153,13 +153,14 @@ fn flags_read_only_on_request_and_is_copied_only_for_copies() {
 
 #[test]
 fn empty_and_zero_d_tensors() {
-    // Empty: data NULL, byte_offset 0, strides still sent.
+    // Empty: data NULL, byte_offset 0, strides still sent (NumPy's compact strides: zero
+    // extents count as one).
     let (buffer, dropped) = counted(Vec::<f32>::with_capacity(8));
     let tensor = Export::new(buffer, &[2, 0, 3]).finish().unwrap();
     let t = &tensor.as_raw().dl_tensor;
     assert!(t.data.is_null());
     assert_eq!(t.byte_offset, 0);
-    assert_eq!(dims(t), (vec![2, 0, 3], vec![0, 3, 1]));
+    assert_eq!(dims(t), (vec![2, 0, 3], vec![3, 3, 1]));
     assert_eq!(tensor.view().as_slice::<f32>().unwrap(), [0f32; 0]);
     drop(tensor);
     assert_eq!(drops(&dropped), 1);
@@ -221,49 +222,39 @@ fn strides_and_offset_use_byte_offset_from_the_buffer_start() {
 
 #[test]
 fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
-    type Build = fn(Counted<f32>) -> Result<VersionedTensor, TensorError>;
+    type Build = fn(Counted<f32>) -> Result<VersionedTensor, ExportError>;
     let too_many: Vec<i64> = vec![1; MAX_NDIM + 1];
-    let cases: Vec<(&str, Build, TensorError)> = vec![
+    // Six f32s: a 24-byte buffer. Reaches are in bytes from its start.
+    let outside = |first, end| ExportError::OutsideBuffer {
+        first,
+        end,
+        len: 24,
+    };
+    let cases: Vec<(&str, Build, ExportError)> = vec![
         (
             "more elements than the buffer",
             |b| Export::new(b, &[2, 4]).finish(),
-            TensorError::OutsideBuffer {
-                first: 0,
-                last: 7,
-                len: 6,
-            },
+            outside(0, 32),
         ),
         (
             "offset past the end",
             |b| Export::new(b, &[1]).offset(6).finish(),
-            TensorError::OutsideBuffer {
-                first: 6,
-                last: 6,
-                len: 6,
-            },
+            outside(24, 28),
         ),
         (
             "negative stride before the start",
             |b| Export::new(b, &[3]).strides(&[-1]).offset(1).finish(),
-            TensorError::OutsideBuffer {
-                first: -1,
-                last: 1,
-                len: 6,
-            },
+            outside(-4, 8),
         ),
         (
             "stride past the end",
             |b| Export::new(b, &[2]).strides(&[6]).finish(),
-            TensorError::OutsideBuffer {
-                first: 0,
-                last: 6,
-                len: 6,
-            },
+            outside(0, 28),
         ),
         (
             "strides of the wrong length",
             |b| Export::new(b, &[2, 3]).strides(&[3]).finish(),
-            TensorError::StridesLength {
+            ExportError::StridesLength {
                 ndim: 2,
                 strides: 1,
             },
@@ -271,23 +262,23 @@ fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
         (
             "negative extent",
             |b| Export::new(b, &[-2]).finish(),
-            TensorError::NegativeExtent { dim: 0, extent: -2 },
+            ExportError::Invalid(ImportError::NegativeExtent { dim: 0, extent: -2 }),
         ),
         (
             "huge stride",
             |b| Export::new(b, &[2]).strides(&[i64::MAX]).finish(),
-            TensorError::StridesOverflow {
+            ExportError::Invalid(ImportError::StridesOverflow {
                 dim: 0,
                 stride: i64::MAX,
-            },
+            }),
         ),
         (
             "huge offset",
             |b| Export::new(b, &[1]).offset(usize::MAX).finish(),
-            TensorError::OutsideBuffer {
-                first: usize::MAX as i128,
-                last: usize::MAX as i128,
-                len: 6,
+            // The byte offset saturates on 64-bit targets (and the error's fields at i64::MAX).
+            {
+                let first = (usize::MAX as u64).saturating_mul(4).min(i64::MAX as u64) as i64;
+                outside(first, first.saturating_add(4))
             },
         ),
         (
@@ -298,10 +289,10 @@ fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
                     .offset(usize::MAX)
                     .finish()
             },
-            TensorError::ByteOffsetOverflow {
+            ExportError::Invalid(ImportError::ByteOffsetOverflow {
                 // Saturates on 64-bit targets; on 32-bit ones it exceeds the address space.
                 byte_offset: (usize::MAX as u64).saturating_mul(4),
-            },
+            }),
         ),
         (
             "read-only as legacy",
@@ -311,7 +302,7 @@ fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
                     .finish_legacy()
                     .map(|_| unreachable!())
             },
-            TensorError::FlagsNotRepresentable {
+            ExportError::FlagsNotRepresentable {
                 flags: DLPackFlags::READ_ONLY,
             },
         ),
@@ -324,16 +315,14 @@ fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
 
     let (buffer, dropped) = counted(vec![0f32; 6]);
     let error = Export::new(buffer, &too_many).finish().unwrap_err();
-    assert_eq!(error, TensorError::TooManyDims { ndim: 65 });
+    assert_eq!(
+        error,
+        ExportError::Invalid(ImportError::TooManyDims { ndim: 65 })
+    );
     assert_eq!(drops(&dropped), 1);
     assert_eq!(
-        TensorError::OutsideBuffer {
-            first: -1,
-            last: 1,
-            len: 6
-        }
-        .to_string(),
-        "the shape, strides and offset reach elements -1..=1, outside the buffer's 6 elements"
+        outside(-4, 8).to_string(),
+        "the shape, strides and offset reach bytes -4..8, outside the buffer's 24 bytes"
     );
 }
 
@@ -395,6 +384,8 @@ struct Custom {
     announced: Option<usize>,
     device: DLDevice,
     null_data: bool,
+    /// The buffer length the owner states, when not the whole vector's.
+    len: Option<usize>,
     flags: DLPackFlags,
     drops: Arc<AtomicUsize>,
 }
@@ -412,6 +403,7 @@ impl Custom {
                 device_id: 0,
             },
             null_data: false,
+            len: None,
             flags: DLPackFlags::empty(),
             drops: Arc::clone(&drops),
         };
@@ -425,8 +417,8 @@ impl Drop for Custom {
     }
 }
 
-// SAFETY: the description stays inside `values` for every shape these tests use (at most 24
-// elements, compact or with the strides given), except where a test expects a refusal.
+// SAFETY: `values` is the owner's own allocation, which nothing else references, and the length
+// stated is at most its size; the export checks everything else.
 unsafe impl TensorOwner for Custom {
     fn describe(&mut self) -> TensorDescription<'_> {
         let data = if self.null_data {
@@ -434,7 +426,8 @@ unsafe impl TensorOwner for Custom {
         } else {
             self.values.as_mut_ptr().cast()
         };
-        let mut d = TensorDescription::new(data, self.device, u16::DTYPE, &self.shape)
+        let len = self.len.unwrap_or(2 * self.values.len());
+        let mut d = TensorDescription::new(data, len, self.device, u16::DTYPE, &self.shape)
             .with_flags(self.flags);
         if let Some(strides) = &self.strides {
             d = d.with_strides(strides);
@@ -471,17 +464,17 @@ fn custom_owners_are_exported_and_checked_like_imports() {
     assert_eq!(tensor.view().device().device_id, 3);
     assert!(matches!(
         tensor.view().as_slice::<u16>(),
-        Err(TensorError::NotHostAccessible { .. })
+        Err(AccessError::NotHostAccessible { .. })
     ));
     drop(tensor);
     assert_eq!(drops(&dropped), 1);
 
     type Edit = fn(&mut Custom);
-    let refusals: Vec<(&str, Edit, TensorError)> = vec![
+    let refusals: Vec<(&str, Edit, ExportError)> = vec![
         (
             "ndim() disagrees with describe()",
             |o| o.announced = Some(2),
-            TensorError::NdimChanged {
+            ExportError::NdimChanged {
                 announced: 2,
                 described: 1,
             },
@@ -489,12 +482,12 @@ fn custom_owners_are_exported_and_checked_like_imports() {
         (
             "NULL data with elements",
             |o| o.null_data = true,
-            TensorError::NullData { elements: 4 },
+            ExportError::Invalid(ImportError::NullData { elements: 4 }),
         ),
         (
             "strides of the wrong length",
             |o| o.strides = Some(vec![1, 1]),
-            TensorError::StridesLength {
+            ExportError::StridesLength {
                 ndim: 1,
                 strides: 2,
             },
@@ -502,7 +495,27 @@ fn custom_owners_are_exported_and_checked_like_imports() {
         (
             "too many dimensions",
             |o| o.shape = vec![1; 70],
-            TensorError::TooManyDims { ndim: 70 },
+            ExportError::Invalid(ImportError::TooManyDims { ndim: 70 }),
+        ),
+        // The buffer an owner states bounds what its description may reach: an owner that
+        // allocated fewer bytes than it describes (the exchange allocator's old bug) is refused.
+        (
+            "a buffer smaller than the tensor",
+            |o| o.len = Some(6),
+            ExportError::OutsideBuffer {
+                first: 0,
+                end: 8,
+                len: 6,
+            },
+        ),
+        (
+            "strides reaching past the buffer",
+            |o| o.strides = Some(vec![8]),
+            ExportError::OutsideBuffer {
+                first: 0,
+                end: 50,
+                len: 48,
+            },
         ),
     ];
     for (name, edit, expected) in refusals {
@@ -518,7 +531,7 @@ fn custom_owners_are_exported_and_checked_like_imports() {
     let error = LegacyTensor::from_owner(owner).unwrap_err();
     assert_eq!(
         error,
-        TensorError::FlagsNotRepresentable {
+        ExportError::FlagsNotRepresentable {
             flags: DLPackFlags::IS_SUBBYTE_TYPE_PADDED
         }
     );

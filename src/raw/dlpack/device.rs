@@ -61,6 +61,37 @@ open_enum_names!(DLDeviceType {
     kDLTrn,
 });
 
+impl DLDeviceType {
+    /// Whether the host CPU can read and write the memory directly at `data + byte_offset`:
+    /// plain CPU memory, pinned host memory (`kDLCUDAHost`, `kDLROCMHost`) and CUDA managed
+    /// memory. The one rule behind typed access in the safe layers, for DLPack and Arrow alike.
+    ///
+    /// ```
+    /// use dlpack_abi::raw::{kDLCPU, kDLCUDA, kDLCUDAManaged};
+    ///
+    /// assert!(kDLCPU.is_host_accessible() && kDLCUDAManaged.is_host_accessible());
+    /// assert!(!kDLCUDA.is_host_accessible());
+    /// ```
+    pub const fn is_host_accessible(self) -> bool {
+        matches!(self, kDLCPU | kDLCUDAHost | kDLROCMHost | kDLCUDAManaged)
+    }
+
+    /// Whether `data` is an address in a flat address space (the host's or a device's), so that
+    /// an offset can be folded into it and its alignment is meaningful: the host-accessible
+    /// types, CUDA, ROCm and oneAPI unified shared memory. Other devices (OpenCL, Vulkan, Metal,
+    /// ...) pass opaque handles, and unknown or extension devices are not assumed to be flat.
+    ///
+    /// ```
+    /// use dlpack_abi::raw::{kDLCUDA, kDLOpenCL};
+    ///
+    /// assert!(kDLCUDA.is_addressable());
+    /// assert!(!kDLOpenCL.is_addressable());
+    /// ```
+    pub const fn is_addressable(self) -> bool {
+        self.is_host_accessible() || matches!(self, kDLCUDA | kDLROCM | kDLOneAPI)
+    }
+}
+
 /// A device: a [`DLDeviceType`] and an ordinal within it.
 #[repr(C)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

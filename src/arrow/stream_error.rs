@@ -1,0 +1,111 @@
+//! The errors of consumed streams: what a producer reported ([`ProducerError`]), or
+//! [`StreamError`] (that, or a struct refused by validation).
+
+use core::ffi::c_int;
+use core::fmt;
+
+use super::ValidationError;
+
+/// An error a stream's producer reported: an errno-style code and, when the producer gave one,
+/// its message (copied at once, as `get_last_error`'s string dies at the next call).
+///
+/// The message needs feature `alloc`; without it only the code is kept.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ProducerError {
+    code: c_int,
+    #[cfg(feature = "alloc")]
+    message: Option<alloc::string::String>,
+}
+
+impl ProducerError {
+    /// An error with `code` (non-zero; see [`errno`](super::errno)) and an optional message.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{errno, ProducerError};
+    ///
+    /// let error = ProducerError::new(errno::EIO, Some("disk on fire"));
+    /// assert_eq!(error.code(), errno::EIO);
+    /// assert_eq!(error.message(), Some("disk on fire"));
+    /// ```
+    #[cfg(feature = "alloc")]
+    pub fn new(code: c_int, message: Option<&str>) -> Self {
+        Self {
+            message: message.map(alloc::string::String::from),
+            ..Self::code_only(code)
+        }
+    }
+
+    /// An error with `code` and no message. A `code` of 0 (success) becomes `EIO`.
+    pub fn code_only(code: c_int) -> Self {
+        Self {
+            code: if code == 0 { super::errno::EIO } else { code },
+            #[cfg(feature = "alloc")]
+            message: None,
+        }
+    }
+
+    /// The errno-style code (never 0).
+    pub fn code(&self) -> c_int {
+        self.code
+    }
+
+    /// The producer's message, if it gave one (always `None` without feature `alloc`).
+    pub fn message(&self) -> Option<&str> {
+        #[cfg(feature = "alloc")]
+        return self.message.as_deref();
+        #[cfg(not(feature = "alloc"))]
+        None
+    }
+}
+
+impl fmt::Display for ProducerError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "the producer returned error {}", self.code)?;
+        match self.message() {
+            Some(message) => write!(f, ": {message}"),
+            None => f.write_str(" without a message"),
+        }
+    }
+}
+
+/// Why a stream yielded no item: the producer failed, or what it produced was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum StreamError {
+    /// `get_schema` or `get_next` returned a non-zero code.
+    Producer(ProducerError),
+    /// The stream itself, or the schema or array it produced, was refused (already released by
+    /// then).
+    Invalid(ValidationError),
+}
+
+impl From<ValidationError> for StreamError {
+    fn from(error: ValidationError) -> Self {
+        Self::Invalid(error)
+    }
+}
+
+impl From<ProducerError> for StreamError {
+    fn from(error: ProducerError) -> Self {
+        Self::Producer(error)
+    }
+}
+
+impl fmt::Display for StreamError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Producer(error) => error.fmt(f),
+            Self::Invalid(error) => error.fmt(f),
+        }
+    }
+}
+
+impl core::error::Error for StreamError {}
+impl core::error::Error for ProducerError {}
+
+/// A message as a C string (for `get_last_error` and `on_error`): interior NULs become spaces,
+/// so the whole message survives.
+#[cfg(feature = "alloc")]
+pub(crate) fn c_message(message: &str) -> Option<alloc::ffi::CString> {
+    alloc::ffi::CString::new(message.replace('\0', " ")).ok()
+}

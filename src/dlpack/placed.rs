@@ -1,0 +1,244 @@
+//! The one allocation of an export: the managed struct, the owner and the `shape`/`strides`
+//! arrays in one heap block, whose deleter drops the owner in place and frees the block.
+#![allow(unsafe_code)]
+
+use alloc::alloc::{alloc, dealloc, handle_alloc_error, Layout};
+use core::marker::PhantomData;
+use core::mem;
+use core::ptr::{self, NonNull};
+
+use super::export::check_inside;
+use super::validate::Meta;
+use super::{ExportError, ManagedStruct, ManagedTensor, TensorDescription, MAX_NDIM};
+use crate::raw::DLTensor;
+
+/// The one allocation of an export: the managed struct first (so that a pointer to it is a
+/// pointer to the context), then the owner, then `2 * ndim` `i64`s (shape, then strides).
+#[repr(C)]
+struct Context<M, O> {
+    header: M,
+    /// The allocation's layout, for the deleter.
+    layout: Layout,
+    owner: O,
+}
+
+/// An allocated context whose owner is in place and whose header is not written yet. Dropping
+/// it drops the owner and frees the allocation.
+pub(super) struct Placed<M: ManagedStruct, O> {
+    ctx: NonNull<Context<M, O>>,
+    ndim: usize,
+    dims_offset: usize,
+    _owns: PhantomData<O>,
+}
+
+impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
+    /// Allocates the context for `ndim <= MAX_NDIM` dimensions and moves `owner` into it. An
+    /// allocation failure goes to [`handle_alloc_error`], as for `Box` and `Vec`.
+    #[inline(always)]
+    pub(super) fn new(owner: O, ndim: usize) -> Self {
+        debug_assert!(ndim <= MAX_NDIM);
+        let head = Layout::new::<Context<M, O>>();
+        let Some((layout, dims_offset)) = Layout::array::<i64>(2 * ndim)
+            .ok()
+            .and_then(|dims| head.extend(dims).ok())
+        else {
+            // Only an owner within a few KiB of `isize::MAX` bytes gets here.
+            handle_alloc_error(head)
+        };
+        let layout = layout.pad_to_align();
+        // SAFETY: `layout` has a non-zero size (it holds the header).
+        let raw = unsafe { alloc(layout) }.cast::<Context<M, O>>();
+        let Some(ctx) = NonNull::new(raw) else {
+            handle_alloc_error(layout)
+        };
+        // SAFETY: `ctx` is a fresh allocation of `layout`, which starts with a `Context<M, O>`;
+        // the field is written in place, without a reference to the uninitialised header.
+        unsafe { ptr::addr_of_mut!((*raw).layout).write(layout) };
+        // SAFETY: as above.
+        unsafe { ptr::addr_of_mut!((*raw).owner).write(owner) };
+        Self {
+            ctx,
+            ndim,
+            dims_offset,
+            _owns: PhantomData,
+        }
+    }
+
+    /// The owner, in its final place.
+    ///
+    /// # Safety
+    /// The returned reference, and anything borrowed from it, must not be used after `self` is
+    /// dropped or finished.
+    #[inline(always)]
+    pub(super) unsafe fn owner<'o>(&self) -> &'o mut O {
+        // SAFETY: `new` initialised the owner; it stays there until `self` is dropped or the
+        // deleter runs (the caller's contract), and only this reference accesses it.
+        unsafe { &mut *ptr::addr_of_mut!((*self.ctx.as_ptr()).owner) }
+    }
+
+    /// The first of the `2 * ndim` `i64`s after the context.
+    #[inline(always)]
+    fn dims(&self) -> *mut i64 {
+        // SAFETY: `dims_offset` is inside the allocation (`Layout::extend` placed the array
+        // there), and the pointer keeps the allocation's provenance.
+        unsafe { self.ctx.as_ptr().cast::<u8>().add(self.dims_offset).cast() }
+    }
+
+    /// Checks `description`, writes the header and the dims, validates the result as an import
+    /// would and checks that every byte it reaches lies in the description's buffer. On error
+    /// the owner has been dropped and the allocation freed.
+    pub(super) fn finish(
+        self,
+        description: &TensorDescription<'_>,
+    ) -> Result<ManagedTensor<M>, ExportError> {
+        let header = self.write(description)?;
+        // SAFETY: we own the struct just built; its `shape` and `strides` point into our
+        // allocation, which lives until the deleter. On error the deleter (which drops the
+        // owner and frees everything) has run.
+        let tensor = unsafe { ManagedTensor::from_raw(header.as_ptr()) }?;
+        let (first, end) = tensor.view().reach_from_data();
+        // On error `tensor` is dropped: the deleter runs once.
+        check_inside(first, end, description.len)?;
+        Ok(tensor)
+    }
+
+    /// Like [`finish`](Self::finish) for a description known to be valid, with its `meta`.
+    ///
+    /// # Safety
+    /// `description` would pass import validation with `meta` as the result (exclusivity
+    /// aside), every byte it reaches lies in its buffer, and its flags are representable in `M`.
+    #[inline(always)]
+    pub(super) unsafe fn finish_validated(
+        self,
+        description: &TensorDescription<'_>,
+        meta: Meta,
+    ) -> ManagedTensor<M> {
+        let header = self.write_unchecked(description);
+        // SAFETY: as in `finish`, and the caller vouches for `meta`.
+        unsafe { ManagedTensor::from_validated(header, meta) }
+    }
+
+    /// Checks what the header cannot express, then writes it. Dropping `self` on error.
+    fn write(self, description: &TensorDescription<'_>) -> Result<NonNull<M>, ExportError> {
+        if description.shape.len() != self.ndim {
+            return Err(ExportError::NdimChanged {
+                announced: self.ndim,
+                described: description.shape.len(),
+            });
+        }
+        if let Some(strides) = description.strides {
+            if strides.len() != self.ndim {
+                return Err(ExportError::StridesLength {
+                    ndim: self.ndim,
+                    strides: strides.len(),
+                });
+            }
+        }
+        M::representable(description.flags)?;
+        Ok(self.write_unchecked(description))
+    }
+
+    /// Writes the dims (compact row-major strides computed in the same pass, last dimension
+    /// first) and the header, and hands the context over to the deleter.
+    #[inline(always)]
+    fn write_unchecked(self, description: &TensorDescription<'_>) -> NonNull<M> {
+        let n = self.ndim;
+        let shape = self.dims();
+        // SAFETY: `dims` has room for `2 * n` values (see `new`); `strides` follows `shape`.
+        let strides = unsafe { shape.add(n) };
+        let mut compact: i64 = 1;
+        let mut empty = false;
+        for dim in (0..n).rev() {
+            let extent = description.shape[dim];
+            let stride = match description.strides {
+                Some(given) => given[dim],
+                // `row_major_stride`'s rule, one dimension at a time (zero extents count as
+                // one); wrapping: an oversized shape is refused by validation afterwards.
+                None => compact,
+            };
+            compact = compact.wrapping_mul(extent.max(1));
+            empty |= extent == 0;
+            // SAFETY: `dim < n`: inside the shape array.
+            unsafe { shape.add(dim).write(extent) };
+            // SAFETY: `dim < n`: inside the strides array.
+            unsafe { strides.add(dim).write(stride) };
+        }
+        let dl_tensor = DLTensor {
+            data: if empty {
+                ptr::null_mut()
+            } else {
+                description.data
+            },
+            device: description.device,
+            // `n <= MAX_NDIM`.
+            ndim: n as i32,
+            dtype: description.dtype,
+            shape,
+            strides,
+            byte_offset: if empty { 0 } else { description.byte_offset },
+        };
+        let ctx = self.ctx.as_ptr();
+        let header = M::header(dl_tensor, ctx.cast(), delete::<M, O>, description.flags);
+        // SAFETY: the header is the context's first field, not yet initialised; from here on
+        // the deleter owns the context.
+        unsafe { ptr::addr_of_mut!((*ctx).header).write(header) };
+        mem::forget(self);
+        header_of(ctx)
+    }
+}
+
+/// The header of a context, as the pointer handed to consumers.
+#[inline(always)]
+fn header_of<M, O>(ctx: *mut Context<M, O>) -> NonNull<M> {
+    // SAFETY: `ctx` came from a successful allocation (`Placed::new`), so it is non-NULL; the
+    // header is at offset 0 (`repr(C)`), and the cast keeps the whole allocation's provenance,
+    // which the deleter needs to free it.
+    unsafe { NonNull::new_unchecked(ctx.cast::<M>()) }
+}
+
+impl<M: ManagedStruct, O> Drop for Placed<M, O> {
+    fn drop(&mut self) {
+        // SAFETY: the owner and the layout were written in `new`; the header was never
+        // finished (finishing forgets `self`), so this is the only owner of the allocation.
+        unsafe { destroy(self.ctx.as_ptr()) }
+    }
+}
+
+/// The deleter of every export: drops the owner in place and frees the one allocation.
+///
+/// A panic in the owner's `Drop` cannot unwind into the C caller: it would leave an
+/// `extern "C"` function, so the process aborts instead (Rust 1.81 and later).
+///
+/// # Safety
+/// `header` is NULL (nothing happens) or a pointer this crate's export handed out, and this is
+/// the only call for it.
+unsafe extern "C" fn delete<M, O>(header: *mut M) {
+    if header.is_null() {
+        return;
+    }
+    // SAFETY: by the DLPack contract the consumer passes back the pointer we handed out, once;
+    // it points to a context built by `Placed` whose provenance covers the whole allocation.
+    unsafe { destroy(header.cast::<Context<M, O>>()) }
+}
+
+/// Drops the owner in place and frees the context's allocation, also when the owner's `Drop`
+/// panics (the block is freed while the panic unwinds).
+///
+/// # Safety
+/// `ctx` points to a context allocated by [`Placed::new`] (layout and owner initialised), with
+/// the whole allocation's provenance, and nothing uses it afterwards.
+unsafe fn destroy<M, O>(ctx: *mut Context<M, O>) {
+    /// Frees the block when dropped: after the owner, or while its panic unwinds.
+    struct Free(*mut u8, Layout);
+    impl Drop for Free {
+        fn drop(&mut self) {
+            // SAFETY: the block `Placed::new` allocated with this layout, freed only here.
+            unsafe { dealloc(self.0, self.1) }
+        }
+    }
+    // SAFETY: the layout was written by `new` (caller's contract); read before the block is freed.
+    let layout = unsafe { ptr::addr_of!((*ctx).layout).read() };
+    let _free = Free(ctx.cast(), layout);
+    // SAFETY: the owner is initialised and dropped exactly once, here (caller's contract).
+    unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*ctx).owner)) };
+}

@@ -1,0 +1,201 @@
+//! Unit tests of the tensor rules: storage sizes, the reach walk, and the fast paths' agreement
+//! with full validation.
+
+use super::*;
+use crate::raw::{kDLBool, kDLCPU, kDLCUDA, kDLFloat, kDLInt, kDLUInt, DLDataTypeCode};
+
+fn dtype(code: DLDataTypeCode, bits: u8, lanes: u16) -> DLDataType {
+    DLDataType { code, bits, lanes }
+}
+
+fn storage(code: DLDataTypeCode, bits: u8, lanes: u16) -> Storage {
+    Storage::of(dtype(code, bits, lanes), DLPackFlags::empty()).unwrap()
+}
+
+#[test]
+fn storage_rounds_odd_widths_per_element_and_packs_sub_byte_ones() {
+    // Whole bytes.
+    assert_eq!(storage(kDLFloat, 32, 1).element_bytes(), Some(4));
+    assert_eq!(storage(kDLFloat, 32, 4).element_bytes(), Some(16));
+    // Odd widths above 8 bits round up per element, as the header's size formula does.
+    let int12 = storage(kDLInt, 12, 1);
+    assert_eq!(int12.element_bytes(), Some(2));
+    assert_eq!(int12.bytes_for(10), Some(20));
+    let fp6x2 = storage(kDLFloat6_e3m2fn, 6, 2);
+    assert_eq!(fp6x2.bytes_for(3), Some(6));
+    // Below 8 bits: packed, little bit-endian, ceil(n * bits / 8) bytes.
+    let fp4 = storage(kDLFloat4_e2m1fn, 4, 1);
+    assert!(fp4.is_packed());
+    assert_eq!((fp4.element_bytes(), fp4.bytes_for(3)), (None, Some(2)));
+    assert_eq!(storage(kDLUInt, 1, 1).bytes_for(9), Some(2));
+    // ... or one byte each when padded.
+    let padded = Storage::of(
+        dtype(kDLFloat4_e2m1fn, 4, 1),
+        DLPackFlags::IS_SUBBYTE_TYPE_PADDED,
+    )
+    .unwrap();
+    assert_eq!(padded.bytes_for(3), Some(3));
+    // The largest dtype still fits.
+    assert_eq!(
+        storage(kDLBool, 255, u16::MAX).element_bytes(),
+        Some(2_088_929)
+    );
+}
+
+#[test]
+fn storage_refuses_what_the_spec_forbids_and_sizes_that_overflow() {
+    let zero_lanes = dtype(kDLFloat, 32, 0);
+    assert_eq!(
+        Storage::of(zero_lanes, DLPackFlags::empty()),
+        Err(ImportError::ZeroLanes { dtype: zero_lanes })
+    );
+    let fp6_as_8 = dtype(kDLFloat6_e2m3fn, 8, 1);
+    assert_eq!(
+        Storage::of(fp6_as_8, DLPackFlags::empty()),
+        Err(ImportError::SubByteBits {
+            dtype: fp6_as_8,
+            expected: 6
+        })
+    );
+    let f64s = storage(kDLFloat, 64, 1);
+    assert_eq!(
+        f64s.bytes_for(isize::MAX as usize / 8),
+        Some(isize::MAX as usize / 8 * 8)
+    );
+    assert_eq!(f64s.bytes_for(isize::MAX as usize / 8 + 1), None);
+    assert_eq!(storage(kDLUInt, 7, 1).bytes_for(usize::MAX), None);
+}
+
+#[test]
+fn byte_ranges_of_packed_elements_cover_partial_bytes() {
+    let fp4 = storage(kDLFloat4_e2m1fn, 4, 1);
+    assert_eq!(fp4.byte_range(0, 1), (0, 1));
+    assert_eq!(fp4.byte_range(1, 3), (0, 2));
+    assert_eq!(fp4.byte_range(-1, 1), (-1, 1));
+    let f32s = storage(kDLFloat, 32, 1);
+    assert_eq!(f32s.byte_range(-2, 3), (-8, 12));
+}
+
+#[test]
+fn walk_finds_the_reach_and_the_first_dimension_that_leaves() {
+    let f32s = storage(kDLFloat, 32, 1);
+    // A transposed 2 x 3: elements 0..=5.
+    assert_eq!(walk(&[3, 2], &[1, 3], f32s, |_, _| true), Ok((0, 24)));
+    // Negative strides reach before the first element.
+    assert_eq!(walk(&[4], &[-2], f32s, |_, _| true), Ok((-24, 4)));
+    // Extent-1 dimensions contribute nothing, whatever their stride.
+    assert_eq!(walk(&[1, 2], &[i64::MIN, 1], f32s, |_, _| true), Ok((0, 8)));
+    // The predicate is asked after each dimension; the first refusal names it.
+    let small = |first: i128, end: i128| first >= 0 && end <= 16;
+    assert_eq!(walk(&[2, 4], &[1, 2], f32s, small), Err(1));
+    // From the top of the address space, the last byte must still have an address.
+    let top = usize::MAX - 7;
+    assert_eq!(walk(&[2], &[1], f32s, in_address_space(top)), Ok((0, 8)));
+    assert_eq!(walk(&[3], &[1], f32s, in_address_space(top)), Err(0));
+    // The span is bounded by isize::MAX even inside the address space.
+    assert_eq!(
+        walk(&[2], &[i64::MAX / 4], f32s, in_address_space(0)),
+        Err(0)
+    );
+}
+
+/// A xorshift generator: deterministic, no dependency.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        self.0
+    }
+
+    fn pick<T: Copy>(&mut self, values: &[T]) -> T {
+        values[(self.next() % values.len() as u64) as usize]
+    }
+}
+
+const EXTENTS: [i64; 9] = [0, 1, 1, 2, 3, 7, 1 << 31, 1 << 62, -1];
+const STRIDES: [i64; 10] = [0, 1, 2, 3, -1, -3, 6, 1 << 40, i64::MIN, i64::MAX];
+
+/// Builds random tensors (shapes and strides from the edge-case tables, compact strides half of
+/// the time, addresses anywhere) and checks that the fast path agrees with full validation and
+/// that the export's `compact_meta` agrees with validating what export writes.
+#[test]
+fn the_fast_paths_agree_with_full_validation() {
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let cases = if cfg!(miri) { 300 } else { 30_000 };
+    let dtypes = [
+        dtype(kDLFloat, 32, 1),
+        dtype(kDLInt, 12, 1),
+        dtype(kDLUInt, 1, 1),
+        dtype(kDLFloat4_e2m1fn, 4, 1),
+        dtype(kDLFloat, 64, 2),
+    ];
+    let addresses = [0usize, 0x1000, usize::MAX / 2, usize::MAX - 64, usize::MAX];
+    let (mut accepted, mut contiguous) = (0, 0);
+    for _ in 0..cases {
+        let ndim = (rng.next() % 5) as usize;
+        let shape: alloc::vec::Vec<i64> = (0..ndim).map(|_| rng.pick(&EXTENTS)).collect();
+        let compact = rng.next() % 2 == 0;
+        let strides: alloc::vec::Vec<i64> = (0..ndim)
+            .map(|dim| match compact {
+                true => row_major_stride(&shape, dim),
+                false => rng.pick(&STRIDES),
+            })
+            .collect();
+        let flags = rng.pick(&[
+            DLPackFlags::empty(),
+            DLPackFlags::IS_SUBBYTE_TYPE_PADDED,
+            DLPackFlags::IS_COPIED,
+        ]);
+        let t = DLTensor {
+            data: core::ptr::null_mut::<u8>()
+                .wrapping_add(rng.pick(&addresses))
+                .cast(),
+            device: DLDevice {
+                device_type: rng.pick(&[kDLCPU, kDLCUDA]),
+                device_id: 0,
+            },
+            ndim: ndim as i32,
+            dtype: rng.pick(&dtypes),
+            shape: shape.as_ptr().cast_mut(),
+            strides: if rng.next() % 8 == 0 {
+                core::ptr::null_mut()
+            } else {
+                strides.as_ptr().cast_mut()
+            },
+            byte_offset: rng.pick(&[0, 4, 1 << 40, u64::MAX]),
+        };
+        let version = Some(DLPackVersion { major: 1, minor: 1 });
+        // SAFETY: `shape` and `strides` hold `ndim` values and outlive the calls.
+        let fast = unsafe { validate(&t, version, flags) };
+        // SAFETY: as above.
+        let full = unsafe { validate_full(&t, version, flags) };
+        assert_eq!(fast, full, "{t:?} {shape:?} {strides:?}");
+        if let Ok(meta) = fast {
+            accepted += 1;
+            contiguous += usize::from(meta.is_c_contiguous() && meta.elements() > 0);
+        }
+        #[cfg(feature = "alloc")]
+        if let Ok(storage) = Storage::of(t.dtype, flags) {
+            let exported = compact_meta(&shape, storage, t.device, flags);
+            let written = DLTensor {
+                data: core::ptr::null_mut::<u8>().wrapping_add(0x1000).cast(),
+                strides: strides.as_ptr().cast_mut(),
+                byte_offset: 0,
+                ..t
+            };
+            if compact {
+                // SAFETY: as above.
+                let validated = unsafe { validate(&written, version, flags) };
+                assert_eq!(exported, validated, "{shape:?}");
+            }
+        }
+    }
+    // The generator reaches both sides of every branch.
+    assert!(
+        accepted > cases / 20 && contiguous > cases / 50,
+        "{accepted} {contiguous}"
+    );
+}
