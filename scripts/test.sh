@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
 # The project's whole test suite: the README's test command, and what CI runs (.ci/run).
 #
+#   scripts/test.sh            every step (what CI runs)
+#   scripts/test.sh STEP...    only the named steps (setup always runs; `fuzz-smoke`, `miri`, ...)
+#   scripts/test.sh --list     the step names, in order
+#
 # Sets itself up on a fresh machine and is safe to re-run: rustup targets and components (Miri
 # and rust-src on nightly), cargo-fuzz, gcc-multilib/g++-multilib (apt, for the i686 C checks),
 # and a local venv (.venv) with the pinned PyPI packages that ship the real upstream headers. Then runs every check and ends with a line
@@ -73,14 +77,33 @@ setup() {
 
 passed=0
 failed=()
+selected=("$@")
+listing=0
+if [ "${1:-}" = "--list" ]; then
+  listing=1
+  selected=()
+fi
+ran=()
+# Runs step NAME (a command and its arguments) when no steps were named or NAME was; with
+# --list, prints NAME instead. Each step reports its wall time.
 run() {
   local name=$1
   shift
+  if [ "$listing" -eq 1 ]; then
+    echo "$name"
+    return
+  fi
+  if [ ${#selected[@]} -gt 0 ] && ! printf '%s\n' "${selected[@]}" | grep -Fxq "$name"; then
+    return
+  fi
+  ran+=("$name")
   step "$name: $*"
+  local start=$SECONDS
   if "$@"; then
     passed=$((passed + 1))
+    echo "($name: $((SECONDS - start)) s)"
   else
-    echo "FAILED: $name"
+    echo "FAILED: $name ($((SECONDS - start)) s)"
     failed+=("$name")
   fi
 }
@@ -147,7 +170,7 @@ cross_build() {
   cargo build -q --target "$target" --no-default-features && cargo build -q --target "$target"
 }
 
-setup
+[ "$listing" -eq 1 ] || setup
 run fmt cargo fmt --all -- --check
 run clippy cargo clippy -q --all-targets --all-features -- -D warnings
 # c_ulong is u64 on LP64 and u32 on i686: lints that depend on it must hold on both.
@@ -170,6 +193,14 @@ run layout-checks-x86_64 layout-checks/run.sh x86_64 "${UPSTREAM_INCLUDES[@]}"
 run layout-checks-i686 layout-checks/run.sh i686 "${UPSTREAM_INCLUDES[@]}"
 run dependent-has-no-cbindgen dependent_has_no_build_tools
 run doc env RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --all-features
+
+[ "$listing" -eq 1 ] && exit 0
+for name in "${selected[@]}"; do
+  if ! printf '%s\n' "${ran[@]}" | grep -Fxq "$name"; then
+    echo "unknown step: $name (scripts/test.sh --list names them)"
+    failed+=("$name")
+  fi
+done
 
 echo
 [ ${#failed[@]} -eq 0 ] || echo "failed steps: ${failed[*]}"
