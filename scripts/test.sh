@@ -120,13 +120,18 @@ dependent_has_no_build_tools() {
   ! grep -Eq '(cbindgen|syn) v' <<<"$tree"
 }
 
-# The safe layer's tests under Miri, with strict provenance: the integration tests and the
-# doctests (tests/header.rs reads files and the C test links C, neither of which Miri runs; the
-# `pyo3` feature calls into libpython, which Miri cannot run either: python_tests covers it).
+# The safe layer's tests under Miri, with strict provenance: the unit tests, both test binaries
+# and the doctests on x86_64, and the unit tests and binaries again on i686 (`u64` aligned to 4,
+# 32-bit `usize`: checks 32-bit behaviour, not only 32-bit layout). tests/header.rs reads files
+# and the C test links C, neither of which Miri runs; the `pyo3` feature calls into libpython,
+# which Miri cannot run either: python_tests covers it.
 miri() {
   export MIRIFLAGS="-Zmiri-strict-provenance"
-  cargo +nightly miri test -q --features alloc,half,num-complex --test dlpack --test arrow &&
-    cargo +nightly miri test -q --features alloc,half,num-complex --doc
+  local features=alloc,half,num-complex
+  cargo +nightly miri test -q --features "$features" --lib --test dlpack --test arrow &&
+    cargo +nightly miri test -q --features "$features" --doc &&
+    cargo +nightly miri test -q --target i686-unknown-linux-gnu --features "$features" \
+      --lib --test dlpack --test arrow
 }
 
 # A short run of each fuzz target (ASan, debug assertions): the DLPack import, and the Arrow

@@ -1,9 +1,9 @@
 //! The `dlpack_abi` Python module: `Tensor`, `ArrowArray`, `ArrowStream`, `from_dlpack`,
-//! `counts`, and two small examples of Rust functions that export and import.
+//! `counts`, and small examples of Rust functions that export and import.
 
 use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
 use abi::dlpack::{Export, VersionedTensor};
-use abi::python::{from_dlpack, ArrowStreamExport, DlpackRequest, PyTensor};
+use abi::python::{from_dlpack, import_array, ArrowStreamExport, DlpackRequest, PyTensor};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
@@ -27,6 +27,22 @@ fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
     let tensor = from_dlpack(array, &DlpackRequest::default())?;
     let values = tensor.view().as_slice::<f64>().map_err(value_error)?;
     Ok(values.iter().sum())
+}
+
+/// The sum of an int64 Arrow array from any producer of `__arrow_c_array__` (or, for CPU data,
+/// `__arrow_c_device_array__`), nulls skipped (Arrow import example).
+#[pyfunction]
+fn sum_int64(array: &Bound<'_, PyAny>) -> PyResult<i64> {
+    let (schema, array) = import_array(array, None)?;
+    let view = array.view(schema.view()).map_err(value_error)?;
+    let values = view.values::<i64>().map_err(value_error)?;
+    let valid = view.validity().map_err(value_error)?;
+    Ok(values
+        .iter()
+        .enumerate()
+        .filter(|&(i, _)| valid.is_none_or(|bits| bits.get(i) == Some(true)))
+        .map(|(_, &value)| value)
+        .sum())
 }
 
 /// A stream of int64 arrays, one per batch, failing with EIO and `message` after them when a
@@ -70,6 +86,7 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     module.add_function(wrap_pyfunction!(ramp, module)?)?;
     module.add_function(wrap_pyfunction!(total, module)?)?;
+    module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;
     module.add_function(wrap_pyfunction!(counts, module)?)?;
     Ok(())

@@ -44,6 +44,24 @@ DLManagedTensorVersioned._fields_ = [
     ("dl_tensor", DLTensor),
 ]
 
+class ExchangeTable(ctypes.Structure):
+    """DLPackExchangeAPI, per dlpack.h 1.3: the header, then five function pointers."""
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
+                ("prev_api", ctypes.c_void_p)] + [
+        (name, ctypes.c_void_p) for name in (
+            "managed_tensor_allocator", "managed_tensor_from_py_object_no_sync",
+            "managed_tensor_to_py_object_no_sync", "dltensor_from_py_object_no_sync",
+            "current_work_stream")]
+
+
+def exchange_table():
+    """The table behind `dlpack_abi.Tensor.__dlpack_c_exchange_api__`."""
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    address = get(dlpack_abi.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+    return ExchangeTable.from_address(address)
+
+
 PyCapsule_New = ctypes.pythonapi.PyCapsule_New
 PyCapsule_New.restype = ctypes.py_object
 PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]

@@ -5,6 +5,7 @@ import tvm_ffi
 from tvm_ffi.core import DLTensorTestWrapper
 
 import dlpack_abi
+from conftest import exchange_table
 from dlpack_abi import Tensor
 
 
@@ -45,20 +46,6 @@ def test_we_import_through_tvm_ffi_table():
 
 
 def test_our_table_follows_the_header():
-    import ctypes
-    capsule = Tensor.__dlpack_c_exchange_api__
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    address = get(capsule, b"dlpack_exchange_api")
-
-    class Table(ctypes.Structure):  # DLPackExchangeAPI, per dlpack.h 1.3
-        _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32),
-                    ("prev_api", ctypes.c_void_p)] + [
-            (name, ctypes.c_void_p) for name in (
-                "managed_tensor_allocator", "managed_tensor_from_py_object_no_sync",
-                "managed_tensor_to_py_object_no_sync", "dltensor_from_py_object_no_sync",
-                "current_work_stream")]
-
-    table = Table.from_address(address)
+    table = exchange_table()
     assert (table.major, table.minor, table.prev_api) == (1, 3, None)
-    assert all(getattr(table, name) for name, _ in Table._fields_[3:])
+    assert all(getattr(table, name) for name, _ in table._fields_[3:])

@@ -221,18 +221,28 @@ impl Described {
     }
 
     /// Starts the tensor `first` values into the buffer, checking that the first value is
-    /// aligned on devices whose buffers are addresses (the one rule: `is_addressable`).
+    /// aligned on devices whose buffers are addresses (the one rule: `is_addressable`): as this
+    /// target aligns the element type in host memory (what typed access checks), naturally on
+    /// other devices (what their kernels assume).
     fn at(&mut self, first: u128) -> Result<(), BridgeError> {
-        let size = u128::from(self.dtype.bits / 8);
-        let bytes = first * size;
+        let size = usize::from(self.dtype.bits / 8);
+        let bytes = first * size as u128;
         self.byte_offset = u64::try_from(bytes)
             .ok()
             .filter(|&b| b <= isize::MAX as u64)
             .ok_or(BridgeError::OffsetNotRepresentable {
                 offset: i64::try_from(first).unwrap_or(i64::MAX),
             })?;
+        let device_type = self.device.device_type;
+        let align = match size {
+            _ if !device_type.is_host_accessible() => size,
+            2 => core::mem::align_of::<u16>(),
+            4 => core::mem::align_of::<u32>(),
+            8 => core::mem::align_of::<u64>(),
+            _ => 1,
+        };
         let start = self.data as usize as u128 + bytes;
-        if self.device.device_type.is_addressable() && !self.data.is_null() && start % size != 0 {
+        if device_type.is_addressable() && !self.data.is_null() && start % align as u128 != 0 {
             return Err(BridgeError::Misaligned);
         }
         Ok(())

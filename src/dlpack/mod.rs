@@ -64,11 +64,11 @@ pub use export::{TensorDescription, TensorOwner};
 pub use host::{Export, HostBuffer, HostMemory};
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
 pub use strides::Strides;
+#[cfg(feature = "pyo3")]
+pub(crate) use validate::compact_byte_size;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub use validate::fuzzing;
-#[cfg(feature = "pyo3")]
-pub(crate) use validate::compact_byte_size;
 #[cfg(feature = "alloc")]
 pub(crate) use validate::row_major_stride;
 pub use view::{Elements, TensorView};

@@ -132,6 +132,20 @@ fn a_child_moved_out_keeps_its_values_after_the_parent_is_released() {
     drop(child);
     assert_eq!(fixture.calls(), 1, "released with the child, once");
     drop(schema_def);
+
+    // The same with memory the deleter frees: reading a dangling child is what Miri would see.
+    let exported = dlpack_abi::dlpack::Export::new(vec![5.0f32, 6.0, 7.0, 8.0], &[2, 2]);
+    let (_, array) = DeviceArray::from_tensor(exported.finish().unwrap()).unwrap();
+    let mut raw = array.into_raw();
+    // SAFETY: as above.
+    let mut child = unsafe { ptr::read(*raw.array.children) };
+    // SAFETY: as above.
+    unsafe { (**raw.array.children).release = None };
+    // SAFETY: as above.
+    unsafe { raw.array.release.unwrap()(&mut raw.array) };
+    let child = import_array(&mut child, value_schema.view()).unwrap();
+    let values = child.view(value_schema.view()).unwrap();
+    assert_eq!(values.values::<f32>().unwrap(), &[5.0, 6.0, 7.0, 8.0]);
 }
 
 #[test]

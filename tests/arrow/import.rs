@@ -567,20 +567,6 @@ fn misaligned_values_are_refused() {
     );
 }
 
-fn device_array(
-    array: ArrowArray,
-    device_type: ArrowDeviceType,
-    sync_event: *mut std::ffi::c_void,
-) -> ArrowDeviceArray {
-    ArrowDeviceArray {
-        array,
-        device_id: 0,
-        device_type,
-        sync_event,
-        reserved: [7, -1, 3],
-    }
-}
-
 #[test]
 fn device_arrays_import_and_guard_host_access() {
     let schema = int32_schema();

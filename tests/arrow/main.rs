@@ -6,3 +6,4 @@ mod fixture;
 
 mod bridge;
 mod import;
+mod soundness;

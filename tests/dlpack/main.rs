@@ -11,3 +11,29 @@ mod adapt;
 mod export;
 mod import;
 mod raw;
+mod soundness;
+
+/// Counts the bytes each thread's allocations hold (`soundness::LIVE_BYTES`), so that a test
+/// can see a leak on its own thread.
+struct Counting;
+
+// SAFETY: forwards every call to the system allocator unchanged; the counter is a `const`
+// thread-local `Cell` (no allocation, no destructor).
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let _ =
+            soundness::LIVE_BYTES.try_with(|live| live.set(live.get() + layout.size() as isize));
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        let _ =
+            soundness::LIVE_BYTES.try_with(|live| live.set(live.get() - layout.size() as isize));
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
