@@ -32,7 +32,11 @@
 //! ```
 #![no_std]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs, unsafe_code)]
-#![warn(clippy::undocumented_unsafe_blocks, clippy::missing_safety_doc)]
+#![warn(
+    clippy::undocumented_unsafe_blocks,
+    clippy::multiple_unsafe_ops_per_block,
+    clippy::missing_safety_doc
+)]
 
 #[cfg(feature = "alloc")]
 extern crate alloc;

@@ -147,6 +147,18 @@ impl core::fmt::Debug for Array {
     }
 }
 
+/// Element `index` of a C array of the structs (`buffers`, `children`), by value.
+///
+/// # Safety
+/// `array` points to at least `index + 1` readable, initialised elements.
+#[inline(always)]
+pub(crate) unsafe fn nth<T: Copy>(array: *const T, index: usize) -> T {
+    // SAFETY: `index` is within the array (caller's contract).
+    let slot = unsafe { array.add(index) };
+    // SAFETY: readable and initialised (caller's contract).
+    unsafe { slot.read() }
+}
+
 /// A count validation has bounded (a length, offset or buffer count: `0..=isize::MAX`), as a
 /// `usize`. Total: anything else (never seen once validated) is 0.
 pub(crate) fn count(value: i64) -> usize {
@@ -209,7 +221,7 @@ pub(crate) unsafe fn validate(
         return Err(ValidationError::NullBuffers);
     }
     // SAFETY: `buffers` holds `n_buffers` pointers (C Data Interface).
-    let buffer = |index: usize| unsafe { *array.buffers.add(index) };
+    let buffer = |index: usize| unsafe { nth(array.buffers, index) };
     if data_type.has_validity() && null_count > 0 && buffer(0).is_null() {
         return Err(ValidationError::NullBuffer { index: 0 });
     }
@@ -241,8 +253,9 @@ pub(crate) unsafe fn validate(
     };
     for (index, child_schema) in schema.children().enumerate() {
         // SAFETY: `children` holds `n_children` pointers (C Data Interface).
-        let child = unsafe { (*array.children.add(index)).as_ref() };
-        let child = child.ok_or(ValidationError::NullChild { index })?;
+        let child = unsafe { nth(array.children, index) };
+        // SAFETY: a non-NULL child points to an array (C Data Interface).
+        let child = unsafe { child.as_ref() }.ok_or(ValidationError::NullChild { index })?;
         if child.release.is_none() {
             return Err(ValidationError::ReleasedChild { index });
         }
@@ -346,7 +359,7 @@ impl<'a> ArrayView<'a> {
     /// Buffer `index`'s address (device memory for a device array; may be NULL).
     pub fn buffer(&self, index: usize) -> Option<*const c_void> {
         // SAFETY: validated: `buffers` holds `n_buffers` (> index) pointers.
-        (index < self.n_buffers()).then(|| unsafe { *self.raw.buffers.add(index) })
+        (index < self.n_buffers()).then(|| unsafe { nth(self.raw.buffers, index) })
     }
 
     /// Child `index`.
@@ -362,8 +375,10 @@ impl<'a> ArrayView<'a> {
 
     fn child_in_range(&self, index: usize) -> ArrayView<'a> {
         let schema = self.schema.child_in_range(index);
-        // SAFETY: validated: as many non-NULL, live children as the schema has (> index).
-        let raw = unsafe { &**self.raw.children.add(index) };
+        // SAFETY: validated: as many children as the schema has (> index).
+        let raw = unsafe { nth(self.raw.children, index) };
+        // SAFETY: validated: non-NULL and live while the array is.
+        let raw = unsafe { &*raw };
         ArrayView {
             raw,
             schema,

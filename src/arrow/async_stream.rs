@@ -153,8 +153,10 @@ where
             items,
             finished: false,
         };
+        // `Shared` is `repr(C)` with `producer` first: the box's address is the producer's.
+        let producer = shared.cast::<ArrowAsyncProducer>();
         // SAFETY: the handler is valid (caller); `producer` is set before any other callback.
-        unsafe { (*handler).producer = ptr::addr_of_mut!((*shared).producer) };
+        unsafe { (*handler).producer = producer };
         match schema.export() {
             Err(error) => this.fail(errno::EINVAL, Some(&alloc::format!("{error}"))),
             Ok(schema) => {

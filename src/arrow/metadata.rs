@@ -86,7 +86,7 @@ impl<'a> Metadata<'a> {
     pub(crate) unsafe fn from_ptr(ptr: *const u8) -> Result<Self, MetadataError> {
         // SAFETY: each read is within the map the caller vouches for: a word is read only once
         // the words before it (and the lengths they announce) have been accounted for.
-        let word = |at: usize| unsafe { ptr.add(at).cast::<[u8; 4]>().read_unaligned() };
+        let word = |at: usize| unsafe { ptr.wrapping_add(at).cast::<[u8; 4]>().read_unaligned() };
         let count = i32::from_ne_bytes(word(0));
         let count = usize::try_from(count).map_err(|_| MetadataError::NegativeCount { count })?;
         let mut at = 4usize;

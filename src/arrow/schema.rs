@@ -3,6 +3,7 @@
 
 use core::ffi::CStr;
 
+use super::array::nth;
 use super::binding::next_schema_id;
 use super::extension::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR};
 use super::format::ChildCount;
@@ -169,7 +170,7 @@ pub(crate) unsafe fn validate(
     }
     for index in 0..count {
         // SAFETY: `children` holds `n_children` pointers (C Data Interface).
-        let child = unsafe { *schema.children.add(index) };
+        let child = unsafe { nth(schema.children, index) };
         // SAFETY: a non-NULL child points to a schema (C Data Interface).
         let child = unsafe { child.as_ref() }.ok_or(ValidationError::NullChild { index })?;
         if child.release.is_none() {
@@ -333,8 +334,10 @@ impl<'a> SchemaRef<'a> {
     }
 
     pub(crate) fn child_in_range(&self, index: usize) -> SchemaRef<'a> {
-        // SAFETY: validated at import: `n_children` (> index) non-NULL pointers to live schemas.
-        let raw = unsafe { &**self.raw.children.add(index) };
+        // SAFETY: validated at import: `n_children` (> index) pointers.
+        let raw = unsafe { nth(self.raw.children, index) };
+        // SAFETY: validated at import: non-NULL and live while the schema is.
+        let raw = unsafe { &*raw };
         SchemaRef {
             raw,
             root: false,

@@ -5,11 +5,22 @@ use core::ffi::c_void;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::ManuallyDrop;
-use core::ptr::{self, NonNull};
+use core::ptr::NonNull;
 
 use super::validate::{self, Meta};
 use super::{AccessError, Element, ExportError, ImportError, TensorView};
 use crate::raw::{DLManagedTensor, DLManagedTensorVersioned, DLPackFlags, DLPackVersion, DLTensor};
+
+/// A pointer to field `$field` (of type `$fty`) of the `$ty` behind the `NonNull` `$ptr`,
+/// computed without dereferencing anything (`offset_of!`), with the struct's provenance.
+macro_rules! field {
+    ($ptr:expr, $ty:ty, $field:ident: $fty:ty) => {
+        $ptr.as_ptr()
+            .cast::<u8>()
+            .wrapping_add(core::mem::offset_of!($ty, $field))
+            .cast::<$fty>()
+    };
+}
 
 pub(super) mod sealed {
     use super::*;
@@ -59,19 +70,19 @@ pub(super) mod sealed {
     impl Raw for DLManagedTensorVersioned {
         unsafe fn version(ptr: NonNull<Self>) -> Option<DLPackVersion> {
             // SAFETY: `version` is in the permanent prefix, readable under any major (caller).
-            Some(unsafe { ptr::addr_of!((*ptr.as_ptr()).version).read() })
+            Some(unsafe { field!(ptr, Self, version: DLPackVersion).read() })
         }
         unsafe fn flags(ptr: NonNull<Self>) -> DLPackFlags {
             // SAFETY: `flags` is in the permanent prefix (caller guarantees a live struct).
-            DLPackFlags::from_bits_retain(unsafe { ptr::addr_of!((*ptr.as_ptr()).flags).read() })
+            DLPackFlags::from_bits_retain(unsafe { field!(ptr, Self, flags: u64).read() })
         }
         unsafe fn deleter(ptr: NonNull<Self>) -> Option<unsafe extern "C" fn(*mut Self)> {
             // SAFETY: `deleter` is in the permanent prefix, readable under any major (caller).
-            unsafe { ptr::addr_of!((*ptr.as_ptr()).deleter).read() }
+            unsafe { field!(ptr, Self, deleter: Option<unsafe extern "C" fn(*mut Self)>).read() }
         }
         unsafe fn dl_tensor<'a>(ptr: NonNull<Self>) -> &'a DLTensor {
             // SAFETY: major 1 means this layout; the caller guarantees a live, unwritten struct.
-            unsafe { &*ptr::addr_of!((*ptr.as_ptr()).dl_tensor) }
+            unsafe { &*field!(ptr, Self, dl_tensor: DLTensor) }
         }
         fn representable(_: DLPackFlags) -> Result<(), ExportError> {
             Ok(())
@@ -101,11 +112,11 @@ pub(super) mod sealed {
         }
         unsafe fn deleter(ptr: NonNull<Self>) -> Option<unsafe extern "C" fn(*mut Self)> {
             // SAFETY: the caller guarantees a live struct.
-            unsafe { ptr::addr_of!((*ptr.as_ptr()).deleter).read() }
+            unsafe { field!(ptr, Self, deleter: Option<unsafe extern "C" fn(*mut Self)>).read() }
         }
         unsafe fn dl_tensor<'a>(ptr: NonNull<Self>) -> &'a DLTensor {
             // SAFETY: the caller guarantees a live struct that is not written meanwhile.
-            unsafe { &*ptr::addr_of!((*ptr.as_ptr()).dl_tensor) }
+            unsafe { &*field!(ptr, Self, dl_tensor: DLTensor) }
         }
         fn representable(flags: DLPackFlags) -> Result<(), ExportError> {
             let lost = flags.difference(DLPackFlags::IS_COPIED);
@@ -288,7 +299,9 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         }
         // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by the
         // caller's contract, stays unwritten while we own it.
-        let (tensor, flags) = unsafe { (M::dl_tensor(ptr), M::flags(ptr)) };
+        let tensor = unsafe { M::dl_tensor(ptr) };
+        // SAFETY: as above.
+        let flags = unsafe { M::flags(ptr) };
         // SAFETY: `shape` and `strides` follow the rules `validate` needs (caller).
         unsafe { validate::validate(tensor, version, flags) }
     }

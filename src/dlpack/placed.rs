@@ -22,6 +22,22 @@ struct Context<M, O> {
     owner: O,
 }
 
+impl<M, O> Context<M, O> {
+    /// Where `layout` is in the context at `ctx` (computed, nothing dereferenced).
+    fn layout(ctx: *mut Self) -> *mut Layout {
+        ctx.cast::<u8>()
+            .wrapping_add(mem::offset_of!(Self, layout))
+            .cast()
+    }
+
+    /// Where `owner` is in the context at `ctx` (computed, nothing dereferenced).
+    fn owner(ctx: *mut Self) -> *mut O {
+        ctx.cast::<u8>()
+            .wrapping_add(mem::offset_of!(Self, owner))
+            .cast()
+    }
+}
+
 /// An allocated context whose owner is in place and whose header is not written yet. Dropping
 /// it drops the owner and frees the allocation.
 pub(super) struct Placed<M: ManagedStruct, O> {
@@ -53,9 +69,9 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
         };
         // SAFETY: `ctx` is a fresh allocation of `layout`, which starts with a `Context<M, O>`;
         // the field is written in place, without a reference to the uninitialised header.
-        unsafe { ptr::addr_of_mut!((*raw).layout).write(layout) };
+        unsafe { Context::layout(raw).write(layout) };
         // SAFETY: as above.
-        unsafe { ptr::addr_of_mut!((*raw).owner).write(owner) };
+        unsafe { Context::owner(raw).write(owner) };
         Self {
             ctx,
             ndim,
@@ -73,7 +89,7 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
     pub(super) unsafe fn owner<'o>(&self) -> &'o mut O {
         // SAFETY: `new` initialised the owner; it stays there until `self` is dropped or the
         // deleter runs (the caller's contract), and only this reference accesses it.
-        unsafe { &mut *ptr::addr_of_mut!((*self.ctx.as_ptr()).owner) }
+        unsafe { &mut *Context::owner(self.ctx.as_ptr()) }
     }
 
     /// The first of the `2 * ndim` `i64`s after the context.
@@ -159,9 +175,9 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
             compact = compact.wrapping_mul(extent.max(1));
             empty |= extent == 0;
             // SAFETY: `dim < n`: inside the shape array.
-            unsafe { shape.add(dim).write(extent) };
+            unsafe { shape.wrapping_add(dim).write(extent) };
             // SAFETY: `dim < n`: inside the strides array.
-            unsafe { strides.add(dim).write(stride) };
+            unsafe { strides.wrapping_add(dim).write(stride) };
         }
         let dl_tensor = DLTensor {
             data: if empty {
@@ -179,9 +195,9 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
         };
         let ctx = self.ctx.as_ptr();
         let header = M::header(dl_tensor, ctx.cast(), delete::<M, O>, description.flags);
-        // SAFETY: the header is the context's first field, not yet initialised; from here on
-        // the deleter owns the context.
-        unsafe { ptr::addr_of_mut!((*ctx).header).write(header) };
+        // SAFETY: the header is the context's first field (offset 0, `repr(C)`), not yet
+        // initialised; from here on the deleter owns the context.
+        unsafe { ctx.cast::<M>().write(header) };
         mem::forget(self);
         header_of(ctx)
     }
@@ -237,8 +253,8 @@ unsafe fn destroy<M, O>(ctx: *mut Context<M, O>) {
         }
     }
     // SAFETY: the layout was written by `new` (caller's contract); read before the block is freed.
-    let layout = unsafe { ptr::addr_of!((*ctx).layout).read() };
+    let layout = unsafe { Context::layout(ctx).read() };
     let _free = Free(ctx.cast(), layout);
     // SAFETY: the owner is initialised and dropped exactly once, here (caller's contract).
-    unsafe { ptr::drop_in_place(ptr::addr_of_mut!((*ctx).owner)) };
+    unsafe { ptr::drop_in_place(Context::owner(ctx)) };
 }

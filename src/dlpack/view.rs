@@ -219,7 +219,7 @@ impl<'a> TensorView<'a> {
         self.tensor
             .data
             .cast::<u8>()
-            .wrapping_add(self.tensor.byte_offset as usize)
+            .wrapping_add(usize::try_from(self.tensor.byte_offset).unwrap_or(0))
             .cast()
     }
 
@@ -362,7 +362,8 @@ impl<'a> TensorView<'a> {
         for (dim, ((&i, &extent), stride)) in
             index.iter().zip(shape).zip(strides.iter()).enumerate()
         {
-            if i as u64 >= extent as u64 {
+            // Validated: `0 <= extent`, and it fits `usize` (the size does).
+            if usize::try_from(extent).map_or(true, |extent| i >= extent) {
                 return Err(AccessError::IndexOutOfBounds {
                     dim,
                     index: i,

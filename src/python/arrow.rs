@@ -63,8 +63,8 @@ fn check_requested(ours: SchemaRef<'_>, requested: Option<&Bound<'_, PyAny>>) ->
     let raw = capsule_pointer::<ArrowSchema>(&capsule, c"arrow_schema")?;
     // SAFETY: an `arrow_schema` capsule holds a live `ArrowSchema` its owner keeps until the
     // capsule dies (we hold a reference); only `release` and `n_children` are read.
-    let (released, n_children) =
-        unsafe { (raw.as_ref().release.is_none(), raw.as_ref().n_children) };
+    let requested = unsafe { raw.as_ref() };
+    let (released, n_children) = (requested.release.is_none(), requested.n_children);
     if released {
         return Err(PyValueError::new_err("requested_schema is released"));
     }

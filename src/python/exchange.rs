@@ -101,18 +101,19 @@ unsafe extern "C" fn from_py_object(
     object: *mut c_void,
     out: *mut *mut DLManagedTensorVersioned,
 ) -> c_int {
-    // SAFETY: called attached, with a live object and a writable `out` (exchange API contract).
-    unsafe {
-        attached(|py| {
-            if out.is_null() {
-                return Err(PyBufferError::new_err("NULL out"));
-            }
-            let tensor = tensor_of(py, object)?.get().export(false)?;
-            EXCHANGE_EXPORTS.fetch_add(1, Relaxed);
-            *out = tensor.into_raw();
-            Ok(())
-        })
-    }
+    let body = |py: Python<'_>| {
+        if out.is_null() {
+            return Err(PyBufferError::new_err("NULL out"));
+        }
+        // SAFETY: a live object, attached (exchange API contract).
+        let tensor = unsafe { tensor_of(py, object) }?.get().export(false)?;
+        EXCHANGE_EXPORTS.fetch_add(1, Relaxed);
+        // SAFETY: `out` is non-NULL and writable (exchange API contract).
+        unsafe { *out = tensor.into_raw() };
+        Ok(())
+    };
+    // SAFETY: called attached (exchange API contract).
+    unsafe { attached(body) }
 }
 
 /// `managed_tensor_to_py_object_no_sync`: steals `tensor` into a new `Tensor`.
@@ -124,20 +125,21 @@ unsafe extern "C" fn to_py_object(
     tensor: *mut DLManagedTensorVersioned,
     out: *mut *mut c_void,
 ) -> c_int {
-    // SAFETY: called attached; the function steals `tensor` (exchange API contract), and
-    // `from_raw` calls its deleter on every refusal.
-    unsafe {
-        attached(|py| {
-            EXCHANGE_IMPORTS.fetch_add(1, Relaxed);
-            let tensor = VersionedTensor::from_raw(tensor).map_err(buffer_error)?;
-            if out.is_null() {
-                return Err(PyBufferError::new_err("NULL out")); // drops (deletes) the tensor
-            }
-            let object = Bound::new(py, PyTensor::imported(tensor))?;
-            *out = object.into_ptr().cast();
-            Ok(())
-        })
-    }
+    let body = |py: Python<'_>| {
+        EXCHANGE_IMPORTS.fetch_add(1, Relaxed);
+        // SAFETY: the function steals `tensor` (exchange API contract); `from_raw` calls its
+        // deleter on every refusal.
+        let tensor = unsafe { VersionedTensor::from_raw(tensor) }.map_err(buffer_error)?;
+        if out.is_null() {
+            return Err(PyBufferError::new_err("NULL out")); // drops (deletes) the tensor
+        }
+        let object = Bound::new(py, PyTensor::imported(tensor))?;
+        // SAFETY: `out` is non-NULL and writable (exchange API contract).
+        unsafe { *out = object.into_ptr().cast() };
+        Ok(())
+    };
+    // SAFETY: called attached (exchange API contract).
+    unsafe { attached(body) }
 }
 
 /// `dltensor_from_py_object_no_sync`: the bare `DLTensor` of a writable `Tensor`, valid while
@@ -146,19 +148,20 @@ unsafe extern "C" fn to_py_object(
 /// # Safety
 /// Called attached; `object` a live object; `out` NULL or writable.
 unsafe extern "C" fn dltensor_from_py_object(object: *mut c_void, out: *mut DLTensor) -> c_int {
-    // SAFETY: called attached with a live object; the DLTensor stays valid while the object
-    // lives, which is all this function promises.
-    unsafe {
-        attached(|py| {
-            let tensor = tensor_of(py, object)?;
-            let raw = tensor.get().dl_tensor().map_err(PyBufferError::new_err)?;
-            if out.is_null() {
-                return Err(PyBufferError::new_err("NULL out"));
-            }
-            *out = raw;
-            Ok(())
-        })
-    }
+    let body = |py: Python<'_>| {
+        // SAFETY: a live object, attached (exchange API contract).
+        let tensor = unsafe { tensor_of(py, object) }?;
+        let raw = tensor.get().dl_tensor().map_err(PyBufferError::new_err)?;
+        if out.is_null() {
+            return Err(PyBufferError::new_err("NULL out"));
+        }
+        // SAFETY: `out` is non-NULL and writable (exchange API contract); the DLTensor stays
+        // valid while the object lives, which is all this function promises.
+        unsafe { *out = raw };
+        Ok(())
+    };
+    // SAFETY: called attached (exchange API contract).
+    unsafe { attached(body) }
 }
 
 /// `current_work_stream`: NULL, for every device (this crate runs no device work).

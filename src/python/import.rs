@@ -172,15 +172,13 @@ fn take<M: DlpackCapsule>(capsule: &Bound<'_, PyCapsule>) -> PyResult<ManagedTen
     // to whoever consumes the capsule; validation reads it without taking it, so a refusal
     // leaves the capsule (and its destructor) in charge.
     let meta = unsafe { ManagedTensor::<M>::check(pointer) }.map_err(buffer_error)?;
-    // SAFETY: a live capsule, attached; static names. Renaming is the DLPack consume step;
-    // clearing the destructor as well protects against producers whose destructor does not
-    // check the name.
-    unsafe {
-        if ffi::PyCapsule_SetName(capsule.as_ptr(), M::USED_NAME.as_ptr()) != 0 {
-            return Err(PyErr::fetch(capsule.py()));
-        }
-        ffi::PyCapsule_SetDestructor(capsule.as_ptr(), None);
+    // SAFETY: a live capsule, attached; a static name. Renaming is the DLPack consume step.
+    if unsafe { ffi::PyCapsule_SetName(capsule.as_ptr(), M::USED_NAME.as_ptr()) } != 0 {
+        return Err(PyErr::fetch(capsule.py()));
     }
+    // SAFETY: as above. Clearing the destructor as well protects against producers whose
+    // destructor does not check the name.
+    unsafe { ffi::PyCapsule_SetDestructor(capsule.as_ptr(), None) };
     // SAFETY: consumed: the struct is ours, and `meta` is its validation.
     Ok(unsafe { ManagedTensor::from_validated(pointer, meta) })
 }

@@ -97,20 +97,15 @@ macro_rules! layouts {
     };
 }
 
-/// The same number on all three families.
-const fn same(n: usize) -> [usize; 3] {
-    [n, n, n]
-}
-
 layouts! {
-    DLPackVersion { size: same(8), align: same(4), major: same(0), minor: same(4) }
-    DLDeviceType { size: same(4), align: same(4) }
-    DLDevice { size: same(8), align: same(4), device_type: same(0), device_id: same(4) }
-    DLDataType { size: same(4), align: same(2), code: same(0), bits: same(1), lanes: same(2) }
+    DLPackVersion { size: [8; 3], align: [4; 3], major: [0; 3], minor: [4; 3] }
+    DLDeviceType { size: [4; 3], align: [4; 3] }
+    DLDevice { size: [8; 3], align: [4; 3], device_type: [0; 3], device_id: [4; 3] }
+    DLDataType { size: [4; 3], align: [2; 3], code: [0; 3], bits: [1; 3], lanes: [2; 3] }
     DLTensor {
         size: [48, 36, 40],
         align: [8, 4, 8],
-        data: same(0),
+        data: [0; 3],
         device: [8, 4, 4],
         ndim: [16, 12, 12],
         dtype: [20, 16, 16],
@@ -121,15 +116,15 @@ layouts! {
     DLManagedTensor {
         size: [64, 44, 48],
         align: [8, 4, 8],
-        dl_tensor: same(0),
+        dl_tensor: [0; 3],
         manager_ctx: [48, 36, 40],
         deleter: [56, 40, 44],
     }
     DLManagedTensorVersioned {
         size: [80, 60, 64],
         align: [8, 4, 8],
-        version: same(0),
-        manager_ctx: same(8),
+        version: [0; 3],
+        manager_ctx: [8; 3],
         deleter: [16, 12, 12],
         flags: [24, 16, 16],
         dl_tensor: [32, 24, 24],
@@ -137,13 +132,13 @@ layouts! {
     DLPackExchangeAPIHeader {
         size: [16, 12, 12],
         align: [8, 4, 4],
-        version: same(0),
-        prev_api: same(8),
+        version: [0; 3],
+        prev_api: [8; 3],
     }
     DLPackExchangeAPI {
         size: [56, 32, 32],
         align: [8, 4, 4],
-        header: same(0),
+        header: [0; 3],
         managed_tensor_allocator: [16, 12, 12],
         managed_tensor_from_py_object_no_sync: [24, 16, 16],
         managed_tensor_to_py_object_no_sync: [32, 20, 20],
@@ -153,7 +148,7 @@ layouts! {
     ArrowSchema {
         size: [72, 44, 48],
         align: [8, 4, 8],
-        format: same(0),
+        format: [0; 3],
         name: [8, 4, 4],
         metadata: [16, 8, 8],
         flags: [24, 12, 16],
@@ -166,22 +161,22 @@ layouts! {
     ArrowArray {
         size: [80, 60, 64],
         align: [8, 4, 8],
-        length: same(0),
-        null_count: same(8),
-        offset: same(16),
-        n_buffers: same(24),
-        n_children: same(32),
-        buffers: same(40),
+        length: [0; 3],
+        null_count: [8; 3],
+        offset: [16; 3],
+        n_buffers: [24; 3],
+        n_children: [32; 3],
+        buffers: [40; 3],
         children: [48, 44, 44],
         dictionary: [56, 48, 48],
         release: [64, 52, 52],
         private_data: [72, 56, 56],
     }
-    ArrowDeviceType { size: same(4), align: same(4) }
+    ArrowDeviceType { size: [4; 3], align: [4; 3] }
     ArrowDeviceArray {
         size: [128, 100, 104],
         align: [8, 4, 8],
-        array: same(0),
+        array: [0; 3],
         device_id: [80, 60, 64],
         device_type: [88, 68, 72],
         sync_event: [96, 72, 76],
@@ -190,7 +185,7 @@ layouts! {
     ArrowArrayStream {
         size: [40, 20, 20],
         align: [8, 4, 4],
-        get_schema: same(0),
+        get_schema: [0; 3],
         get_next: [8, 4, 4],
         get_last_error: [16, 8, 8],
         release: [24, 12, 12],
@@ -199,7 +194,7 @@ layouts! {
     ArrowDeviceArrayStream {
         size: [48, 24, 24],
         align: [8, 4, 4],
-        device_type: same(0),
+        device_type: [0; 3],
         get_schema: [8, 4, 4],
         get_next: [16, 8, 8],
         get_last_error: [24, 12, 12],
@@ -209,13 +204,13 @@ layouts! {
     ArrowAsyncTask {
         size: [16, 8, 8],
         align: [8, 4, 4],
-        extract_data: same(0),
+        extract_data: [0; 3],
         private_data: [8, 4, 4],
     }
     ArrowAsyncProducer {
         size: [40, 20, 20],
         align: [8, 4, 4],
-        device_type: same(0),
+        device_type: [0; 3],
         request: [8, 4, 4],
         cancel: [16, 8, 8],
         additional_metadata: [24, 12, 12],
@@ -224,7 +219,7 @@ layouts! {
     ArrowAsyncDeviceStreamHandler {
         size: [48, 24, 24],
         align: [8, 4, 4],
-        on_schema: same(0),
+        on_schema: [0; 3],
         on_next_task: [8, 4, 4],
         on_error: [16, 8, 8],
         release: [24, 12, 12],
