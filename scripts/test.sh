@@ -196,7 +196,9 @@ run c-tests-i686 tests/c/run.sh i686
 run fuzz-smoke fuzz_smoke
 run layout-checks-x86_64 layout-checks/run.sh x86_64 "${UPSTREAM_INCLUDES[@]}"
 run layout-checks-i686 layout-checks/run.sh i686 "${UPSTREAM_INCLUDES[@]}"
+run errno-values layout-checks/errno/run.sh
 run dependent-has-no-cbindgen dependent_has_no_build_tools
+run publish-dry-run cargo publish -q --dry-run --allow-dirty
 run doc env RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --all-features
 
 [ "$listing" -eq 1 ] && exit 0

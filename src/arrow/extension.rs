@@ -339,3 +339,7 @@ impl TensorShape {
         json
     }
 }
+
+#[cfg(test)]
+#[path = "extension_tests.rs"]
+mod tests;
