@@ -4,29 +4,25 @@
 
 use core::ffi::{c_char, c_int};
 
+use super::device::check_stream_device;
 use super::owned::{sealed::Base, Owned};
 use super::{Array, DeviceArray, ProducerError, Schema, SchemaRef, StreamError, ValidationError};
 use crate::raw::{
-    ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowSchema,
+    ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowDeviceType,
+    ArrowSchema, ARROW_DEVICE_CPU,
 };
 
 pub(crate) mod sealed {
     use super::*;
 
-    /// What the stream wrapper needs from a raw stream struct.
-    pub trait RawStream: Base + Sized {
+    /// A stream's item: [`Array`] (CPU) or [`DeviceArray`].
+    pub trait Item: Sized {
         /// The raw struct `get_next` fills.
         type Raw: Base + bytemuck::Zeroable;
-        /// The owning wrapper of one item.
-        type Item;
-        /// `get_schema`.
-        fn get_schema(&self) -> Option<unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int>;
-        /// `get_next`.
-        fn get_next(&self) -> Option<unsafe extern "C" fn(*mut Self, *mut Self::Raw) -> c_int>;
-        /// `get_last_error`.
-        fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char>;
-        /// Checks an imported item against the stream (a device stream's device type).
-        fn check_item(&self, item: &Self::Item) -> Result<(), ValidationError>;
+        /// The device type of the buffers.
+        fn device(&self) -> ArrowDeviceType;
+        /// Checks the item against a schema (see [`Array::view`]).
+        fn check(&self, schema: SchemaRef<'_>) -> Result<(), ValidationError>;
         /// Imports one item.
         ///
         /// # Safety
@@ -34,50 +30,118 @@ pub(crate) mod sealed {
         unsafe fn import(
             raw: *mut Self::Raw,
             schema: SchemaRef<'_>,
-        ) -> Result<Self::Item, ValidationError>;
+        ) -> Result<Self, ValidationError>;
+        /// Moves the item into a consumer's struct.
+        ///
+        /// # Safety
+        /// `out` is valid for writes.
+        unsafe fn export(self, out: *mut Self::Raw);
     }
+
+    /// The raw struct of a stream kind: its callbacks, its device type, and how to build one.
+    pub trait RawStream: Base + Sized {
+        /// What `get_next` yields.
+        type Item: Item;
+        /// `get_schema`.
+        fn get_schema(&self) -> Option<unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int>;
+        /// `get_next`.
+        #[allow(clippy::type_complexity)]
+        fn get_next(&self) -> Option<unsafe extern "C" fn(*mut Self, *mut RawItem<Self>) -> c_int>;
+        /// `get_last_error`.
+        fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char>;
+        /// The device type of every item (the CPU for `ArrowArrayStream`).
+        fn device_type(&self) -> ArrowDeviceType;
+        /// A stream struct with these callbacks (the device type is ignored by CPU streams).
+        #[cfg(feature = "alloc")]
+        fn assemble(
+            device_type: ArrowDeviceType,
+            get_schema: unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int,
+            get_next: unsafe extern "C" fn(*mut Self, *mut RawItem<Self>) -> c_int,
+            get_last_error: unsafe extern "C" fn(*mut Self) -> *const c_char,
+            release: unsafe extern "C" fn(*mut Self),
+            private_data: *mut core::ffi::c_void,
+        ) -> Self;
+    }
+
+    /// The raw struct of a stream's items.
+    pub type RawItem<S> = <<S as RawStream>::Item as Item>::Raw;
 }
-use sealed::RawStream;
+pub(crate) use sealed::{Item, RawItem, RawStream};
+
+macro_rules! item {
+    ($item:ty, $raw:ty, |$this:ident| $device:expr) => {
+        impl Item for $item {
+            type Raw = $raw;
+            fn device(&self) -> ArrowDeviceType {
+                let $this = self;
+                $device
+            }
+            fn check(&self, schema: SchemaRef<'_>) -> Result<(), ValidationError> {
+                self.view(schema).map(drop)
+            }
+            unsafe fn import(
+                raw: *mut $raw,
+                schema: SchemaRef<'_>,
+            ) -> Result<Self, ValidationError> {
+                // SAFETY: forwarded from the caller.
+                unsafe { <$item>::from_raw(raw, schema) }
+            }
+            unsafe fn export(self, out: *mut $raw) {
+                // SAFETY: forwarded from the caller.
+                unsafe { self.export_to(out) }
+            }
+        }
+    };
+}
+item!(Array, ArrowArray, |_array| ARROW_DEVICE_CPU);
+item!(DeviceArray, ArrowDeviceArray, |array| array.device_type());
 
 macro_rules! raw_stream {
-    ($stream:ty, $raw:ty, $item:ty, $check:expr) => {
+    ($stream:ty, $item:ty $(, $device:ident)?) => {
         impl RawStream for $stream {
-            type Raw = $raw;
             type Item = $item;
             fn get_schema(
                 &self,
             ) -> Option<unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int> {
                 self.get_schema
             }
-            fn get_next(&self) -> Option<unsafe extern "C" fn(*mut Self, *mut $raw) -> c_int> {
+            fn get_next(
+                &self,
+            ) -> Option<unsafe extern "C" fn(*mut Self, *mut RawItem<Self>) -> c_int> {
                 self.get_next
             }
             fn get_last_error(&self) -> Option<unsafe extern "C" fn(*mut Self) -> *const c_char> {
                 self.get_last_error
             }
-            fn check_item(&self, item: &$item) -> Result<(), ValidationError> {
-                let check: fn(&$stream, &$item) -> Result<(), ValidationError> = $check;
-                check(self, item)
+            fn device_type(&self) -> ArrowDeviceType {
+                raw_stream!(@device self $($device)?)
             }
-            unsafe fn import(
-                raw: *mut $raw,
-                schema: SchemaRef<'_>,
-            ) -> Result<$item, ValidationError> {
-                // SAFETY: forwarded from the caller.
-                unsafe { <$item>::from_raw(raw, schema) }
+            #[cfg(feature = "alloc")]
+            fn assemble(
+                device_type: ArrowDeviceType,
+                get_schema: unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int,
+                get_next: unsafe extern "C" fn(*mut Self, *mut RawItem<Self>) -> c_int,
+                get_last_error: unsafe extern "C" fn(*mut Self) -> *const c_char,
+                release: unsafe extern "C" fn(*mut Self),
+                private_data: *mut core::ffi::c_void,
+            ) -> Self {
+                let _ = device_type;
+                Self {
+                    $($device: device_type,)?
+                    get_schema: Some(get_schema),
+                    get_next: Some(get_next),
+                    get_last_error: Some(get_last_error),
+                    release: Some(release),
+                    private_data,
+                }
             }
         }
     };
+    (@device $this:ident) => { ARROW_DEVICE_CPU };
+    (@device $this:ident $field:ident) => { $this.$field };
 }
-raw_stream!(ArrowArrayStream, ArrowArray, Array, |_, _| Ok(()));
-raw_stream!(
-    ArrowDeviceArrayStream,
-    ArrowDeviceArray,
-    DeviceArray,
-    |stream: &ArrowDeviceArrayStream, item: &DeviceArray| {
-        super::device::check_stream_device(stream.device_type, item.device_type())
-    }
-);
+raw_stream!(ArrowArrayStream, Array);
+raw_stream!(ArrowDeviceArrayStream, DeviceArray, device_type);
 
 /// A stream this crate owns, released exactly once on drop. Arrays already pulled stay alive
 /// after the stream is gone.
@@ -216,7 +280,7 @@ impl<S: RawStream> Stream<S> {
             .raw()
             .get_next()
             .ok_or(ValidationError::NullCallback { name: "get_next" })?;
-        let mut out: S::Raw = bytemuck::Zeroable::zeroed();
+        let mut out: RawItem<S> = bytemuck::Zeroable::zeroed();
         let raw: *mut S = self.inner.raw_mut();
         // SAFETY: the stream is live (we own it); `out` is zeroed (released) for the producer.
         let code = unsafe { get_next(raw, &mut out) };
@@ -228,8 +292,10 @@ impl<S: RawStream> Stream<S> {
         }
         // SAFETY: on success `out` is an item we own, following the C Data Interface for the
         // stream's schema (contract at `from_raw`).
-        let item = unsafe { S::import(&mut out, schema) }?;
-        self.inner.raw().check_item(&item)?; // on error the item is dropped: released once
+        let item = unsafe { S::Item::import(&mut out, schema) }?;
+        // The schema was checked by the import; the device type is the stream's to check. On
+        // error the item is dropped: released once.
+        check_stream_device(self.inner.raw().device_type(), item.device())?;
         Ok(Some(item))
     }
 

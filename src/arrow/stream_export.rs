@@ -9,107 +9,13 @@ use core::iter::Fuse;
 use core::ptr;
 
 use super::owned::{release_produced, Owned};
-use super::stream::sealed::RawStream;
+use super::stream::{Item, RawItem, RawStream};
 use super::stream_error::c_message;
 use super::{
     errno, Array, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, ValidationError,
 };
-use super::{Schema, SchemaDef, SchemaRef, Stream};
-use crate::raw::{
-    ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowDeviceType,
-    ArrowSchema,
-};
-
-pub(crate) mod sealed {
-    use super::*;
-
-    /// What producing a stream of a kind needs.
-    pub trait Produce: RawStream {
-        /// A stream struct with these callbacks.
-        fn assemble(
-            device_type: ArrowDeviceType,
-            get_schema: unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int,
-            get_next: unsafe extern "C" fn(*mut Self, *mut Self::Raw) -> c_int,
-            get_last_error: unsafe extern "C" fn(*mut Self) -> *const c_char,
-            release: unsafe extern "C" fn(*mut Self),
-            private_data: *mut core::ffi::c_void,
-        ) -> Self;
-        /// Checks an item against the stream's schema and device type.
-        fn check(
-            item: &Self::Item,
-            schema: SchemaRef<'_>,
-            device_type: ArrowDeviceType,
-        ) -> Result<(), ValidationError>;
-        /// Moves an item into the consumer's struct.
-        ///
-        /// # Safety
-        /// `out` is valid for writes.
-        unsafe fn write(item: Self::Item, out: *mut Self::Raw);
-    }
-}
-use sealed::Produce;
-
-impl Produce for ArrowArrayStream {
-    fn assemble(
-        _: ArrowDeviceType,
-        get_schema: unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int,
-        get_next: unsafe extern "C" fn(*mut Self, *mut ArrowArray) -> c_int,
-        get_last_error: unsafe extern "C" fn(*mut Self) -> *const c_char,
-        release: unsafe extern "C" fn(*mut Self),
-        private_data: *mut core::ffi::c_void,
-    ) -> Self {
-        Self {
-            get_schema: Some(get_schema),
-            get_next: Some(get_next),
-            get_last_error: Some(get_last_error),
-            release: Some(release),
-            private_data,
-        }
-    }
-    fn check(
-        item: &Array,
-        schema: SchemaRef<'_>,
-        _: ArrowDeviceType,
-    ) -> Result<(), ValidationError> {
-        item.view(schema).map(drop)
-    }
-    unsafe fn write(item: Array, out: *mut ArrowArray) {
-        // SAFETY: forwarded from the caller.
-        unsafe { item.export_to(out) }
-    }
-}
-
-impl Produce for ArrowDeviceArrayStream {
-    fn assemble(
-        device_type: ArrowDeviceType,
-        get_schema: unsafe extern "C" fn(*mut Self, *mut ArrowSchema) -> c_int,
-        get_next: unsafe extern "C" fn(*mut Self, *mut ArrowDeviceArray) -> c_int,
-        get_last_error: unsafe extern "C" fn(*mut Self) -> *const c_char,
-        release: unsafe extern "C" fn(*mut Self),
-        private_data: *mut core::ffi::c_void,
-    ) -> Self {
-        Self {
-            device_type,
-            get_schema: Some(get_schema),
-            get_next: Some(get_next),
-            get_last_error: Some(get_last_error),
-            release: Some(release),
-            private_data,
-        }
-    }
-    fn check(
-        item: &DeviceArray,
-        schema: SchemaRef<'_>,
-        device_type: ArrowDeviceType,
-    ) -> Result<(), ValidationError> {
-        super::device::check_stream_device(device_type, item.device_type())?;
-        item.view(schema).map(drop)
-    }
-    unsafe fn write(item: DeviceArray, out: *mut ArrowDeviceArray) {
-        // SAFETY: forwarded from the caller.
-        unsafe { item.export_to(out) }
-    }
-}
+use super::{Schema, SchemaDef, Stream};
+use crate::raw::{ArrowDeviceType, ArrowSchema};
 
 /// What a produced stream owns.
 struct Producer<I: Iterator> {
@@ -121,7 +27,15 @@ struct Producer<I: Iterator> {
     error: Option<(c_int, Option<CString>)>,
 }
 
-impl<S: Produce> Stream<S> {
+impl<I: Iterator> Producer<I> {
+    /// Checks an item before it is handed out: the stream's device type, then its schema.
+    fn check<T: Item>(&self, item: &T) -> Result<(), ValidationError> {
+        super::device::check_stream_device(self.device_type, item.device())?;
+        item.check(self.schema.view())
+    }
+}
+
+impl<S: RawStream> Stream<S> {
     fn produce<I>(
         schema: SchemaDef,
         device_type: ArrowDeviceType,
@@ -206,7 +120,7 @@ impl DeviceArrayStream {
 ///
 /// # Safety
 /// `stream` is NULL or a stream made by `produce::<S, I>` (wherever it was moved to).
-unsafe fn state<'a, S: Produce, I: Iterator>(stream: *mut S) -> Option<&'a mut Producer<I>> {
+unsafe fn state<'a, S: RawStream, I: Iterator>(stream: *mut S) -> Option<&'a mut Producer<I>> {
     // SAFETY: see the contract; the private data is only ever reached through the stream, and
     // stream calls are serialised (C Stream Interface), so this is the only reference.
     let stream = unsafe { stream.as_mut() }?;
@@ -217,7 +131,7 @@ unsafe fn state<'a, S: Produce, I: Iterator>(stream: *mut S) -> Option<&'a mut P
     unsafe { stream.private_data().cast::<Producer<I>>().as_mut() }
 }
 
-unsafe extern "C" fn get_schema<S: Produce, I: Iterator>(
+unsafe extern "C" fn get_schema<S: RawStream, I: Iterator>(
     stream: *mut S,
     out: *mut ArrowSchema,
 ) -> c_int {
@@ -236,7 +150,7 @@ unsafe extern "C" fn get_schema<S: Produce, I: Iterator>(
     0
 }
 
-unsafe extern "C" fn get_next<S: Produce, I>(stream: *mut S, out: *mut S::Raw) -> c_int
+unsafe extern "C" fn get_next<S: RawStream, I>(stream: *mut S, out: *mut RawItem<S>) -> c_int
 where
     I: Iterator<Item = Result<S::Item, ProducerError>>,
 {
@@ -256,10 +170,10 @@ where
             unsafe { out.write(bytemuck::Zeroable::zeroed()) };
             return 0;
         }
-        Some(Ok(item)) => match S::check(&item, state.schema.view(), state.device_type) {
+        Some(Ok(item)) => match state.check(&item) {
             Ok(()) => {
                 // SAFETY: `out` is the consumer's writable struct.
-                unsafe { S::write(item, out) };
+                unsafe { item.export(out) };
                 return 0;
             }
             Err(error) => (errno::EINVAL, c_message(&alloc::format!("{error}"))),
@@ -271,7 +185,7 @@ where
     code
 }
 
-unsafe extern "C" fn get_last_error<S: Produce, I: Iterator>(stream: *mut S) -> *const c_char {
+unsafe extern "C" fn get_last_error<S: RawStream, I: Iterator>(stream: *mut S) -> *const c_char {
     // SAFETY: C calls us with the stream we made (or NULL).
     match unsafe { state::<S, I>(stream) } {
         Some(Producer {
