@@ -43,6 +43,17 @@ extern crate alloc;
 #[cfg(feature = "pyo3")]
 extern crate std;
 
+/// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
+macro_rules! wraps {
+    ($($outer:ident :: $variant:ident ($inner:ty)),+ $(,)?) => {$(
+        impl From<$inner> for $outer {
+            fn from(error: $inner) -> Self {
+                Self::$variant(error)
+            }
+        }
+    )+};
+}
+
 #[forbid(unsafe_code)]
 pub mod raw;
 

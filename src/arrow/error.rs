@@ -365,40 +365,14 @@ pub enum ArrowError {
     Bridge(BridgeError),
 }
 
-impl From<MetadataError> for ValidationError {
-    fn from(error: MetadataError) -> Self {
-        Self::Metadata(error)
-    }
-}
-
-impl From<ValidationError> for BridgeError {
-    fn from(error: ValidationError) -> Self {
-        Self::Arrow(error)
-    }
-}
-
-impl From<ExportError> for BridgeError {
-    fn from(error: ExportError) -> Self {
-        Self::Tensor(error)
-    }
-}
-
-impl From<ValidationError> for ArrowError {
-    fn from(error: ValidationError) -> Self {
-        Self::Validation(error)
-    }
-}
-
-impl From<ReadError> for ArrowError {
-    fn from(error: ReadError) -> Self {
-        Self::Read(error)
-    }
-}
-
-impl From<BridgeError> for ArrowError {
-    fn from(error: BridgeError) -> Self {
-        Self::Bridge(error)
-    }
+// Each contract's error converts into the one that wraps it.
+wraps! {
+    ValidationError::Metadata(MetadataError),
+    BridgeError::Arrow(ValidationError),
+    BridgeError::Tensor(ExportError),
+    ArrowError::Validation(ValidationError),
+    ArrowError::Read(ReadError),
+    ArrowError::Bridge(BridgeError),
 }
 
 impl From<MetadataError> for ArrowError {

@@ -125,22 +125,45 @@ impl<'a> Json<'a> {
     /// Calls `each` on every element of an array.
     fn array(
         &mut self,
-        mut each: impl FnMut(&mut Self) -> Result<(), ValidationError>,
+        each: impl FnMut(&mut Self) -> Result<(), ValidationError>,
     ) -> Result<(), ValidationError> {
-        self.expect(b'[')?;
-        if self.peek() == Some(b']') {
+        self.sequence(b'[', b']', "malformed JSON array", each)
+    }
+
+    /// Calls `each` on every key (and its value) of an object.
+    fn object(
+        &mut self,
+        mut each: impl FnMut(&mut Self, &'a [u8]) -> Result<(), ValidationError>,
+    ) -> Result<(), ValidationError> {
+        self.sequence(b'{', b'}', "malformed JSON object", |json| {
+            let key = json.string()?;
+            json.expect(b':')?;
+            each(json, key)
+        })
+    }
+
+    /// `open`, then items separated by commas (each read by `item`), then `close`.
+    fn sequence(
+        &mut self,
+        open: u8,
+        close: u8,
+        malformed: &'static str,
+        mut item: impl FnMut(&mut Self) -> Result<(), ValidationError>,
+    ) -> Result<(), ValidationError> {
+        self.expect(open)?;
+        if self.peek() == Some(close) {
             self.at += 1;
             return Ok(());
         }
         loop {
-            each(self)?;
+            item(self)?;
             match self.peek() {
                 Some(b',') => self.at += 1,
-                Some(b']') => {
+                Some(byte) if byte == close => {
                     self.at += 1;
                     return Ok(());
                 }
-                _ => return Err(bad("malformed JSON array")),
+                _ => return Err(bad(malformed)),
             }
         }
     }
@@ -167,30 +190,6 @@ impl<'a> Json<'a> {
                 Ok(())
             }
             None => Err(bad("malformed JSON value")),
-        }
-    }
-
-    fn object(
-        &mut self,
-        mut each: impl FnMut(&mut Self, &'a [u8]) -> Result<(), ValidationError>,
-    ) -> Result<(), ValidationError> {
-        self.expect(b'{')?;
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            return Ok(());
-        }
-        loop {
-            let key = self.string()?;
-            self.expect(b':')?;
-            each(self, key)?;
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b'}') => {
-                    self.at += 1;
-                    return Ok(());
-                }
-                _ => return Err(bad("malformed JSON object")),
-            }
         }
     }
 }

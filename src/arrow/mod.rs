@@ -80,6 +80,8 @@ pub use extension::{
 pub use format::{DataType, IntervalUnit, TimeUnit, UnionMode};
 pub use metadata::{Metadata, MetadataIter};
 pub use schema::{Schema, SchemaRef};
+#[cfg(feature = "pyo3")]
+pub(crate) use stream::RawStream;
 pub use stream::{ArrayStream, DeviceArrayStream, Stream};
 pub use stream_error::{ProducerError, StreamError};
 

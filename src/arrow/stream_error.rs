@@ -79,16 +79,10 @@ pub enum StreamError {
     Invalid(ValidationError),
 }
 
-impl From<ValidationError> for StreamError {
-    fn from(error: ValidationError) -> Self {
-        Self::Invalid(error)
-    }
-}
-
-impl From<ProducerError> for StreamError {
-    fn from(error: ProducerError) -> Self {
-        Self::Producer(error)
-    }
+// Each contract's error converts into the one that wraps it.
+wraps! {
+    StreamError::Invalid(ValidationError),
+    StreamError::Producer(ProducerError),
 }
 
 impl fmt::Display for StreamError {

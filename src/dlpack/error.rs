@@ -249,28 +249,12 @@ pub enum TensorError {
     Export(ExportError),
 }
 
-impl From<ImportError> for TensorError {
-    fn from(error: ImportError) -> Self {
-        Self::Import(error)
-    }
-}
-
-impl From<AccessError> for TensorError {
-    fn from(error: AccessError) -> Self {
-        Self::Access(error)
-    }
-}
-
-impl From<ExportError> for TensorError {
-    fn from(error: ExportError) -> Self {
-        Self::Export(error)
-    }
-}
-
-impl From<ImportError> for ExportError {
-    fn from(error: ImportError) -> Self {
-        Self::Invalid(error)
-    }
+// Each contract's error converts into the one that wraps it.
+wraps! {
+    TensorError::Import(ImportError),
+    TensorError::Access(AccessError),
+    TensorError::Export(ExportError),
+    ExportError::Invalid(ImportError),
 }
 
 impl fmt::Display for ImportError {

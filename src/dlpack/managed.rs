@@ -218,13 +218,24 @@ struct Owner<M: ManagedStruct> {
 
 impl<M: ManagedStruct> Drop for Owner<M> {
     fn drop(&mut self) {
-        // SAFETY: the struct is live until its deleter runs, which is only here.
-        if let Some(deleter) = unsafe { M::deleter(self.ptr) } {
-            // SAFETY: the DLPack contract: the consumer calls the deleter with the struct itself,
-            // exactly once. `Owner` is created once per imported pointer (`from_raw`'s contract
-            // makes it the only owner) and `into_raw` forgets it, so this is the one call.
-            unsafe { deleter(self.ptr.as_ptr()) }
-        }
+        // SAFETY: the struct is live until its deleter runs, which is only here: `Owner` is
+        // created once per imported pointer (`from_raw`'s contract makes it the only owner) and
+        // `into_raw` forgets it, so this is the one call.
+        unsafe { delete(self.ptr) }
+    }
+}
+
+/// Calls the deleter of a managed struct (a NULL deleter means there is nothing to call): the
+/// one place a consumer's deleter call is made.
+///
+/// # Safety
+/// `ptr` is a live managed struct whose deleter has not run and is the caller's to call, once.
+pub(crate) unsafe fn delete<M: ManagedStruct>(ptr: NonNull<M>) {
+    // SAFETY: `deleter` is in the permanent prefix of a live struct (caller).
+    if let Some(deleter) = unsafe { M::deleter(ptr) } {
+        // SAFETY: the DLPack contract: the consumer calls the deleter with the struct itself,
+        // exactly once (caller).
+        unsafe { deleter(ptr.as_ptr()) }
     }
 }
 

@@ -62,6 +62,8 @@ pub use error::{AccessError, ExportError, ImportError, TensorError};
 pub use export::{TensorDescription, TensorOwner};
 #[cfg(feature = "alloc")]
 pub use host::{Export, HostBuffer, HostMemory};
+#[cfg(feature = "pyo3")]
+pub(crate) use managed::delete;
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
 pub use strides::Strides;
 #[cfg(feature = "pyo3")]

@@ -14,12 +14,13 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
-use super::capsule::{arrow_capsule, capsule_pointer, type_name};
+use super::capsule::{arrow_capsule, capsule_pointer, type_name, ArrowCapsule};
 use super::gil::{drop_attached, Held};
 use super::{Live, PyTensor};
+use crate::arrow::RawStream;
 use crate::arrow::{
     Array, ArrayParts, ArrayStream, ArrayView, ArrowError, DeviceArray, DeviceArrayStream, Schema,
-    SchemaDef, SchemaRef,
+    SchemaDef, SchemaRef, Stream,
 };
 use crate::dlpack::VersionedTensor;
 use crate::raw::{
@@ -519,18 +520,8 @@ pub fn import_stream(
     source: &Bound<'_, PyAny>,
     requested_schema: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<ArrayStream> {
-    let capsule = if source.is_instance_of::<PyCapsule>() {
-        source.clone()
-    } else {
-        call_export(
-            source,
-            intern!(source.py(), "__arrow_c_stream__"),
-            requested_schema,
-        )?
-    };
-    let raw = capsule_pointer::<ArrowArrayStream>(&capsule, c"arrow_array_stream")?;
-    // SAFETY: a live stream owned by the capsule, which gives it to its consumer.
-    unsafe { ArrayStream::from_raw(raw.as_ptr()) }.map_err(arrow_error)
+    let method = intern!(source.py(), "__arrow_c_stream__");
+    import_any_stream(source, method, requested_schema)
 }
 
 /// Imports a device stream from `__arrow_c_device_stream__` (or an
@@ -539,18 +530,24 @@ pub fn import_device_stream(
     source: &Bound<'_, PyAny>,
     requested_schema: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<DeviceArrayStream> {
+    let method = intern!(source.py(), "__arrow_c_device_stream__");
+    import_any_stream(source, method, requested_schema)
+}
+
+/// Imports a stream of kind `S` from a capsule, or from what `method` returns.
+fn import_any_stream<S: RawStream + ArrowCapsule>(
+    source: &Bound<'_, PyAny>,
+    method: &Bound<'_, pyo3::types::PyString>,
+    requested_schema: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Stream<S>> {
     let capsule = if source.is_instance_of::<PyCapsule>() {
         source.clone()
     } else {
-        call_export(
-            source,
-            intern!(source.py(), "__arrow_c_device_stream__"),
-            requested_schema,
-        )?
+        call_export(source, method, requested_schema)?
     };
-    let raw = capsule_pointer::<ArrowDeviceArrayStream>(&capsule, c"arrow_device_array_stream")?;
+    let raw = capsule_pointer::<S>(&capsule, S::NAME)?;
     // SAFETY: a live stream owned by the capsule, which gives it to its consumer.
-    unsafe { DeviceArrayStream::from_raw(raw.as_ptr()) }.map_err(arrow_error)
+    unsafe { Stream::from_raw(raw.as_ptr()) }.map_err(arrow_error)
 }
 
 /// An Arrow array from Python bridged to DLPack (zero-copy).

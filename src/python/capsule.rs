@@ -13,7 +13,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
-use crate::dlpack::{ManagedStruct, ManagedTensor};
+use crate::dlpack::{delete, ManagedStruct, ManagedTensor};
 use crate::raw::{
     ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowSchema,
     DLManagedTensor, DLManagedTensorVersioned,
@@ -27,40 +27,18 @@ pub(crate) trait DlpackCapsule: ManagedStruct + Sized + 'static {
     const USED_NAME: &'static CStr;
     /// Whether the struct carries a version and flags.
     const VERSIONED: bool;
-
-    /// Calls the struct's deleter, if it has one.
-    ///
-    /// # Safety
-    /// `ptr` is a live struct whose deleter has not run and is ours to call.
-    unsafe fn delete(ptr: *mut Self);
 }
 
 impl DlpackCapsule for DLManagedTensorVersioned {
     const NAME: &'static CStr = c"dltensor_versioned";
     const USED_NAME: &'static CStr = c"used_dltensor_versioned";
     const VERSIONED: bool = true;
-
-    unsafe fn delete(ptr: *mut Self) {
-        // SAFETY: live struct, deleter ours to call once (caller).
-        if let Some(deleter) = unsafe { (*ptr).deleter } {
-            // SAFETY: as above; the DLPack rule is one call with the struct itself.
-            unsafe { deleter(ptr) }
-        }
-    }
 }
 
 impl DlpackCapsule for DLManagedTensor {
     const NAME: &'static CStr = c"dltensor";
     const USED_NAME: &'static CStr = c"used_dltensor";
     const VERSIONED: bool = false;
-
-    unsafe fn delete(ptr: *mut Self) {
-        // SAFETY: live struct, deleter ours to call once (caller).
-        if let Some(deleter) = unsafe { (*ptr).deleter } {
-            // SAFETY: as above.
-            unsafe { deleter(ptr) }
-        }
-    }
 }
 
 /// Hands `tensor` to Python in a capsule named `M::NAME`, whose destructor calls the deleter
@@ -84,7 +62,7 @@ pub(crate) fn dlpack_capsule<M: DlpackCapsule>(
     };
     if capsule.is_err() {
         // SAFETY: no capsule was made, so the tensor is still ours: delete it once.
-        unsafe { M::delete(raw) };
+        unsafe { delete(pointer) };
     }
     capsule
 }
@@ -103,12 +81,11 @@ unsafe extern "C" fn dlpack_destructor<M: DlpackCapsule>(capsule: *mut ffi::PyOb
     let saved = unsafe { SavedError::fetch() };
     // SAFETY: a live capsule; a wrong name gives NULL and sets an exception.
     let pointer = unsafe { ffi::PyCapsule_GetPointer(capsule, M::NAME.as_ptr()) };
-    if pointer.is_null() {
+    match NonNull::new(pointer.cast::<M>()) {
         // SAFETY: attached, with the exception `PyCapsule_GetPointer` set.
-        unsafe { ffi::PyErr_WriteUnraisable(capsule) };
-    } else {
+        None => unsafe { ffi::PyErr_WriteUnraisable(capsule) },
         // SAFETY: an unconsumed capsule of ours holds a live tensor whose deleter has not run.
-        unsafe { M::delete(pointer.cast()) };
+        Some(tensor) => unsafe { delete(tensor) },
     }
     // SAFETY: attached.
     unsafe { saved.restore() };
