@@ -6,9 +6,9 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::mem;
 
-use super::export::{check_inside, checked_ndim};
+use super::export::checked_ndim;
 use super::placed::Placed;
-use super::validate::{self, Storage};
+use super::validate::Storage;
 use super::{Element, ExportError, ManagedStruct, ManagedTensor, TensorDescription};
 use crate::raw::{kDLCPU, DLDevice, DLPackFlags};
 
@@ -284,20 +284,19 @@ impl<'a, B: HostBuffer> Export<'a, B> {
             tensor.mark_exclusive(flags);
             return Ok(tensor);
         }
-        // Row-major: the shape alone decides, so validation is computed, not re-read.
-        let storage = Storage::of(description.dtype, flags)?;
-        let meta = validate::compact_meta(shape, storage, description.device, flags)?;
-        M::representable(flags)?;
-        if meta.elements() > 0 {
-            let first = i128::from(description.byte_offset);
-            check_inside(first, first + meta.byte_size() as i128, description.len)?;
-        }
-        // SAFETY: `meta` is what validation computes for the compact strides `finish_validated`
-        // writes (the dtype, shape and size checked as validation checks them); `data` is
-        // non-NULL and aligned (a `HostBuffer` promise) and every byte reached lies in the
-        // buffer (just checked), so no address overflows; flags were checked. Exclusive: the
-        // buffer is the export's alone unless shared (then `READ_ONLY`).
-        Ok(unsafe { placed.finish_validated(&description, meta.with_exclusive(flags)) })
+        // Row-major: the shape alone decides, so validation is computed while the dims are
+        // written, not re-read. The element's storage is validation's own rule, evaluated at
+        // compile time (an export's flags never make it padded).
+        let storage = const {
+            match Storage::of(<B::Element as Element>::DTYPE, DLPackFlags::empty()) {
+                Ok(storage) => storage,
+                Err(_) => panic!("an Element's dtype is valid"),
+            }
+        };
+        // SAFETY: no strides; the dtype is the element's, stored as `storage`; `data` is
+        // non-NULL (a `HostBuffer` promise). Exclusive: the buffer is the export's alone unless
+        // shared (then `READ_ONLY`).
+        unsafe { placed.finish_compact(&description, storage, true) }
     }
 }
 

@@ -217,6 +217,7 @@ struct Owner<M: ManagedStruct> {
 }
 
 impl<M: ManagedStruct> Drop for Owner<M> {
+    #[inline(always)]
     fn drop(&mut self) {
         // SAFETY: the struct is live until its deleter runs, which is only here: `Owner` is
         // created once per imported pointer (`from_raw`'s contract makes it the only owner) and
@@ -230,6 +231,7 @@ impl<M: ManagedStruct> Drop for Owner<M> {
 ///
 /// # Safety
 /// `ptr` is a live managed struct whose deleter has not run and is the caller's to call, once.
+#[inline(always)]
 pub(crate) unsafe fn delete<M: ManagedStruct>(ptr: NonNull<M>) {
     // SAFETY: `deleter` is in the permanent prefix of a live struct (caller).
     if let Some(deleter) = unsafe { M::deleter(ptr) } {
@@ -281,7 +283,7 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// assert_eq!(error, ImportError::NegativeNdim { ndim: -1 });
     /// # }
     /// ```
-    #[inline]
+    #[inline(always)]
     pub unsafe fn from_raw(ptr: *mut M) -> Result<Self, ImportError> {
         let ptr = NonNull::new(ptr).ok_or(ImportError::NullTensor)?;
         let owner = Owner {
@@ -299,7 +301,7 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     ///
     /// # Safety
     /// As for [`from_raw`](Self::from_raw), except that ownership stays with the caller.
-    #[inline]
+    #[inline(always)]
     pub(crate) unsafe fn check(ptr: NonNull<M>) -> Result<Meta, ImportError> {
         // SAFETY: the caller hands over a live struct; `version` is in the permanent prefix.
         let version = unsafe { M::version(ptr) };

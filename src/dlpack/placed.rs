@@ -8,7 +8,7 @@ use core::mem;
 use core::ptr::{self, NonNull};
 
 use super::export::check_inside;
-use super::validate::Meta;
+use super::validate::{self, Meta};
 use super::{ExportError, ManagedStruct, ManagedTensor, TensorDescription, MAX_NDIM};
 use crate::raw::DLTensor;
 
@@ -94,7 +94,7 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
 
     /// The first of the `2 * ndim` `i64`s after the context.
     #[inline(always)]
-    fn dims(&self) -> *mut i64 {
+    fn dims_start(&self) -> *mut i64 {
         // SAFETY: `dims_offset` is inside the allocation (`Layout::extend` placed the array
         // there), and the pointer keeps the allocation's provenance.
         unsafe { self.ctx.as_ptr().cast::<u8>().add(self.dims_offset).cast() }
@@ -154,31 +154,89 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
         Ok(self.write_unchecked(description))
     }
 
-    /// Writes the dims (compact row-major strides computed in the same pass, last dimension
-    /// first) and the header, and hands the context over to the deleter.
+    /// Writes the dims (the given strides, or the compact row-major ones) and the header, and
+    /// hands the context over to the deleter.
     #[inline(always)]
     fn write_unchecked(self, description: &TensorDescription<'_>) -> NonNull<M> {
-        let n = self.ndim;
-        let shape = self.dims();
-        // SAFETY: `dims` has room for `2 * n` values (see `new`); `strides` follows `shape`.
-        let strides = unsafe { shape.add(n) };
-        let mut compact: i64 = 1;
-        let mut empty = false;
-        for dim in (0..n).rev() {
-            let extent = description.shape[dim];
-            let stride = match description.strides {
-                Some(given) => given[dim],
-                // `row_major_stride`'s rule, one dimension at a time (zero extents count as
-                // one); wrapping: an oversized shape is refused by validation afterwards.
-                None => compact,
-            };
-            compact = compact.wrapping_mul(extent.max(1));
-            empty |= extent == 0;
-            // SAFETY: `dim < n`: inside the shape array.
-            unsafe { shape.wrapping_add(dim).write(extent) };
-            // SAFETY: `dim < n`: inside the strides array.
-            unsafe { strides.wrapping_add(dim).write(stride) };
+        let (shape, strides) = self.dims();
+        match description.strides {
+            Some(given) => {
+                for (dim, (&extent, &stride)) in description.shape.iter().zip(given).enumerate() {
+                    // SAFETY: `dim < ndim`: inside both arrays.
+                    unsafe { shape.wrapping_add(dim).write(extent) };
+                    // SAFETY: as above.
+                    unsafe { strides.wrapping_add(dim).write(stride) };
+                }
+            }
+            None => validate::write_row_major(description.shape, |dim, stride| {
+                // SAFETY: `dim < ndim`: inside both arrays.
+                unsafe { shape.wrapping_add(dim).write(description.shape[dim]) };
+                // SAFETY: as above.
+                unsafe { strides.wrapping_add(dim).write(stride) };
+            }),
         }
+        let empty = description.shape.contains(&0);
+        self.write_header(description, empty)
+    }
+
+    /// The export of a compact row-major description in one pass: the shape is checked as
+    /// validation checks it while the dims are written, then the buffer and the header.
+    ///
+    /// # Safety
+    /// `description.strides` is `None`, its dtype is `storage` under its flags (checked as
+    /// validation checks it), and `data` is non-NULL, so that the result is what validation of
+    /// the written struct would return (exclusivity aside, which `exclusive` says).
+    #[inline(always)]
+    pub(super) unsafe fn finish_compact(
+        self,
+        description: &TensorDescription<'_>,
+        storage: validate::Storage,
+        exclusive: bool,
+    ) -> Result<ManagedTensor<M>, ExportError> {
+        M::representable(description.flags)?;
+        let (shape, strides) = self.dims();
+        let meta = validate::compact_meta(
+            description.shape,
+            storage,
+            description.device,
+            description.flags,
+            |dim, stride| {
+                // SAFETY: `dim < ndim`: inside both arrays.
+                unsafe { shape.wrapping_add(dim).write(description.shape[dim]) };
+                // SAFETY: as above; `stride <= isize::MAX` once the shape is accepted.
+                unsafe { strides.wrapping_add(dim).write(stride as i64) };
+            },
+        )?;
+        let meta = if exclusive {
+            meta.with_exclusive(description.flags)
+        } else {
+            meta
+        };
+        if meta.elements() > 0 {
+            let first = i128::from(description.byte_offset);
+            check_inside(first, first + meta.byte_size() as i128, description.len)?;
+        }
+        let header = self.write_header(description, meta.elements() == 0);
+        // SAFETY: the struct just built, which validation would accept with `meta`: its shape and
+        // size were checked above, its strides are compact, its dtype is `storage` (caller),
+        // `data` is non-NULL and every byte reached lies in the buffer (so no address
+        // overflows).
+        Ok(unsafe { ManagedTensor::from_validated(header, meta) })
+    }
+
+    /// The shape and strides arrays after the context.
+    #[inline(always)]
+    fn dims(&self) -> (*mut i64, *mut i64) {
+        let shape = self.dims_start();
+        // SAFETY: `dims` has room for `2 * ndim` values (see `new`); `strides` follows `shape`.
+        (shape, unsafe { shape.add(self.ndim) })
+    }
+
+    /// Writes the header over the dims already written and hands the context over to the
+    /// deleter. `data` is NULL and `byte_offset` 0 for an `empty` tensor.
+    #[inline(always)]
+    fn write_header(self, description: &TensorDescription<'_>, empty: bool) -> NonNull<M> {
+        let (shape, strides) = self.dims();
         let dl_tensor = DLTensor {
             data: if empty {
                 ptr::null_mut()
@@ -186,8 +244,8 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
                 description.data
             },
             device: description.device,
-            // `n <= MAX_NDIM`.
-            ndim: n as i32,
+            // `ndim <= MAX_NDIM`.
+            ndim: self.ndim as i32,
             dtype: description.dtype,
             shape,
             strides,
@@ -243,10 +301,12 @@ unsafe extern "C" fn delete<M, O>(header: *mut M) {
 /// # Safety
 /// `ctx` points to a context allocated by [`Placed::new`] (layout and owner initialised), with
 /// the whole allocation's provenance, and nothing uses it afterwards.
+#[inline(always)]
 unsafe fn destroy<M, O>(ctx: *mut Context<M, O>) {
     /// Frees the block when dropped: after the owner, or while its panic unwinds.
     struct Free(*mut u8, Layout);
     impl Drop for Free {
+        #[inline(always)]
         fn drop(&mut self) {
             // SAFETY: the block `Placed::new` allocated with this layout, freed only here.
             unsafe { dealloc(self.0, self.1) }

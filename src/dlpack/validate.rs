@@ -34,7 +34,7 @@ impl Storage {
     /// other odd widths (12 bits, FP6 with 2 lanes, ...) round up per element, as the header's
     /// size formula does.
     #[inline(always)]
-    pub(crate) fn of(dtype: DLDataType, flags: DLPackFlags) -> Result<Self, ImportError> {
+    pub(crate) const fn of(dtype: DLDataType, flags: DLPackFlags) -> Result<Self, ImportError> {
         if dtype.lanes == 0 {
             return Err(ImportError::ZeroLanes { dtype });
         }
@@ -52,8 +52,8 @@ impl Storage {
                 expected: fixed,
             });
         }
-        // At most 255 * 65535 bits: the byte count fits in 31 bits.
-        let bits = u32::from(dtype.bits) * u32::from(dtype.lanes);
+        // At most 255 * 65535 bits: the byte count fits in 31 bits (lossless widenings).
+        let bits = dtype.bits as u32 * dtype.lanes as u32;
         Ok(
             if bits < 8 && !flags.contains(DLPackFlags::IS_SUBBYTE_TYPE_PADDED) {
                 Self(Self::PACKED | bits)
@@ -259,7 +259,7 @@ unsafe fn validate_with<const FAST: bool>(
         // SAFETY: a non-NULL `strides` points to `n` readable values (caller).
         Some(unsafe { i64_array(t.strides, n) })
     };
-    let measured = measure(shape, strides, storage)?;
+    let measured = measure(shape, strides, storage, |_, _| {})?;
     if strides.is_none() && n > 0 {
         let may_be_null = version.map_or(true, |v| v.major == 1 && v.minor < 2);
         if !may_be_null {
@@ -301,50 +301,97 @@ struct Measured {
 
 /// One pass, last dimension first: refuses negative extents and shapes whose size (with zero
 /// extents counted as one, which bounds every stride a compact layout uses) does not fit in
-/// `isize` in elements or in bytes, counts the elements and checks C-contiguity.
+/// `isize` in elements or in bytes, counts the elements and checks C-contiguity. `visit` sees
+/// each dimension's compact stride (what an export writes). One multiply per dimension; the
+/// bytes are checked once, at the end.
 #[inline(always)]
 fn measure(
     shape: &[i64],
     strides: Option<&[i64]>,
     storage: Storage,
+    mut visit: impl FnMut(usize, usize),
 ) -> Result<Measured, ImportError> {
+    let mut empty = false;
+    let mut c_contiguous = true;
+    let capacity = row_major(shape, |dim, stride| {
+        let extent = shape[dim];
+        if let Some(strides) = strides {
+            // Exact while `stride <= isize::MAX`; a larger one is refused below.
+            c_contiguous &= extent == 1 || strides[dim] == stride as i64;
+        }
+        empty |= extent == 0;
+        visit(dim, stride);
+    })
+    .map_err(|dim| match shape[dim] {
+        extent @ ..=-1 => ImportError::NegativeExtent { dim, extent },
+        extent => ImportError::SizeOverflow { dim, extent },
+    })?;
     // Packed elements take less than a byte: bounding the element count bounds the bytes.
     let element_bytes = storage.element_bytes().unwrap_or(1);
-    let mut elements: usize = 1;
-    // The product of the later extents, zeros counted as one: the compact stride of `dim`.
-    let mut capacity: usize = 1;
-    let mut c_contiguous = true;
-    for dim in (0..shape.len()).rev() {
-        let extent = shape[dim];
-        if extent < 0 {
-            return Err(ImportError::NegativeExtent { dim, extent });
-        }
-        let overflow = ImportError::SizeOverflow { dim, extent };
-        let count = usize::try_from(extent).map_err(|_| overflow)?;
-        if let Some(strides) = strides {
-            // `capacity <= isize::MAX` (checked below), so the cast is exact.
-            c_contiguous &= count == 1 || strides[dim] == capacity as i64;
-        }
-        elements = elements.saturating_mul(count);
-        capacity = match capacity.checked_mul(count.max(1)) {
-            Some(c)
-                if c.checked_mul(element_bytes)
-                    .is_some_and(|b| b <= isize::MAX as usize) =>
-            {
-                c
-            }
-            _ => return Err(overflow),
-        };
+    if capacity.checked_mul(element_bytes).map_or(true, |b| b > isize::MAX as usize) {
+        return Err(size_overflow(shape, element_bytes));
     }
     Ok(Measured {
-        elements,
-        c_contiguous: c_contiguous || elements == 0,
+        elements: if empty { 0 } else { capacity },
+        c_contiguous: c_contiguous || empty,
     })
+}
+
+/// The compact row-major strides, last dimension first: `visit(dim, stride)` with the product of
+/// the later extents, zeros counted as one (NumPy's convention). Returns the product of all the
+/// extents (zeros as one), or the first dimension whose extent is negative or makes the product
+/// overflow `usize`. The one home of the compact-strides rule.
+#[inline(always)]
+fn row_major(shape: &[i64], mut visit: impl FnMut(usize, usize)) -> Result<usize, usize> {
+    let mut capacity: usize = 1;
+    for dim in (0..shape.len()).rev() {
+        visit(dim, capacity);
+        let count = usize::try_from(shape[dim]).map_err(|_| dim)?;
+        capacity = capacity.checked_mul(count.max(1)).ok_or(dim)?;
+    }
+    Ok(capacity)
+}
+
+/// Writes the compact row-major strides of a shape, through `write(dim, stride)`. Wrapping
+/// arithmetic for shapes that overflow: callers validate the shape afterwards.
+#[cfg(feature = "alloc")]
+#[inline(always)]
+pub(crate) fn write_row_major(shape: &[i64], mut write: impl FnMut(usize, i64)) {
+    let mut stride: i64 = 1;
+    let done = row_major(shape, |dim, s| {
+        stride = s as i64;
+        write(dim, stride);
+    });
+    if let Err(failed) = done {
+        // Keep going past the failing dimension, wrapping, so that every slot is written.
+        for dim in (0..failed).rev() {
+            stride = stride.wrapping_mul(shape[dim + 1].max(1));
+            write(dim, stride);
+        }
+    }
+}
+
+/// The [`ImportError::SizeOverflow`] of a shape whose bytes do not fit in `isize`: the first
+/// dimension, from the last, at which they stop fitting.
+#[cold]
+#[inline(never)]
+fn size_overflow(shape: &[i64], element_bytes: usize) -> ImportError {
+    let mut bytes = element_bytes;
+    for dim in (0..shape.len()).rev() {
+        let extent = shape[dim];
+        let count = usize::try_from(extent).unwrap_or(usize::MAX).max(1);
+        match bytes.checked_mul(count) {
+            Some(b) if b <= isize::MAX as usize => bytes = b,
+            _ => return ImportError::SizeOverflow { dim, extent },
+        }
+    }
+    // Unreachable for a shape `measure` refused; total anyway.
+    ImportError::SizeOverflow { dim: 0, extent: shape.first().copied().unwrap_or(0) }
 }
 
 /// What [`validate`] returns for a tensor with compact row-major strides on `device` with
 /// `flags`, computed from the shape alone (for exports whose other fields are right by
-/// construction).
+/// construction); `visit` sees each dimension's compact stride, to write it.
 #[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn compact_meta(
@@ -352,8 +399,9 @@ pub(crate) fn compact_meta(
     storage: Storage,
     device: DLDevice,
     flags: DLPackFlags,
+    visit: impl FnMut(usize, usize),
 ) -> Result<Meta, ImportError> {
-    let measured = measure(shape, None, storage)?;
+    let measured = measure(shape, None, storage, visit)?;
     Ok(Meta::new(measured.elements, storage, true, device, flags))
 }
 
@@ -366,7 +414,7 @@ pub(crate) fn compact_byte_size(
     flags: DLPackFlags,
 ) -> Result<usize, ImportError> {
     let storage = Storage::of(dtype, flags)?;
-    let measured = measure(shape, None, storage)?;
+    let measured = measure(shape, None, storage, |_, _| {})?;
     // `measure` checked that the size fits in `isize`.
     Ok(storage.bytes_for(measured.elements).unwrap_or(usize::MAX))
 }
@@ -484,14 +532,17 @@ pub(crate) fn reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i12
     }
 }
 
-/// The compact row-major stride of `dim` (NumPy's convention): the product of the later extents,
-/// zero extents counted as one. Bounded by the validated size, so it fits.
+/// The compact row-major stride of `dim` (NumPy's convention: the product of the later extents,
+/// zeros counted as one), by [`row_major`]'s rule. Bounded by the validated size, so it fits.
 #[inline]
 pub(crate) fn row_major_stride(shape: &[i64], dim: usize) -> i64 {
-    shape
-        .iter()
-        .skip(dim + 1)
-        .fold(1i64, |acc, &e| acc.wrapping_mul(e.max(1)))
+    let mut out = 1;
+    let _ = row_major(shape, |d, stride| {
+        if d == dim {
+            out = stride as i64;
+        }
+    });
+    out
 }
 
 #[derive(Clone, Copy)]
@@ -565,7 +616,7 @@ pub mod fuzzing {
                 (0..shape.len()).all(|dim| strides[dim] == row_major_stride(shape, dim))
             };
             if compact {
-                let exported = compact_meta(shape, meta.storage(), t.device, flags);
+                let exported = compact_meta(shape, meta.storage(), t.device, flags, |_, _| {});
                 assert_eq!(exported, Ok(meta), "the export's fast path disagrees");
             }
         }

@@ -179,7 +179,7 @@ fn the_fast_paths_agree_with_full_validation() {
         }
         #[cfg(feature = "alloc")]
         if let Ok(storage) = Storage::of(t.dtype, flags) {
-            let exported = compact_meta(&shape, storage, t.device, flags);
+            let exported = compact_meta(&shape, storage, t.device, flags, |_, _| {});
             let written = DLTensor {
                 data: core::ptr::null_mut::<u8>().wrapping_add(0x1000).cast(),
                 strides: strides.as_ptr().cast_mut(),

@@ -214,6 +214,7 @@ impl<'a> TensorView<'a> {
     /// assert_eq!(tensor.view().data_ptr(), tensor.view().raw().data);
     /// # Ok(()) }
     /// ```
+    #[inline(always)]
     pub fn data_ptr(&self) -> *mut c_void {
         // `byte_offset` fits in usize and does not wrap the address (validated at import).
         self.tensor
@@ -312,6 +313,7 @@ impl<'a> TensorView<'a> {
     /// assert!(matches!(tensor.view().as_slice::<i32>(), Err(AccessError::DtypeMismatch { .. })));
     /// # Ok(()) }
     /// ```
+    #[inline(always)]
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T], AccessError> {
         self.check_contiguous(false)?;
         let start = self.typed_start::<T>()?;
@@ -424,7 +426,9 @@ impl<'a> TensorView<'a> {
     #[inline(always)]
     pub(crate) fn typed_start<T: Element>(&self) -> Result<*const T, AccessError> {
         super::element::assert_size_matches::<T>();
-        if !self.meta.is_readable() || self.tensor.dtype != T::DTYPE {
+        // One 32-bit comparison for the dtype (code, bits, lanes).
+        let dtype: u32 = bytemuck::cast(self.tensor.dtype);
+        if !self.meta.is_readable() || dtype != bytemuck::cast::<_, u32>(T::DTYPE) {
             return Err(self.refusal::<T>());
         }
         let start = self.data_ptr().cast::<T>().cast_const();
