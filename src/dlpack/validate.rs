@@ -278,7 +278,7 @@ unsafe fn validate_with<const FAST: bool>(
         // A 0-d tensor (no strides to walk) and one without strides take the compact rule.
         let compact = strides.map_or(true, <[i64]>::is_empty) || (FAST && measured.c_contiguous);
         if compact {
-            check_compact_reach(start, shape, strides, storage, elements)?;
+            check_compact_reach(start, shape, strides, storage, measured.byte_size)?;
         } else if let Some(strides) = strides {
             walk(shape, strides, storage, in_address_space(start))
                 .map_err(|dim| strides_overflow(dim, strides))?;
@@ -295,6 +295,8 @@ unsafe fn validate_with<const FAST: bool>(
 /// What one pass over the shape (and the strides) finds.
 struct Measured {
     elements: usize,
+    /// The bytes of `elements` compactly stored.
+    byte_size: usize,
     /// C-contiguous strides (NumPy's rule); always `true` for empty tensors.
     c_contiguous: bool,
 }
@@ -328,11 +330,18 @@ fn measure(
     })?;
     // Packed elements take less than a byte: bounding the element count bounds the bytes.
     let element_bytes = storage.element_bytes().unwrap_or(1);
-    if capacity.checked_mul(element_bytes).map_or(true, |b| b > isize::MAX as usize) {
-        return Err(size_overflow(shape, element_bytes));
-    }
+    let bytes = match capacity.checked_mul(element_bytes) {
+        Some(bytes) if bytes <= isize::MAX as usize => bytes,
+        _ => return Err(size_overflow(shape, element_bytes)),
+    };
+    let elements = if empty { 0 } else { capacity };
     Ok(Measured {
-        elements: if empty { 0 } else { capacity },
+        elements,
+        byte_size: match storage.is_packed() {
+            false if !empty => bytes,
+            // Fits: at most `elements` bytes.
+            _ => storage.bytes_for(elements).unwrap_or(0),
+        },
         c_contiguous: c_contiguous || empty,
     })
 }
@@ -437,9 +446,8 @@ fn check_compact_reach(
     shape: &[i64],
     strides: Option<&[i64]>,
     storage: Storage,
-    elements: usize,
+    byte_size: usize,
 ) -> Result<(), ImportError> {
-    let byte_size = storage.bytes_for(elements).unwrap_or(usize::MAX);
     // `byte_size >= 1` for a non-empty tensor: the last byte must have an address.
     if start.checked_add(byte_size - 1).is_some() {
         return Ok(());
