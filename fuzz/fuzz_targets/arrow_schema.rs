@@ -897,7 +897,7 @@ fn check_format(format: &[u8]) {
     let text = std::str::from_utf8(format).expect("an accepted format is UTF-8");
     if let Some(dtype) = data_type.dlpack_dtype() {
         assert_eq!(dtype.lanes, 1);
-        assert_eq!(data_type.bit_width(), Some(usize::from(dtype.bits)));
+        assert_eq!(data_type.bit_width(), Some(u64::from(dtype.bits)));
     }
     let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
     match data_type {
@@ -920,7 +920,7 @@ fn check_format(format: &[u8]) {
         }
         DataType::FixedSizeBinary(size) => {
             assert!(digits(&text[2..]));
-            assert_eq!(data_type.bit_width(), Some(size * 8));
+            assert_eq!(data_type.bit_width(), Some(size as u64 * 8));
             assert_eq!(
                 DataType::parse(format!("w:{size}").as_bytes()),
                 Ok(data_type)

@@ -13,7 +13,8 @@ use super::{
 };
 use super::{Excerpt, SchemaDef, SchemaRef, BOOL8, EXTENSION_NAME_KEY};
 use crate::dlpack::{
-    row_major_stride, ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, VersionedTensor,
+    element_size, row_major_stride, ManagedStruct, ManagedTensor, TensorDescription, TensorOwner,
+    VersionedTensor,
 };
 use crate::raw::{kDLBool, DLDataType, DLDevice, DLPackFlags};
 
@@ -208,7 +209,7 @@ impl Described {
         let dtype = element_type(values.schema())?;
         no_nulls(values)?;
         // Validated: `offset + length` values fit in `isize` bytes.
-        let size = usize::from(dtype.bits / 8);
+        let size = element_size(dtype).unwrap_or(1);
         Ok(Self {
             data: values.buffer(1).unwrap_or(ptr::null()).cast_mut(),
             len: (values.offset() + values.len()) * size,
@@ -225,7 +226,7 @@ impl Described {
     /// target aligns the element type in host memory (what typed access checks), naturally on
     /// other devices (what their kernels assume).
     fn at(&mut self, first: u128) -> Result<(), BridgeError> {
-        let size = usize::from(self.dtype.bits / 8);
+        let size = element_size(self.dtype).unwrap_or(1);
         let bytes = first * size as u128;
         self.byte_offset = u64::try_from(bytes)
             .ok()

@@ -207,7 +207,7 @@ impl DeviceArray {
 
     /// A validated view with the schema the array was imported with (see [`Array::view`]).
     /// Typed slices need host-readable memory and no pending `sync_event`;
-    /// otherwise they are [`ValidationError::NotHostAccessible`] (the structure and the buffer
+    /// otherwise they are [`ReadError::NotHostAccessible`](super::ReadError::NotHostAccessible) (the structure and the buffer
     /// addresses are readable either way).
     pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ValidationError> {
         self.binding.check(schema)?;

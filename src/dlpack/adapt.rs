@@ -15,7 +15,9 @@ unsafe fn rewrap<M: ManagedStruct, I: ManagedStruct + 'static>(
     inner: ManagedTensor<I>,
     flags: DLPackFlags,
 ) -> ManagedTensor<M> {
+    // The same validation, and exclusive only if the inner tensor was and stays writable.
     let meta = inner.meta();
+    let meta = meta.with_exclusive(meta.is_exclusive() && !flags.contains(DLPackFlags::READ_ONLY));
     let ndim = inner.view().ndim();
     let placed = Placed::<M, ManagedTensor<I>>::new(inner, ndim);
     // SAFETY: the inner tensor stays in place until the new deleter drops it; the view
@@ -23,11 +25,11 @@ unsafe fn rewrap<M: ManagedStruct, I: ManagedStruct + 'static>(
     let view = unsafe { placed.owner() }.view();
     let raw = view.raw();
     let strides = view.strides();
-    // The same memory, `data` unchanged: the buffer is what the elements reach from it.
-    let (_, end) = view.reach_from_data();
+    // The same memory, `data` unchanged (`finish_validated` trusts the validated reach, so
+    // `len` is not read).
     let description = TensorDescription {
         data: raw.data,
-        len: usize::try_from(end).unwrap_or(0),
+        len: 0,
         byte_offset: raw.byte_offset,
         device: raw.device,
         dtype: raw.dtype,
@@ -36,7 +38,8 @@ unsafe fn rewrap<M: ManagedStruct, I: ManagedStruct + 'static>(
         flags,
     };
     // SAFETY: the same tensor `inner`'s import validated, with explicit strides where it
-    // had none (what validation synthesised), so the same `meta`; flags per our caller.
+    // had none (what validation synthesised), so the same `meta`; flags per our caller; shape
+    // and strides of `ndim` entries, the view's.
     unsafe { placed.finish_validated(&description, meta) }
 }
 

@@ -106,8 +106,9 @@ impl<'a> TensorDescription<'a> {
     }
 
     /// Describes a validated tensor again (to re-export an imported tensor, or one shared by
-    /// several exports): its data, offset, device, dtype, shape, strides and flags, with a
-    /// buffer of exactly the bytes its elements reach. When some of them lie before `data`
+    /// several exports): its data, offset, device, dtype, shape, strides and flags (but
+    /// `IS_COPIED`: the memory stays the view's too), with a buffer of exactly the bytes its
+    /// elements reach. When some of them lie before `data`
     /// (negative strides from a `data` at the first element), the buffer starts at the lowest
     /// one instead, on devices whose `data` is an address, with `byte_offset` grown to match.
     ///
@@ -139,7 +140,8 @@ impl<'a> TensorDescription<'a> {
             dtype: raw.dtype,
             shape: view.shape(),
             strides: view.strides().as_slice(),
-            flags: view.flags(),
+            // The memory is the view's too: whatever it was, it is not a copy the consumer owns.
+            flags: view.flags().difference(DLPackFlags::IS_COPIED),
         }
     }
 
@@ -200,7 +202,9 @@ impl<'a> TensorDescription<'a> {
 /// - `data` and `len` are a live allocation on `device` that the owner keeps allocated and
 ///   initialised;
 /// - unless `flags` has `READ_ONLY`, the consumer may write it, so nothing else holds Rust
-///   references to it.
+///   references to it;
+/// - `IS_COPIED` only when this export is the one way to the memory (the consumer owns it
+///   outright, as the spec says): a consumer that imports it may write it through a safe `&mut`.
 ///
 /// Everything else is checked by the export: ndim, dtype, extents, strides, overflow, NULL data,
 /// and that every byte the tensor reaches lies in the buffer.
@@ -296,7 +300,11 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         // SAFETY: the owner stays in place until `placed` is dropped or finished, and the
         // description borrowed from it is last used by `finish`, before either.
         let description = unsafe { placed.owner() }.describe();
-        placed.finish(&description)
+        let mut tensor = placed.finish(&description)?;
+        // An owner's `IS_COPIED` tells the consumer what it may do; it does not prove to Rust that
+        // nothing else reaches the memory (an owner may share it): no safe `&mut` here.
+        tensor.set_exclusive(false);
+        Ok(tensor)
     }
 }
 

@@ -281,7 +281,8 @@ impl<'a, B: HostBuffer> Export<'a, B> {
         };
         if strides.is_some() {
             let mut tensor = placed.finish(&description)?;
-            tensor.mark_exclusive(flags);
+            // The buffer is the export's alone unless shared (then `READ_ONLY`).
+            tensor.set_exclusive(!flags.contains(DLPackFlags::READ_ONLY));
             return Ok(tensor);
         }
         // Row-major: the shape alone decides, so validation is computed while the dims are
@@ -293,10 +294,16 @@ impl<'a, B: HostBuffer> Export<'a, B> {
                 Err(_) => panic!("an Element's dtype is valid"),
             }
         };
-        // SAFETY: no strides; the dtype is the element's, stored as `storage`; `data` is
-        // non-NULL (a `HostBuffer` promise). Exclusive: the buffer is the export's alone unless
-        // shared (then `READ_ONLY`).
-        unsafe { placed.finish_compact(&description, storage, true) }
+        // SAFETY: no strides and `ndim` is the shape's length; the dtype is the element's, stored
+        // as `storage`; `data` is non-NULL (a `HostBuffer` promise). Exclusive: the buffer is
+        // the export's alone unless shared (then `READ_ONLY`).
+        unsafe {
+            placed.finish_compact(
+                &description,
+                storage,
+                !flags.contains(DLPackFlags::READ_ONLY),
+            )
+        }
     }
 }
 

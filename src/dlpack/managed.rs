@@ -141,6 +141,13 @@ pub(super) mod sealed {
     }
 }
 
+/// Refuses the flags a legacy `DLManagedTensor` (or a bare `DLTensor`, which has none either)
+/// cannot carry: everything but `IS_COPIED`, whose loss only grants less.
+#[cfg(feature = "pyo3")]
+pub(crate) fn flagless_representable(flags: DLPackFlags) -> Result<(), ExportError> {
+    <DLManagedTensor as sealed::Raw>::representable(flags)
+}
+
 /// The two managed structs a foreign producer can hand over: [`DLManagedTensorVersioned`] and
 /// the legacy [`DLManagedTensor`]. Sealed.
 ///
@@ -341,10 +348,10 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         self.meta
     }
 
-    /// Marks an export of a uniquely owned buffer as exclusive (unless `flags` has `READ_ONLY`).
+    /// Sets whether this consumer holds the memory alone (see `Meta::with_exclusive`).
     #[cfg(feature = "alloc")]
-    pub(crate) fn mark_exclusive(&mut self, flags: DLPackFlags) {
-        self.meta = self.meta.with_exclusive(flags);
+    pub(crate) fn set_exclusive(&mut self, exclusive: bool) {
+        self.meta = self.meta.with_exclusive(exclusive);
     }
 
     /// Gives ownership back without calling the deleter; the caller must eventually call it (or

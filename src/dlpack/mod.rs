@@ -63,7 +63,7 @@ pub use export::{TensorDescription, TensorOwner};
 #[cfg(feature = "alloc")]
 pub use host::{Export, HostBuffer, HostMemory};
 #[cfg(feature = "pyo3")]
-pub(crate) use managed::delete;
+pub(crate) use managed::{delete, flagless_representable};
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
 pub use strides::Strides;
 #[cfg(feature = "pyo3")]
@@ -72,7 +72,7 @@ pub(crate) use validate::compact_byte_size;
 #[doc(hidden)]
 pub use validate::fuzzing;
 #[cfg(feature = "alloc")]
-pub(crate) use validate::row_major_stride;
+pub(crate) use validate::{element_size, row_major_stride};
 pub use view::{Elements, TensorView};
 
 /// The most dimensions an imported tensor may have (NumPy's limit). Larger `ndim` values are

@@ -122,14 +122,16 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
     ///
     /// # Safety
     /// `description` would pass import validation with `meta` as the result (exclusivity
-    /// aside), every byte it reaches lies in its buffer, and its flags are representable in `M`.
+    /// aside), every byte it reaches lies in its buffer, its flags are representable in `M`, and
+    /// its shape (and strides, if any) have `ndim` entries, the dims' room.
     #[inline(always)]
     pub(super) unsafe fn finish_validated(
         self,
         description: &TensorDescription<'_>,
         meta: Meta,
     ) -> ManagedTensor<M> {
-        let header = self.write_unchecked(description);
+        // SAFETY: the caller's contract (shape and strides of `ndim` entries).
+        let header = unsafe { self.write_unchecked(description) };
         // SAFETY: as in `finish`, and the caller vouches for `meta`.
         unsafe { ManagedTensor::from_validated(header, meta) }
     }
@@ -151,13 +153,18 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
             }
         }
         M::representable(description.flags)?;
-        Ok(self.write_unchecked(description))
+        // SAFETY: the shape and strides have `ndim` entries (checked above).
+        Ok(unsafe { self.write_unchecked(description) })
     }
 
     /// Writes the dims (the given strides, or the compact row-major ones) and the header, and
     /// hands the context over to the deleter.
+    ///
+    /// # Safety
+    /// `description.shape` (and `description.strides`, if any) have `ndim` entries: the dims
+    /// have room for exactly that many.
     #[inline(always)]
-    fn write_unchecked(self, description: &TensorDescription<'_>) -> NonNull<M> {
+    unsafe fn write_unchecked(self, description: &TensorDescription<'_>) -> NonNull<M> {
         let (shape, strides) = self.dims();
         match description.strides {
             Some(given) => {
@@ -183,9 +190,10 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
     /// validation checks it while the dims are written, then the buffer and the header.
     ///
     /// # Safety
-    /// `description.strides` is `None`, its dtype is `storage` under its flags (checked as
-    /// validation checks it), and `data` is non-NULL, so that the result is what validation of
-    /// the written struct would return (exclusivity aside, which `exclusive` says).
+    /// `description.strides` is `None` and its shape has `ndim` entries (the dims' room), its
+    /// dtype is `storage` under its flags (checked as validation checks it), and `data` is
+    /// non-NULL, so that the result is what validation of the written struct would return
+    /// (exclusivity aside, which `exclusive` says).
     #[inline(always)]
     pub(super) unsafe fn finish_compact(
         self,
@@ -207,11 +215,7 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
                 unsafe { strides.wrapping_add(dim).write(stride as i64) };
             },
         )?;
-        let meta = if exclusive {
-            meta.with_exclusive(description.flags)
-        } else {
-            meta
-        };
+        let meta = meta.with_exclusive(exclusive);
         if meta.elements() > 0 {
             let first = i128::from(description.byte_offset);
             check_inside(first, first + meta.byte_size() as i128, description.len)?;

@@ -172,10 +172,12 @@ impl Meta {
         self.exclusive
     }
 
-    /// Marks a tensor this crate exported from a uniquely owned buffer (unless `READ_ONLY`).
+    /// Sets whether this consumer holds the memory alone: an `Export` of a uniquely owned buffer
+    /// does (unless `READ_ONLY`), a custom owner's export never does (its flags are a claim
+    /// about what the consumer may do, not about who else holds the memory).
     #[cfg(feature = "alloc")]
-    pub(crate) fn with_exclusive(mut self, flags: DLPackFlags) -> Self {
-        self.exclusive = !flags.contains(DLPackFlags::READ_ONLY);
+    pub(crate) fn with_exclusive(mut self, exclusive: bool) -> Self {
+        self.exclusive = exclusive;
         self
     }
 }
@@ -395,7 +397,10 @@ fn size_overflow(shape: &[i64], element_bytes: usize) -> ImportError {
         }
     }
     // Unreachable for a shape `measure` refused; total anyway.
-    ImportError::SizeOverflow { dim: 0, extent: shape.first().copied().unwrap_or(0) }
+    ImportError::SizeOverflow {
+        dim: 0,
+        extent: shape.first().copied().unwrap_or(0),
+    }
 }
 
 /// What [`validate`] returns for a tensor with compact row-major strides on `device` with
@@ -423,9 +428,15 @@ pub(crate) fn compact_byte_size(
     flags: DLPackFlags,
 ) -> Result<usize, ImportError> {
     let storage = Storage::of(dtype, flags)?;
-    let measured = measure(shape, None, storage, |_, _| {})?;
-    // `measure` checked that the size fits in `isize`.
-    Ok(storage.bytes_for(measured.elements).unwrap_or(usize::MAX))
+    Ok(measure(shape, None, storage, |_, _| {})?.byte_size)
+}
+
+/// Bytes per element of `dtype` (unpadded), `None` for an invalid dtype or packed sub-byte one.
+#[cfg(feature = "alloc")]
+pub(crate) fn element_size(dtype: DLDataType) -> Option<usize> {
+    Storage::of(dtype, DLPackFlags::empty())
+        .ok()?
+        .element_bytes()
 }
 
 /// `data + byte_offset` as an address, checked.
@@ -501,8 +512,10 @@ fn in_address_space(start: usize) -> impl Fn(i128, i128) -> bool {
 /// asks `fits` about the byte range `[first, end)` (relative to the first element) after each
 /// dimension. Returns the whole range, or the first dimension `fits` refused.
 ///
-/// No `i128` overflows: an extent is at most `isize::MAX / element_bytes` (checked by
-/// [`measure`]), so one dimension adds less than 2^126 bytes, to sums `fits` keeps below 2^65.
+/// No `i128` overflows: one dimension adds at most 2^63 * 2^63 elements to offsets kept at most
+/// [`MAX_REACH`] elements away (a farther one leaves every address space, whatever the storage:
+/// every element is at least one bit); bytes are computed only within that bound, and an element
+/// is at most 2^21 bytes.
 fn walk(
     shape: &[i64],
     strides: &[i64],
@@ -519,6 +532,9 @@ fn walk(
         } else {
             high += reach;
         }
+        if low < -MAX_REACH || high > MAX_REACH {
+            return Err(dim);
+        }
         range = storage.byte_range(low, high + 1);
         if !fits(range.0, range.1) {
             return Err(dim);
@@ -526,6 +542,10 @@ fn walk(
     }
     Ok(range)
 }
+
+/// Element offsets farther than this (2^70) from the first element are outside every address
+/// space, even for one-bit elements (2^67 bytes).
+const MAX_REACH: i128 = 1 << 70;
 
 /// The bytes `[first, end)` that the elements of a validated, non-empty tensor reach, counted
 /// from its first element (`data + byte_offset`): `[0, byte_size)` when compact.

@@ -99,6 +99,39 @@ fn walk_finds_the_reach_and_the_first_dimension_that_leaves() {
     );
 }
 
+/// Packed elements are bounded by count, not bytes: a dimension reaching 2^126 elements of 4 bits
+/// overflowed `i128` when turned into bytes (a panic in debug builds, a wrapped reach accepted in
+/// release builds).
+#[test]
+fn walk_refuses_packed_reaches_before_their_bytes_overflow() {
+    let int4 = storage(kDLInt, 4, 1);
+    for (shape, stride) in [([i64::MAX], i64::MAX), ([i64::MAX], i64::MIN)] {
+        assert_eq!(walk(&shape, &[stride], int4, |_, _| true), Err(0));
+    }
+    let (shape, strides) = ([i64::MAX], [i64::MAX]);
+    let t = DLTensor {
+        data: core::ptr::null_mut::<u8>().wrapping_add(0x1000).cast(),
+        device: DLDevice {
+            device_type: kDLCPU,
+            device_id: 0,
+        },
+        ndim: 1,
+        dtype: dtype(kDLInt, 4, 1),
+        shape: shape.as_ptr().cast_mut(),
+        strides: strides.as_ptr().cast_mut(),
+        byte_offset: 0,
+    };
+    // SAFETY: `shape` and `strides` hold one value each, alive for the call.
+    let refused = unsafe { validate(&t, Some(DLPackVersion::CURRENT), DLPackFlags::empty()) };
+    assert_eq!(
+        refused,
+        Err(ImportError::StridesOverflow {
+            dim: 0,
+            stride: i64::MAX
+        })
+    );
+}
+
 /// A xorshift generator: deterministic, no dependency.
 struct Rng(u64);
 
@@ -115,7 +148,7 @@ impl Rng {
     }
 }
 
-const EXTENTS: [i64; 9] = [0, 1, 1, 2, 3, 7, 1 << 31, 1 << 62, -1];
+const EXTENTS: [i64; 10] = [0, 1, 1, 2, 3, 7, 1 << 31, 1 << 62, i64::MAX, -1];
 const STRIDES: [i64; 10] = [0, 1, 2, 3, -1, -3, 6, 1 << 40, i64::MIN, i64::MAX];
 
 /// Builds random tensors (shapes and strides from the edge-case tables, compact strides half of
@@ -131,6 +164,7 @@ fn the_fast_paths_agree_with_full_validation() {
         dtype(kDLUInt, 1, 1),
         dtype(kDLFloat4_e2m1fn, 4, 1),
         dtype(kDLFloat, 64, 2),
+        dtype(kDLUInt, 7, 1),
     ];
     let addresses = [0usize, 0x1000, usize::MAX / 2, usize::MAX - 64, usize::MAX];
     let (mut accepted, mut contiguous) = (0, 0);

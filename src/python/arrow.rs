@@ -299,7 +299,8 @@ enum AnyStream {
 
 /// An Arrow stream for Python (`dlpack_abi.ArrowStream`): `__arrow_c_stream__` for CPU streams,
 /// `__arrow_c_device_stream__` for device streams. A stream has one consumer: the first export
-/// moves it out, and later calls raise `ValueError`; a refused call leaves it in place.
+/// moves it out, and later calls raise `ValueError`; a refused call leaves it in place (while a
+/// call checks a `requested_schema`, a concurrent one finds the stream taken).
 #[pyclass(frozen, module = "dlpack_abi", name = "ArrowStream")]
 pub struct ArrowStreamExport {
     stream: Mutex<Option<AnyStream>>,
@@ -325,58 +326,78 @@ impl ArrowStreamExport {
         }
     }
 
+    /// The stream's slot, locked only to take or put back the stream: no Python code and no
+    /// producer callback runs under the lock (another thread waiting on it would hold the GIL
+    /// that the first needs).
+    fn slot(&self) -> std::sync::MutexGuard<'_, Option<AnyStream>> {
+        self.stream
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
     /// Moves the stream into a capsule, if it is of the kind `device` asks for and fits
-    /// `requested`.
+    /// `requested`; a refused call (or a capsule that cannot be made) puts it back.
     fn export<'py>(
         &self,
         py: Python<'py>,
         device: bool,
         requested: Option<&Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let mut slot = self
-            .stream
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let stream = slot
-            .as_mut()
-            .ok_or_else(|| PyValueError::new_err("the stream was already exported"))?;
-        let schema = match (stream, device) {
-            (AnyStream::Cpu(_), true) => {
-                return Err(PyBufferError::new_err(
-                    "a CPU stream: use __arrow_c_stream__",
-                ))
-            }
-            (AnyStream::Device(_), false) => {
-                return Err(PyBufferError::new_err(
-                    "a device stream: use __arrow_c_device_stream__",
-                ))
-            }
-            _ if requested.is_none() => None,
-            (AnyStream::Cpu(stream), _) => Some(stream.schema()),
-            (AnyStream::Device(stream), _) => Some(stream.schema()),
-        };
-        if let Some(schema) = schema {
-            let schema = schema.map_err(|error| PyValueError::new_err(error.to_string()))?;
-            check_requested(schema, requested)?;
+        let taken = self.slot().take();
+        let mut stream =
+            taken.ok_or_else(|| PyValueError::new_err("the stream was already exported"))?;
+        if let Err(error) = check_stream(&mut stream, device, requested) {
+            *self.slot() = Some(stream);
+            return Err(error);
         }
-        // The stream leaves the slot only once its capsule exists: if making the capsule fails,
-        // `fill` is not called and the stream stays here for a later call.
-        if device {
+        // The stream goes into the capsule only once the capsule exists.
+        let mut unsent = Some(stream);
+        let capsule = if device {
             arrow_capsule::<ArrowDeviceArrayStream>(py, |out| {
-                if let Some(AnyStream::Device(stream)) = slot.take() {
+                if let Some(AnyStream::Device(stream)) = unsent.take() {
                     // SAFETY: the capsule's struct is zeroed, writable memory we own.
                     unsafe { stream.export_to(out) }
                 }
             })
         } else {
             arrow_capsule::<ArrowArrayStream>(py, |out| {
-                if let Some(AnyStream::Cpu(stream)) = slot.take() {
+                if let Some(AnyStream::Cpu(stream)) = unsent.take() {
                     // SAFETY: as above.
                     unsafe { stream.export_to(out) }
                 }
             })
+        };
+        if unsent.is_some() {
+            *self.slot() = unsent;
         }
+        capsule
     }
+}
+
+/// Whether `stream` is of the kind `device` asks for, and fits `requested` (fetching its schema,
+/// which a consumer then gets again from the stream).
+fn check_stream(
+    stream: &mut AnyStream,
+    device: bool,
+    requested: Option<&Bound<'_, PyAny>>,
+) -> PyResult<()> {
+    let schema = match (stream, device) {
+        (AnyStream::Cpu(_), true) => {
+            return Err(PyBufferError::new_err(
+                "a CPU stream: use __arrow_c_stream__",
+            ))
+        }
+        (AnyStream::Device(_), false) => {
+            return Err(PyBufferError::new_err(
+                "a device stream: use __arrow_c_device_stream__",
+            ))
+        }
+        _ if requested.is_none() => return Ok(()),
+        (AnyStream::Cpu(stream), _) => stream.schema(),
+        (AnyStream::Device(stream), _) => stream.schema(),
+    };
+    let schema = schema.map_err(|error| PyValueError::new_err(error.to_string()))?;
+    check_requested(schema, requested)
 }
 
 impl Drop for ArrowStreamExport {

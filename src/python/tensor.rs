@@ -14,7 +14,10 @@ use super::capsule::{dlpack_capsule, DlpackCapsule};
 use super::copy::{copy_tensor, gather, HostTensor};
 use super::gil::Held;
 use super::{arrow, Live};
-use crate::dlpack::{ManagedTensor, TensorDescription, TensorOwner, TensorView, VersionedTensor};
+use crate::dlpack::{
+    flagless_representable, ManagedTensor, TensorDescription, TensorOwner, TensorView,
+    VersionedTensor,
+};
 use crate::raw::{
     kDLCPU, kDLCUDA, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackFlags,
@@ -91,29 +94,34 @@ impl PyTensor {
         self.shared.view()
     }
 
+    /// The flags an export that shares the tensor carries: the tensor's own (unknown bits
+    /// included), `READ_ONLY` unless consumers may write, and never `IS_COPIED` (the memory is
+    /// shared).
+    fn share_flags(&self) -> DLPackFlags {
+        let own = (self.view().flags()).difference(DLPackFlags::READ_ONLY | DLPackFlags::IS_COPIED);
+        if self.writable {
+            own
+        } else {
+            own | DLPackFlags::READ_ONLY
+        }
+    }
+
     /// The bare `DLTensor`, for the exchange API's non-owning export, or why there is none: a
-    /// bare `DLTensor` has no flags, so it cannot say read-only or padded sub-byte storage (a
-    /// consumer would read padded elements as packed), and it must carry its strides.
-    pub(crate) fn dl_tensor(&self) -> Result<crate::raw::DLTensor, &'static str> {
+    /// bare `DLTensor` has no flags, so it carries only what a legacy struct can (not read-only,
+    /// not padded sub-byte storage, which a consumer would read as packed, no unknown bits), and
+    /// it must carry its strides.
+    pub(crate) fn dl_tensor(&self) -> Result<crate::raw::DLTensor, String> {
+        flagless_representable(self.share_flags()).map_err(|error| {
+            format!(
+                "this Tensor has no bare DLTensor: {error}; use \
+                 managed_tensor_from_py_object_no_sync"
+            )
+        })?;
         let raw = self.shared.as_raw().dl_tensor;
-        if !self.writable {
-            return Err(
-                "a read-only Tensor has no bare DLTensor (it cannot carry READ_ONLY); use \
-                        managed_tensor_from_py_object_no_sync",
-            );
-        }
-        if self
-            .view()
-            .flags()
-            .contains(DLPackFlags::IS_SUBBYTE_TYPE_PADDED)
-        {
-            return Err(
-                "a padded sub-byte Tensor has no bare DLTensor (it cannot carry \
-                        IS_SUBBYTE_TYPE_PADDED); use managed_tensor_from_py_object_no_sync",
-            );
-        }
         if raw.ndim != 0 && raw.strides.is_null() {
-            return Err("this Tensor has implicit strides, which a bare DLTensor may not have");
+            return Err(
+                "this Tensor has implicit strides, which a bare DLTensor may not have".into(),
+            );
         }
         Ok(raw)
     }
@@ -121,8 +129,9 @@ impl PyTensor {
     /// A new managed struct sharing the tensor, or a copy of it.
     pub(crate) fn export<M: DlpackCapsule>(&self, copy: bool) -> PyResult<ManagedTensor<M>> {
         let view = self.view();
-        let padded = view.flags() & DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
         if copy {
+            // The copy is the consumer's own: only the storage flag carries over.
+            let padded = view.flags() & DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
             let copied = if M::VERSIONED {
                 DLPackFlags::IS_COPIED
             } else {
@@ -130,20 +139,17 @@ impl PyTensor {
             };
             return copy_tensor(&view, padded | copied);
         }
-        let read_only = if self.writable {
-            DLPackFlags::empty()
-        } else {
-            DLPackFlags::READ_ONLY
-        };
-        if !M::VERSIONED && !read_only.is_empty() {
-            return Err(PyBufferError::new_err(
-                "a read-only tensor cannot be exported as a legacy DLPack capsule (it has no \
-                 read-only flag); call __dlpack__ with max_version=(1, 0) or newer, or copy=True",
-            ));
+        let flags = self.share_flags();
+        if !M::VERSIONED {
+            flagless_representable(flags).map_err(|error| {
+                PyBufferError::new_err(format!(
+                    "{error}: call __dlpack__ with max_version=(1, 0) or newer, or copy=True"
+                ))
+            })?;
         }
         let owner = Sharing {
             shared: Arc::clone(&self.shared),
-            flags: padded | read_only,
+            flags,
             _live: Live::export(),
         };
         ManagedTensor::from_owner(owner).map_err(|error| PyBufferError::new_err(error.to_string()))

@@ -131,6 +131,30 @@ fn exports_of_unique_buffers_are_exclusive_and_others_are_not() {
     }
     let mut custom = VersionedTensor::from_owner(Owned(vec![4])).unwrap();
     assert_eq!(custom.as_mut_slice::<u8>(), Err(AccessError::NotExclusive));
+
+    // Two owners sharing one IS_COPIED tensor, each describing it again: neither export may
+    // give a safe `&mut` (`TensorDescription::of` drops IS_COPIED, and an owner's flags never
+    // make an export exclusive).
+    struct Shared(Arc<VersionedTensor>);
+    // SAFETY: the memory the shared tensor reaches, kept alive by the `Arc`; the exports are
+    // not writable through Rust references here.
+    unsafe impl TensorOwner for Shared {
+        fn describe(&mut self) -> TensorDescription<'_> {
+            TensorDescription::of(&self.0.view())
+        }
+    }
+    let copy = Arc::new(Export::copy_of(&[1u32, 2, 3], &[3]).finish().unwrap());
+    let mut first = VersionedTensor::from_owner(Shared(Arc::clone(&copy))).unwrap();
+    let mut second = VersionedTensor::from_owner(Shared(Arc::clone(&copy))).unwrap();
+    assert!(!first.view().flags().contains(DLPackFlags::IS_COPIED));
+    assert_eq!(first.as_mut_slice::<u32>(), Err(AccessError::NotExclusive));
+    assert_eq!(second.as_mut_slice::<u32>(), Err(AccessError::NotExclusive));
+
+    // An exclusive export that comes back through the adapters read-only is read-only.
+    let unique = Export::new(vec![1u8, 2], &[2]).finish().unwrap();
+    let mut back = unique.into_legacy().unwrap().into_versioned();
+    assert_eq!(back.view().flags(), DLPackFlags::READ_ONLY);
+    assert_eq!(back.as_mut_slice::<u8>(), Err(AccessError::ReadOnly));
 }
 
 /// Errors are small, so that a `Result` stays cheap (the old error held `i128`s: 48 bytes,
@@ -147,8 +171,12 @@ fn errors_are_small() {
         size_of::<Result<&[f32], AccessError>>(),
         size_of::<Result<VersionedTensor, ImportError>>(),
     ];
+    // Budgets, not snapshots: what they are today, which a change may lower but not raise.
     #[cfg(target_pointer_width = "64")]
-    assert_eq!(sizes, [24, 32, 32, 40, 32, 32]);
+    let budget = [24, 32, 32, 40, 32, 32];
     #[cfg(target_pointer_width = "32")] // i686 (`u64` aligned to 4)
-    assert_eq!(sizes, [16, 20, 24, 24, 20, 20]);
+    let budget = [16, 20, 24, 24, 20, 20];
+    for (size, budget) in sizes.iter().zip(budget) {
+        assert!(*size <= budget, "{sizes:?} within {budget:?}");
+    }
 }
