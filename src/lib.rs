@@ -38,7 +38,7 @@
     clippy::missing_safety_doc
 )]
 
-#[cfg(feature = "alloc")]
+#[cfg(any(feature = "alloc", test))]
 extern crate alloc;
 #[cfg(feature = "pyo3")]
 extern crate std;
