@@ -348,9 +348,9 @@ pub enum BridgeError {
 /// returns with `?`. Each contract's error converts into it.
 ///
 /// ```
-/// use dlpack_abi::arrow::{ArrowError, SchemaDef, ValidationError};
+/// use dlpack_abi::arrow::{ArrowError, DataType, ValidationError};
 ///
-/// let error: ArrowError = SchemaDef::new("x").unwrap_err().into();
+/// let error: ArrowError = DataType::parse(b"x").unwrap_err().into();
 /// assert!(matches!(error, ArrowError::Validation(ValidationError::InvalidFormat { .. })));
 /// assert_eq!(error.to_string(), "ArrowSchema.format \"x\" is not valid");
 /// ```

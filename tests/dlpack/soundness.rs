@@ -58,6 +58,7 @@ thread_local! {
 
 /// The export block of a refused export was leaked when the owner's `Drop` panicked while it
 /// was being dropped (the block's free was skipped by the unwind).
+#[cfg(feature = "alloc")]
 #[test]
 fn a_panicking_owner_of_a_refused_export_does_not_leak_the_block() {
     struct Panics(Vec<f32>);
@@ -98,6 +99,7 @@ fn a_panicking_owner_of_a_refused_export_does_not_leak_the_block() {
 }
 
 /// Safe mutable access: exports of uniquely owned buffers are exclusive, unless read-only.
+#[cfg(feature = "alloc")]
 #[test]
 fn exports_of_unique_buffers_are_exclusive_and_others_are_not() {
     use dlpack_abi::dlpack::{Export, TensorDescription, TensorOwner};
