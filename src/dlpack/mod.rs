@@ -47,6 +47,7 @@ mod export;
 #[cfg(feature = "alloc")]
 mod host;
 mod managed;
+mod meta;
 #[cfg(feature = "alloc")]
 mod placed;
 mod strides;

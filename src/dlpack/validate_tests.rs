@@ -2,7 +2,10 @@
 //! with full validation.
 
 use super::*;
-use crate::raw::{kDLBool, kDLCPU, kDLCUDA, kDLFloat, kDLInt, kDLUInt, DLDataTypeCode};
+use crate::raw::{
+    kDLBool, kDLCPU, kDLCUDA, kDLFloat, kDLFloat4_e2m1fn, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn,
+    kDLInt, kDLUInt, DLDataTypeCode,
+};
 
 fn dtype(code: DLDataTypeCode, bits: u8, lanes: u16) -> DLDataType {
     DLDataType { code, bits, lanes }
