@@ -38,6 +38,11 @@ unsafe fn shared<'a>(producer: *mut ArrowAsyncProducer) -> Option<&'a Shared> {
     unsafe { producer.private_data.cast::<Shared>().as_ref() }
 }
 
+/// `request` of our producers: records that the consumer asks for `n` more tasks.
+///
+/// # Safety
+/// `producer` is NULL or the producer an `AsyncProducer` gave the consumer, alive until the
+/// handler is released (the async interface's rule for callers).
 unsafe extern "C" fn request(producer: *mut ArrowAsyncProducer, n: i64) {
     // SAFETY: the consumer calls us with the producer we gave it (interface rule).
     let Some(shared) = (unsafe { shared(producer) }) else {
@@ -55,6 +60,10 @@ unsafe extern "C" fn request(producer: *mut ArrowAsyncProducer, n: i64) {
     }
 }
 
+/// `cancel` of our producers: records that the consumer wants no more.
+///
+/// # Safety
+/// As for [`request`].
 unsafe extern "C" fn cancel(producer: *mut ArrowAsyncProducer) {
     // SAFETY: as for `request`.
     if let Some(shared) = unsafe { shared(producer) } {
@@ -64,6 +73,10 @@ unsafe extern "C" fn cancel(producer: *mut ArrowAsyncProducer) {
 
 /// `extract_data` of our tasks: moves the device array out (or releases it when `out` is NULL)
 /// and frees the task's box. Called exactly once per task by the consumer.
+///
+/// # Safety
+/// `task` is NULL or a task this producer delivered (or a copy of it), and `out` is NULL or
+/// writable.
 unsafe extern "C" fn extract_data(task: *mut ArrowAsyncTask, out: *mut ArrowDeviceArray) -> c_int {
     // SAFETY: the consumer calls us with a task we made (or a copy of it).
     let Some(task) = (unsafe { task.as_mut() }) else {

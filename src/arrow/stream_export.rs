@@ -131,6 +131,11 @@ unsafe fn state<'a, S: RawStream, I: Iterator>(stream: *mut S) -> Option<&'a mut
     unsafe { stream.private_data().cast::<Producer<I>>().as_mut() }
 }
 
+/// `get_schema` of produced streams: a fresh export of the schema.
+///
+/// # Safety
+/// `stream` is NULL or a stream made by `produce::<S, I>` (C Stream Interface: calls are
+/// serialised); `out` is NULL or writable.
 unsafe extern "C" fn get_schema<S: RawStream, I: Iterator>(
     stream: *mut S,
     out: *mut ArrowSchema,
@@ -150,6 +155,11 @@ unsafe extern "C" fn get_schema<S: RawStream, I: Iterator>(
     0
 }
 
+/// `get_next` of produced streams: the next item checked and moved out, the end of the stream
+/// (a released struct), or the first error again.
+///
+/// # Safety
+/// As for [`get_schema`].
 unsafe extern "C" fn get_next<S: RawStream, I>(stream: *mut S, out: *mut RawItem<S>) -> c_int
 where
     I: Iterator<Item = Result<S::Item, ProducerError>>,
@@ -185,6 +195,11 @@ where
     code
 }
 
+/// `get_last_error` of produced streams: the first error's message, valid until the stream is
+/// released, or NULL.
+///
+/// # Safety
+/// `stream` is NULL or a stream made by `produce::<S, I>`.
 unsafe extern "C" fn get_last_error<S: RawStream, I: Iterator>(stream: *mut S) -> *const c_char {
     // SAFETY: C calls us with the stream we made (or NULL).
     match unsafe { state::<S, I>(stream) } {

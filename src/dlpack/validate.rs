@@ -36,7 +36,7 @@ pub(crate) fn ndim(t: &DLTensor) -> usize {
 }
 
 /// Validates `t` (`version` is `None` for a legacy tensor). Contiguous tensors take a fast path
-/// for their reach; [`validate_full`] is the same validation without it.
+/// for their reach; `validate_full` is the same validation without it.
 ///
 /// # Safety
 /// `t.shape` (when `0 < ndim <= MAX_NDIM`) and `t.strides` (when non-NULL and likewise) point to

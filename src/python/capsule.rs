@@ -197,7 +197,7 @@ pub(crate) fn arrow_capsule<R: ArrowCapsule>(
 /// it was never filled), then free the box.
 ///
 /// # Safety
-/// Called by CPython, attached, with a dying capsule made by [`arrow_capsule`].
+/// Called by CPython, attached, with a dying capsule made by [`arrow_capsule()`](fn@arrow_capsule).
 unsafe extern "C" fn arrow_destructor<R: ArrowCapsule>(capsule: *mut ffi::PyObject) {
     // SAFETY: attached (capsule destructor).
     let saved = unsafe { SavedError::fetch() };
