@@ -3,7 +3,7 @@
 
 use super::managed::sealed::Raw;
 use super::placed::Placed;
-use super::{ExportError, ManagedStruct, ManagedTensor, TensorDescription};
+use super::{Dims, ExportError, ManagedStruct, ManagedTensor, TensorDescription};
 use crate::raw::{DLManagedTensor, DLManagedTensorVersioned, DLPackFlags};
 
 /// Re-exports `inner` under a header of kind `M` with `flags`, reusing its validation.
@@ -33,8 +33,8 @@ unsafe fn rewrap<M: ManagedStruct, I: ManagedStruct + 'static>(
         byte_offset: raw.byte_offset,
         device: raw.device,
         dtype: raw.dtype,
-        shape: view.shape(),
-        strides: strides.as_slice(),
+        shape: Dims::I64(view.shape()),
+        strides: strides.as_slice().map(Dims::I64),
         flags,
     };
     // SAFETY: the same tensor `inner`'s import validated, with explicit strides where it
@@ -150,7 +150,7 @@ impl ManagedTensor<DLManagedTensorVersioned> {
 /// assert_eq!(
 ///     refused.to_string(),
 ///     "DLManagedTensorVersioned.flags has READ_ONLY set, which a legacy DLManagedTensor \
-///      cannot carry"
+///      cannot carry (nor a bare DLTensor)"
 /// );
 /// # Ok(()) }
 /// ```

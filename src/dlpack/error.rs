@@ -167,6 +167,16 @@ pub enum AccessError {
         /// The number of coordinates given.
         given: usize,
     },
+    /// A view with a fixed number of dimensions was requested for a tensor with another.
+    DimensionMismatch {
+        /// The tensor's `ndim`.
+        ndim: usize,
+        /// The number of dimensions the requested view has.
+        expected: usize,
+    },
+    /// Mutable access through strides that reach one element from two indices (a zero stride,
+    /// or overlapping ones): a mutable view would alias.
+    Overlapping,
     /// A coordinate outside its dimension.
     IndexOutOfBounds {
         /// The dimension.
@@ -211,7 +221,8 @@ pub enum ExportError {
         /// The buffer's length in bytes.
         len: usize,
     },
-    /// The legacy `DLManagedTensor` has no flags word, so these flags cannot be carried.
+    /// The legacy `DLManagedTensor` and the bare `DLTensor` have no flags word, so these flags
+    /// cannot be carried.
     FlagsNotRepresentable {
         /// The flags that would be lost.
         flags: DLPackFlags,
@@ -222,6 +233,14 @@ pub enum ExportError {
         announced: usize,
         /// The length of the shape `describe()` returned.
         described: usize,
+    },
+    /// A borrowed tensor's inline storage has room for fewer dimensions than described (see
+    /// [`BorrowedTensor`](super::BorrowedTensor)).
+    Capacity {
+        /// The number of dimensions described.
+        ndim: usize,
+        /// The room for dimensions (the type's `N`).
+        capacity: usize,
     },
 }
 
@@ -350,6 +369,14 @@ impl fmt::Display for AccessError {
                 f,
                 "the index has {given} coordinates but DLTensor.ndim is {ndim}"
             ),
+            DimensionMismatch { ndim, expected } => write!(
+                f,
+                "a view of {expected} dimensions was requested but DLTensor.ndim is {ndim}"
+            ),
+            Overlapping => f.write_str(
+                "DLTensor.strides reach one element from two indices, so it cannot be viewed \
+                 mutably",
+            ),
             IndexOutOfBounds { dim, index, extent } => write!(
                 f,
                 "index {index} is out of bounds for DLTensor.shape[{dim}] = {extent}"
@@ -375,7 +402,9 @@ impl fmt::Display for ExportError {
             FlagsNotRepresentable { flags } => {
                 f.write_str("DLManagedTensorVersioned.flags has ")?;
                 bitflags::parser::to_writer(&flags, &mut *f)?;
-                f.write_str(" set, which a legacy DLManagedTensor cannot carry")
+                f.write_str(
+                    " set, which a legacy DLManagedTensor cannot carry (nor a bare DLTensor)",
+                )
             }
             NdimChanged {
                 announced,
@@ -383,6 +412,10 @@ impl fmt::Display for ExportError {
             } => write!(
                 f,
                 "the owner announced {announced} dimensions but described a shape of {described}"
+            ),
+            Capacity { ndim, capacity } => write!(
+                f,
+                "{ndim} dimensions do not fit in a borrowed tensor with room for {capacity}"
             ),
         }
     }

@@ -6,10 +6,10 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::mem;
 
-use super::export::checked_ndim;
+use super::description::checked_ndim;
 use super::placed::Placed;
 use super::validate::Storage;
-use super::{Element, ExportError, ManagedStruct, ManagedTensor, TensorDescription};
+use super::{Dims, Element, ExportError, ManagedStruct, ManagedTensor, TensorDescription};
 use crate::raw::{kDLCPU, DLDevice, DLPackFlags};
 
 /// Host memory holding `len` elements of one [`Element`] type: what [`Export`] needs from a
@@ -275,8 +275,8 @@ impl<'a, B: HostBuffer> Export<'a, B> {
                 device_id: 0,
             },
             dtype: B::Element::DTYPE,
-            shape,
-            strides,
+            shape: Dims::I64(shape),
+            strides: strides.map(Dims::I64),
             flags,
         };
         if strides.is_some() {
@@ -300,6 +300,7 @@ impl<'a, B: HostBuffer> Export<'a, B> {
         unsafe {
             placed.finish_compact(
                 &description,
+                shape,
                 storage,
                 !flags.contains(DLPackFlags::READ_ONLY),
             )

@@ -410,7 +410,7 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         let version = unsafe { M::version(ptr) };
         // SAFETY: as in `as_raw`.
         let flags = unsafe { M::flags(ptr) };
-        TensorView::new(tensor, &self.meta, version, flags)
+        TensorView::new(tensor, self.meta, version, flags)
     }
 
     /// The start of a mutable slice, after everything [`TensorView::as_slice`] checks.
@@ -418,7 +418,7 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     fn mut_start<T: Element>(&mut self) -> Result<*mut T, AccessError> {
         let view = self.view();
         view.check_contiguous(false)?;
-        Ok(view.typed_start::<T>()?.cast_mut())
+        Ok(view.typed_ptr::<T>()?.cast_mut())
     }
 
     /// The elements as a mutable slice, in row-major order, without proof that this consumer
@@ -500,7 +500,7 @@ impl VersionedTensor {
 ///
 /// # Safety
 /// When `len > 0`: `start` is aligned and points to `len` initialised `T` exclusively ours for `'a`.
-unsafe fn mut_slice<'a, T>(start: *mut T, len: usize) -> &'a mut [T] {
+pub(super) unsafe fn mut_slice<'a, T>(start: *mut T, len: usize) -> &'a mut [T] {
     if len == 0 {
         return &mut [];
     }

@@ -40,12 +40,15 @@
 
 #[cfg(feature = "alloc")]
 mod adapt;
+mod borrowed;
+mod description;
 mod element;
 mod error;
 #[cfg(feature = "alloc")]
 mod export;
 #[cfg(feature = "alloc")]
 mod host;
+mod lend;
 mod managed;
 mod meta;
 #[cfg(feature = "alloc")]
@@ -56,13 +59,16 @@ mod view;
 
 #[cfg(feature = "alloc")]
 pub use adapt::IntoLegacyError;
+pub use borrowed::TensorViewMut;
+pub use description::{Dims, TensorDescription};
 pub(crate) use element::assert_size_matches;
 pub use element::Element;
 pub use error::{AccessError, ExportError, ImportError, TensorError};
 #[cfg(feature = "alloc")]
-pub use export::{TensorDescription, TensorOwner};
+pub use export::TensorOwner;
 #[cfg(feature = "alloc")]
 pub use host::{Export, HostBuffer, HostMemory};
+pub use lend::{BorrowedTensor, BorrowedTensorMut, DLTensorMut, DLTensorRef};
 #[cfg(feature = "pyo3")]
 pub(crate) use managed::{delete, flagless_representable};
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};

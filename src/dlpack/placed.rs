@@ -7,7 +7,7 @@ use core::marker::PhantomData;
 use core::mem;
 use core::ptr::{self, NonNull};
 
-use super::export::check_inside;
+use super::description::check_inside;
 use super::validate::{self, Meta};
 use super::{ExportError, ManagedStruct, ManagedTensor, TensorDescription, MAX_NDIM};
 use crate::raw::DLTensor;
@@ -166,23 +166,29 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
     #[inline(always)]
     unsafe fn write_unchecked(self, description: &TensorDescription<'_>) -> NonNull<M> {
         let (shape, strides) = self.dims();
+        let mut empty = false;
+        for (dim, extent) in description.shape.iter().enumerate() {
+            empty |= extent == 0;
+            // SAFETY: `dim < ndim`: inside the shape array.
+            unsafe { shape.wrapping_add(dim).write(extent) };
+        }
         match description.strides {
             Some(given) => {
-                for (dim, (&extent, &stride)) in description.shape.iter().zip(given).enumerate() {
-                    // SAFETY: `dim < ndim`: inside both arrays.
-                    unsafe { shape.wrapping_add(dim).write(extent) };
-                    // SAFETY: as above.
+                for (dim, stride) in given.iter().enumerate() {
+                    // SAFETY: `dim < ndim`: inside the strides array.
                     unsafe { strides.wrapping_add(dim).write(stride) };
                 }
             }
-            None => validate::write_row_major(description.shape, |dim, stride| {
-                // SAFETY: `dim < ndim`: inside both arrays.
-                unsafe { shape.wrapping_add(dim).write(description.shape[dim]) };
-                // SAFETY: as above.
-                unsafe { strides.wrapping_add(dim).write(stride) };
-            }),
+            None => {
+                // SAFETY: the `ndim` extents just written, initialised and ours.
+                let written = unsafe { validate::i64_array(shape, self.ndim) };
+                validate::write_row_major(written, |dim, stride| {
+                    // SAFETY: `dim < ndim`: inside the strides array, which `written` does not
+                    // cover.
+                    unsafe { strides.wrapping_add(dim).write(stride) };
+                });
+            }
         }
-        let empty = description.shape.contains(&0);
         self.write_header(description, empty)
     }
 
@@ -190,27 +196,28 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
     /// validation checks it while the dims are written, then the buffer and the header.
     ///
     /// # Safety
-    /// `description.strides` is `None` and its shape has `ndim` entries (the dims' room), its
-    /// dtype is `storage` under its flags (checked as validation checks it), and `data` is
+    /// `description.strides` is `None`, its shape is `shape_i64` with `ndim` entries (the dims'
+    /// room), its dtype is `storage` under its flags (checked as validation checks it), and `data` is
     /// non-NULL, so that the result is what validation of the written struct would return
     /// (exclusivity aside, which `exclusive` says).
     #[inline(always)]
     pub(super) unsafe fn finish_compact(
         self,
         description: &TensorDescription<'_>,
+        shape_i64: &[i64],
         storage: validate::Storage,
         exclusive: bool,
     ) -> Result<ManagedTensor<M>, ExportError> {
         M::representable(description.flags)?;
         let (shape, strides) = self.dims();
         let meta = validate::compact_meta(
-            description.shape,
+            shape_i64,
             storage,
             description.device,
             description.flags,
             |dim, stride| {
                 // SAFETY: `dim < ndim`: inside both arrays.
-                unsafe { shape.wrapping_add(dim).write(description.shape[dim]) };
+                unsafe { shape.wrapping_add(dim).write(shape_i64[dim]) };
                 // SAFETY: as above; `stride <= isize::MAX` once the shape is accepted.
                 unsafe { strides.wrapping_add(dim).write(stride as i64) };
             },

@@ -9,7 +9,9 @@
 use core::slice;
 
 use super::{ImportError, MAX_NDIM};
-use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion, DLTensor};
+#[cfg(feature = "alloc")]
+use crate::raw::{DLDataType, DLDevice};
+use crate::raw::{DLPackFlags, DLPackVersion, DLTensor};
 
 pub(crate) use super::meta::{Meta, Storage, KNOWN_FLAGS};
 
@@ -196,7 +198,6 @@ fn row_major(shape: &[i64], mut visit: impl FnMut(usize, usize)) -> Result<usize
 
 /// Writes the compact row-major strides of a shape, through `write(dim, stride)`. Wrapping
 /// arithmetic for shapes that overflow: callers validate the shape afterwards.
-#[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn write_row_major(shape: &[i64], mut write: impl FnMut(usize, i64)) {
     let mut stride: i64 = 1;
@@ -380,7 +381,6 @@ const MAX_REACH: i128 = 1 << 70;
 
 /// The bytes `[first, end)` that the elements of a validated, non-empty tensor reach, counted
 /// from its first element (`data + byte_offset`): `[0, byte_size)` when compact.
-#[cfg(feature = "alloc")]
 pub(crate) fn reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
     match strides {
         Some(strides) if !meta.is_c_contiguous() => {

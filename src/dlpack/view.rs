@@ -37,7 +37,7 @@ use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion, DLTensor};
 #[derive(Clone, Copy)]
 pub struct TensorView<'a> {
     tensor: &'a DLTensor,
-    meta: &'a Meta,
+    meta: Meta,
     version: Option<DLPackVersion>,
     flags: DLPackFlags,
 }
@@ -46,7 +46,7 @@ impl<'a> TensorView<'a> {
     #[inline(always)]
     pub(crate) fn new(
         tensor: &'a DLTensor,
-        meta: &'a Meta,
+        meta: Meta,
         version: Option<DLPackVersion>,
         flags: DLPackFlags,
     ) -> Self {
@@ -252,17 +252,16 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn is_f_contiguous(&self) -> bool {
-        validate::is_f_contiguous(self.shape(), self.given_strides(), self.meta)
+        validate::is_f_contiguous(self.shape(), self.given_strides(), &self.meta)
     }
 
     /// The bytes `[first, end)` the elements reach, counted from `data` (not from the first
     /// element): what a buffer holding this tensor must cover. `(0, 0)` for an empty tensor.
-    #[cfg(feature = "alloc")]
     pub(crate) fn reach_from_data(&self) -> (i128, i128) {
         if self.meta.elements() == 0 {
             return (0, 0);
         }
-        let (first, end) = validate::reach(self.shape(), self.given_strides(), self.meta);
+        let (first, end) = validate::reach(self.shape(), self.given_strides(), &self.meta);
         let offset = i128::from(self.tensor.byte_offset);
         (offset + first, offset + end)
     }
@@ -316,7 +315,7 @@ impl<'a> TensorView<'a> {
     #[inline(always)]
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T], AccessError> {
         self.check_contiguous(false)?;
-        let start = self.typed_start::<T>()?;
+        let start = self.typed_ptr::<T>()?;
         Ok(self.slice_at(start))
     }
 
@@ -333,7 +332,7 @@ impl<'a> TensorView<'a> {
     /// ```
     pub fn as_slice_memory_order<T: Element>(&self) -> Result<&'a [T], AccessError> {
         self.check_contiguous(true)?;
-        let start = self.typed_start::<T>()?;
+        let start = self.typed_ptr::<T>()?;
         Ok(self.slice_at(start))
     }
 
@@ -351,7 +350,16 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn get<T: Element>(&self, index: &[usize]) -> Result<T, AccessError> {
-        let start = self.typed_start::<T>()?;
+        let start = self.typed_ptr::<T>()?;
+        let offset = self.offset_of(index)?;
+        // SAFETY: the index is in bounds, so `offset` addresses an element inside the validated
+        // reach; alignment and dtype were checked; the memory is readable (`from_raw`).
+        Ok(unsafe { start.wrapping_offset(offset).read() })
+    }
+
+    /// The offset in elements of the element at `index` from the first element, with bounds
+    /// checks: an in-bounds index addresses an element inside the validated reach.
+    pub(crate) fn offset_of(&self, index: &[usize]) -> Result<isize, AccessError> {
         let shape = self.shape();
         if index.len() != shape.len() {
             return Err(AccessError::IndexRank {
@@ -375,9 +383,8 @@ impl<'a> TensorView<'a> {
             // `i < extent`: the product is within the reach validated at import.
             offset = offset.wrapping_add((i as i64).wrapping_mul(stride));
         }
-        // SAFETY: the index is in bounds, so `offset` addresses an element inside the validated
-        // reach; alignment and dtype were checked; the memory is readable (`from_raw`).
-        Ok(unsafe { start.wrapping_offset(offset as isize).read() })
+        // Within the validated reach, which spans at most `isize::MAX` bytes.
+        Ok(offset as isize)
     }
 
     /// The elements in row-major order, read through the strides (any layout, including
@@ -393,7 +400,7 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn iter<T: Element>(&self) -> Result<Elements<'a, T>, AccessError> {
-        let start = self.typed_start::<T>()?;
+        let start = self.typed_ptr::<T>()?;
         let shape = self.shape();
         let mut strides = [0i64; MAX_NDIM];
         for (slot, stride) in strides.iter_mut().zip(self.strides().iter()) {
@@ -420,11 +427,35 @@ impl<'a> TensorView<'a> {
         }
     }
 
-    /// The start pointer, after every check typed access needs except contiguity. Import
-    /// recorded whether the memory is host-accessible with known flags, so only the dtype and
-    /// the alignment are checked here.
+    /// The first element (`data + byte_offset`) as a `*const T`, after every check typed access
+    /// makes except contiguity: host-accessible memory, no unknown flags, `T::DTYPE == dtype`,
+    /// and alignment for `T` (not checked for an empty tensor, whose `data` may be anything).
+    /// For code that walks the strides itself: the element at an in-bounds index is at
+    /// `ptr.offset(sum of index[d] * strides[d])`, readable while the view lives.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// // Column-major 2 x 3 storage of 0..6.
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[1, 2]), 0)) }?;
+    /// let view = tensor.view();
+    /// let start = view.typed_ptr::<f32>()?;
+    /// let (shape, strides) = (view.shape(), view.strides());
+    /// let mut sum = 0.0;
+    /// for i in 0..shape[0] {
+    ///     for j in 0..shape[1] {
+    ///         let offset = i * strides.get(0).unwrap() + j * strides.get(1).unwrap();
+    ///         // SAFETY: (i, j) is in bounds; `typed_ptr` checked dtype, device and alignment.
+    ///         sum += unsafe { *start.offset(offset as isize) };
+    ///     }
+    /// }
+    /// assert_eq!(sum, 15.0);
+    /// assert!(view.typed_ptr::<i32>().is_err());
+    /// # Ok(()) }
+    /// ```
     #[inline(always)]
-    pub(crate) fn typed_start<T: Element>(&self) -> Result<*const T, AccessError> {
+    pub fn typed_ptr<T: Element>(&self) -> Result<*const T, AccessError> {
         super::element::assert_size_matches::<T>();
         // One 32-bit comparison for the dtype (code, bits, lanes).
         let dtype: u32 = bytemuck::cast(self.tensor.dtype);
@@ -442,7 +473,7 @@ impl<'a> TensorView<'a> {
         Ok(start)
     }
 
-    /// Why `typed_start` refused before the alignment check.
+    /// Why `typed_ptr` refused before the alignment check.
     #[cold]
     #[inline(never)]
     fn refusal<T: Element>(&self) -> AccessError {
@@ -459,7 +490,7 @@ impl<'a> TensorView<'a> {
         }
     }
 
-    /// The contiguous elements at `start`, after `typed_start` and `check_contiguous`.
+    /// The contiguous elements at `start`, after `typed_ptr` and `check_contiguous`.
     #[inline(always)]
     fn slice_at<T>(&self, start: *const T) -> &'a [T] {
         let elements = self.meta.elements();

@@ -117,7 +117,7 @@ impl Drop for Transposed {
 unsafe impl TensorOwner for Transposed {
     fn describe(&mut self) -> TensorDescription<'_> {
         let mut description = TensorDescription::of(&self.inner.view());
-        description.shape = &self.shape;
+        description.shape = dlpack_abi::dlpack::Dims::I64(&self.shape);
         description.with_strides(&self.strides)
     }
     fn ndim(&mut self) -> usize {
