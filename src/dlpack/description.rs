@@ -110,7 +110,7 @@ impl<'a> TensorDescription<'a> {
     /// use dlpack_abi::dlpack::{Export, TensorDescription};
     ///
     /// // The last row of a 2 x 2 buffer, read backwards.
-    /// let tensor = Export::new(vec![1u16, 2, 3, 4], &[2]).offset(3).strides(&[-1]).finish()?;
+    /// let tensor = Export::new(vec![1u16, 2, 3, 4], &[2]).first_element(3).strides(&[-1]).finish()?;
     /// let again = TensorDescription::of(&tensor.view());
     /// assert_eq!((again.byte_offset, again.len), (6, 8));
     /// assert_eq!(again.strides.unwrap(), [-1]);

@@ -125,9 +125,9 @@ unsafe impl<T: Element + Send + Sync> HostBuffer for Arc<[T]> {
 /// Exports a [`HostBuffer`] (`Vec<T>`, `Box<[T]>`, `Arc<[T]>`, ...) as a CPU tensor, without
 /// copying it.
 ///
-/// The shape is row-major unless [`strides`](Self::strides) are given; [`offset`](Self::offset)
+/// The shape is row-major unless [`strides`](Self::strides) are given; [`first_element`](Self::first_element)
 /// starts the tensor at a later element (written as `byte_offset`, with `data` the buffer's
-/// start). Every element the shape, strides and offset reach must lie in the buffer.
+/// start). Every element the shape, strides and first element reach must lie in the buffer.
 ///
 /// The tensor is `READ_ONLY` when the buffer is shared (an `Arc` with other holders) or
 /// [`read_only`](Self::read_only) asks for it; `IS_COPIED` only from [`copy_of`](Self::copy_of).
@@ -147,7 +147,8 @@ pub struct Export<'a, B: HostBuffer> {
     buffer: B,
     shape: &'a [i64],
     strides: Option<&'a [i64]>,
-    offset: usize,
+    /// The index of the tensor's first element in the buffer, in elements.
+    first_element: usize,
     flags: DLPackFlags,
 }
 
@@ -166,7 +167,7 @@ impl<'a, B: HostBuffer> Export<'a, B> {
             buffer,
             shape,
             strides: None,
-            offset: 0,
+            first_element: 0,
             flags: DLPackFlags::empty(),
         }
     }
@@ -186,19 +187,20 @@ impl<'a, B: HostBuffer> Export<'a, B> {
         self
     }
 
-    /// The index of the tensor's first element in the buffer (default 0).
+    /// The index, in elements, of the tensor's first element in the buffer (default 0); it is
+    /// written as `byte_offset`, in bytes, with `data` the buffer's start.
     ///
     /// ```
     /// use dlpack_abi::dlpack::Export;
     ///
     /// // The last row of a 3 x 2 buffer, read backwards.
-    /// let tensor = Export::new(vec![0u8, 1, 2, 3, 4, 5], &[2]).offset(5).strides(&[-1]).finish()?;
+    /// let tensor = Export::new(vec![0u8, 1, 2, 3, 4, 5], &[2]).first_element(5).strides(&[-1]).finish()?;
     /// assert_eq!(tensor.as_raw().dl_tensor.byte_offset, 5);
     /// assert_eq!(tensor.view().iter::<u8>()?.collect::<Vec<_>>(), [5, 4]);
     /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
     /// ```
-    pub fn offset(mut self, elements: usize) -> Self {
-        self.offset = elements;
+    pub fn first_element(mut self, index: usize) -> Self {
+        self.first_element = index;
         self
     }
 
@@ -251,7 +253,7 @@ impl<'a, B: HostBuffer> Export<'a, B> {
             buffer,
             shape,
             strides,
-            offset,
+            first_element,
             flags,
         } = self;
         let ndim = checked_ndim(shape.len())?;
@@ -269,7 +271,7 @@ impl<'a, B: HostBuffer> Export<'a, B> {
             data: memory.start.cast(),
             // The elements of a slice: their size in bytes fits in `isize`.
             len: memory.len * element,
-            byte_offset: (offset as u64).saturating_mul(element as u64),
+            byte_offset: (first_element as u64).saturating_mul(element as u64),
             device: DLDevice {
                 device_type: kDLCPU,
                 device_id: 0,
@@ -332,7 +334,7 @@ impl<B: HostBuffer> core::fmt::Debug for Export<'_, B> {
         f.debug_struct("Export")
             .field("shape", &self.shape)
             .field("strides", &self.strides)
-            .field("offset", &self.offset)
+            .field("first_element", &self.first_element)
             .field("flags", &self.flags)
             .finish_non_exhaustive()
     }

@@ -32,7 +32,7 @@ pub extern "C" fn rust_export_transposed(offset: usize) -> *mut DLManagedTensorV
     values.extend([0, 1, 2, 10, 11, 12]);
     Export::new(Counted(values), &[3, 2])
         .strides(&[1, 3])
-        .offset(offset)
+        .first_element(offset)
         .finish()
         .map_or(ptr::null_mut(), VersionedTensor::into_raw)
 }

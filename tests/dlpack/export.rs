@@ -166,7 +166,10 @@ fn empty_and_zero_d_tensors() {
     assert_eq!(drops(&dropped), 1);
 
     // An offset into an empty tensor is not sent either.
-    let tensor = Export::new(vec![1u8, 2], &[0]).offset(1).finish().unwrap();
+    let tensor = Export::new(vec![1u8, 2], &[0])
+        .first_element(1)
+        .finish()
+        .unwrap();
     assert_eq!(tensor.as_raw().dl_tensor.byte_offset, 0);
     assert!(tensor.as_raw().dl_tensor.data.is_null());
 
@@ -185,7 +188,7 @@ fn strides_and_offset_use_byte_offset_from_the_buffer_start() {
     let start = values.as_ptr() as usize;
     let tensor = Export::new(values, &[3])
         .strides(&[4])
-        .offset(1)
+        .first_element(1)
         .finish()
         .unwrap();
     let t = &tensor.as_raw().dl_tensor;
@@ -201,7 +204,7 @@ fn strides_and_offset_use_byte_offset_from_the_buffer_start() {
     let values: Vec<i32> = (0..6).collect();
     let tensor = Export::new(values, &[3, 2])
         .strides(&[-2, 1])
-        .offset(4)
+        .first_element(4)
         .finish()
         .unwrap();
     assert_eq!(
@@ -238,12 +241,17 @@ fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
         ),
         (
             "offset past the end",
-            |b| Export::new(b, &[1]).offset(6).finish(),
+            |b| Export::new(b, &[1]).first_element(6).finish(),
             outside(24, 28),
         ),
         (
             "negative stride before the start",
-            |b| Export::new(b, &[3]).strides(&[-1]).offset(1).finish(),
+            |b| {
+                Export::new(b, &[3])
+                    .strides(&[-1])
+                    .first_element(1)
+                    .finish()
+            },
             outside(-4, 8),
         ),
         (
@@ -274,7 +282,7 @@ fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
         ),
         (
             "huge offset",
-            |b| Export::new(b, &[1]).offset(usize::MAX).finish(),
+            |b| Export::new(b, &[1]).first_element(usize::MAX).finish(),
             // The byte offset saturates on 64-bit targets (and the error's fields at i64::MAX).
             {
                 let first = (usize::MAX as u64).saturating_mul(4).min(i64::MAX as u64) as i64;
@@ -286,7 +294,7 @@ fn bad_exports_are_refused_and_the_buffer_is_dropped_once() {
             |b| {
                 Export::new(b, &[1])
                     .strides(&[1])
-                    .offset(usize::MAX)
+                    .first_element(usize::MAX)
                     .finish()
             },
             ExportError::Invalid(ImportError::ByteOffsetOverflow {

@@ -7,14 +7,16 @@ mod fixture;
 mod access;
 #[cfg(feature = "alloc")]
 mod adapt;
+mod borrowed;
 #[cfg(feature = "alloc")]
 mod export;
 mod import;
 mod raw;
 mod soundness;
 
-/// Counts the bytes each thread's allocations hold (`soundness::LIVE_BYTES`), so that a test
-/// can see a leak on its own thread.
+/// Counts the bytes each thread's allocations hold (`soundness::LIVE_BYTES`) and the allocations
+/// it makes (`soundness::ALLOCATIONS`), so that a test can see a leak, or an allocation, on its
+/// own thread.
 struct Counting;
 
 // SAFETY: forwards every call to the system allocator unchanged; the counter is a `const`
@@ -23,6 +25,7 @@ unsafe impl std::alloc::GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
         let _ =
             soundness::LIVE_BYTES.try_with(|live| live.set(live.get() + layout.size() as isize));
+        let _ = soundness::ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
         // SAFETY: the caller's contract, forwarded.
         unsafe { std::alloc::System.alloc(layout) }
     }

@@ -54,6 +54,8 @@ fn a_compact_tensor_ending_past_the_address_space_is_refused() {
 thread_local! {
     /// Bytes this thread's allocations hold (see `Counting` in main.rs).
     pub static LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
+    /// Allocations this thread has made.
+    pub static ALLOCATIONS: Cell<usize> = const { Cell::new(0) };
 }
 
 /// The export block of a refused export was leaked when the owner's `Drop` panicked while it

@@ -1,0 +1,271 @@
+//! Borrowed tensors, both ways: a bare `DLTensor` validated by the managed import's rules (each
+//! malformed field gets its own error, nothing is freed because nothing is owned), and Rust
+//! slices lent as `DLTensor`s (refused when the description leaves the slice). None of it
+//! allocates.
+
+use std::cell::Cell;
+use std::ptr;
+
+use dlpack_abi::dlpack::{
+    AccessError, BorrowedTensor, BorrowedTensorMut, Dims, Element, ExportError, ImportError,
+    TensorDescription, TensorView, TensorViewMut,
+};
+use dlpack_abi::raw::{kDLCPU, kDLCUDA, kDLFloat, DLDataType, DLDevice, DLPackFlags, DLTensor};
+
+use super::soundness::ALLOCATIONS;
+
+const CPU: DLDevice = DLDevice {
+    device_type: kDLCPU,
+    device_id: 0,
+};
+
+/// A bare tensor over `values` as C would build it on its stack.
+fn bare<T: Element>(values: &mut [T], shape: &mut [i64], strides: Option<&mut [i64]>) -> DLTensor {
+    DLTensor {
+        data: values.as_mut_ptr().cast(),
+        device: CPU,
+        ndim: shape.len() as i32,
+        dtype: T::DTYPE,
+        shape: shape.as_mut_ptr(),
+        strides: strides.map_or(ptr::null_mut(), <[i64]>::as_mut_ptr),
+        byte_offset: 0,
+    }
+}
+
+fn allocations() -> usize {
+    ALLOCATIONS.with(Cell::get)
+}
+
+#[test]
+fn a_bare_tensor_is_validated_by_the_managed_rules_and_nothing_is_freed() {
+    let mut values = [0f32, 1.0, 2.0, 3.0, 4.0, 5.0];
+    let mut shape = [2i64, 3];
+    let mut strides = [3i64, 1];
+    let good = bare(&mut values, &mut shape, Some(&mut strides));
+    let before = allocations();
+    let view = unsafe { TensorView::from_raw(&good) }.unwrap();
+    assert_eq!(
+        view.as_slice::<f32>().unwrap(),
+        [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+    );
+    assert_eq!(view.version(), None);
+    assert_eq!(view.flags(), DLPackFlags::empty());
+
+    let cases: [(fn(&mut DLTensor), ImportError); 8] = [
+        (|t| t.ndim = -1, ImportError::NegativeNdim { ndim: -1 }),
+        (|t| t.ndim = 65, ImportError::TooManyDims { ndim: 65 }),
+        (
+            |t| t.shape = ptr::null_mut(),
+            ImportError::NullShape { ndim: 2 },
+        ),
+        (
+            |t| t.data = ptr::null_mut(),
+            ImportError::NullData { elements: 6 },
+        ),
+        (
+            |t| t.dtype.lanes = 0,
+            ImportError::ZeroLanes {
+                dtype: DLDataType {
+                    code: kDLFloat,
+                    bits: 32,
+                    lanes: 0,
+                },
+            },
+        ),
+        (
+            |t| t.byte_offset = u64::MAX,
+            ImportError::ByteOffsetOverflow {
+                byte_offset: u64::MAX,
+            },
+        ),
+        (
+            |t| unsafe { *t.shape.add(1) = -3 },
+            ImportError::NegativeExtent { dim: 1, extent: -3 },
+        ),
+        (
+            |t| unsafe { *t.strides = i64::MAX },
+            ImportError::StridesOverflow {
+                dim: 0,
+                stride: i64::MAX,
+            },
+        ),
+    ];
+    for (break_it, expected) in cases {
+        let (mut shape, mut strides) = ([2i64, 3], [3i64, 1]);
+        let mut bad = bare(&mut values, &mut shape, Some(&mut strides));
+        break_it(&mut bad);
+        assert_eq!(unsafe { TensorView::from_raw(&bad) }.unwrap_err(), expected);
+        assert_eq!(
+            unsafe { TensorViewMut::from_raw(&mut bad) }.unwrap_err(),
+            expected
+        );
+    }
+    assert_eq!(
+        unsafe { TensorView::from_raw(ptr::null()) }.unwrap_err(),
+        ImportError::NullTensor
+    );
+    assert_eq!(allocations(), before, "borrowed import never allocates");
+}
+
+#[test]
+fn byte_offset_is_counted_once() {
+    // The classic bug: adding byte_offset to data and then indexing from data + byte_offset again.
+    let mut values = [0i32, 1, 2, 3, 4, 5];
+    let mut shape = [2i64];
+    let mut t = bare(&mut values, &mut shape, None);
+    t.byte_offset = 8;
+    let view = unsafe { TensorView::from_raw(&t) }.unwrap();
+    assert_eq!(view.as_slice::<i32>().unwrap(), [2, 3]);
+    assert_eq!(view.typed_ptr::<i32>().unwrap(), values[2..].as_ptr());
+}
+
+#[test]
+fn a_borrowed_output_is_written_through_its_strides() {
+    let mut values = [0u16; 6];
+    // Column-major 2 x 3, starting at element 0.
+    let (mut shape, mut strides) = ([2i64, 3], [1i64, 2]);
+    let mut t = bare(&mut values, &mut shape, Some(&mut strides));
+    let mut out = unsafe { TensorViewMut::from_raw(&mut t) }.unwrap();
+    assert_eq!(out.as_mut_slice::<u16>(), Err(AccessError::NotContiguous));
+    assert!(matches!(
+        out.get_mut::<u32>(&[0, 0]),
+        Err(AccessError::DtypeMismatch { .. })
+    ));
+    for i in 0..2 {
+        for j in 0..3 {
+            out.set(&[i, j], (10 * i + j) as u16).unwrap();
+        }
+    }
+    assert!(out.view().iter::<u16>().unwrap().eq([0, 1, 2, 10, 11, 12]));
+    assert_eq!(values, [0, 10, 1, 11, 2, 12]);
+
+    // A zero stride: every index is the same element, written one at a time.
+    let mut one = [0u8; 1];
+    let (mut shape, mut strides) = ([4i64], [0i64]);
+    let mut t = bare(&mut one, &mut shape, Some(&mut strides));
+    let mut out = unsafe { TensorViewMut::from_raw(&mut t) }.unwrap();
+    assert_eq!(out.as_mut_slice::<u8>(), Err(AccessError::NotContiguous));
+    for i in 0..4 {
+        *out.get_mut::<u8>(&[i]).unwrap() += 1;
+    }
+    assert_eq!(one, [4]);
+}
+
+#[test]
+fn device_memory_is_validated_but_never_read() {
+    let mut shape = [4i64];
+    let t = DLTensor {
+        data: 0x1000 as *mut _,
+        device: DLDevice {
+            device_type: kDLCUDA,
+            device_id: 0,
+        },
+        ndim: 1,
+        dtype: f32::DTYPE,
+        shape: shape.as_mut_ptr(),
+        strides: ptr::null_mut(),
+        byte_offset: 0,
+    };
+    let view = unsafe { TensorView::from_raw(&t) }.unwrap();
+    assert!(matches!(
+        view.typed_ptr::<f32>(),
+        Err(AccessError::NotHostAccessible { .. })
+    ));
+}
+
+#[test]
+fn lent_slices_round_trip_through_a_bare_tensor() {
+    let before = allocations();
+    let values: [i64; 12] = core::array::from_fn(|i| i as i64);
+    // The columns of a 3 x 4 row-major matrix, backwards: starts at element 3.
+    let lent = BorrowedTensor::strided(&values, [4, 3], [-1, 4], 3).unwrap();
+    let raw = lent.dl_tensor();
+    assert_eq!((raw.ndim, raw.byte_offset), (2, 24));
+    assert_eq!(raw.data.cast_const(), values.as_ptr().cast());
+    let seen = unsafe { TensorView::from_raw(raw.as_ptr()) }.unwrap();
+    assert_eq!(seen.strides(), [-1, 4]);
+    assert!(seen
+        .iter::<i64>()
+        .unwrap()
+        .eq([3, 7, 11, 2, 6, 10, 1, 5, 9, 0, 4, 8]));
+
+    let mut out = [0f32; 6];
+    let mut lent = BorrowedTensorMut::new(&mut out, [2, 3]).unwrap();
+    let mut raw = lent.dl_tensor_mut();
+    let mut written = unsafe { TensorViewMut::from_raw(raw.as_mut_ptr()) }.unwrap();
+    written
+        .as_mut_slice::<f32>()
+        .unwrap()
+        .copy_from_slice(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    assert_eq!(out, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+    assert_eq!(allocations(), before, "lending never allocates");
+}
+
+#[test]
+fn lent_descriptions_that_leave_the_slice_are_refused() {
+    let values = [0u8; 6];
+    let outside = |first, end| ExportError::OutsideBuffer { first, end, len: 6 };
+    assert_eq!(
+        BorrowedTensor::new(&values, [7]).unwrap_err(),
+        outside(0, 7)
+    );
+    assert_eq!(
+        BorrowedTensor::strided(&values, [2], [1], 5).unwrap_err(),
+        outside(5, 7)
+    );
+    assert_eq!(
+        BorrowedTensor::strided(&values, [3], [-1], 1).unwrap_err(),
+        outside(-1, 2)
+    );
+    assert_eq!(
+        BorrowedTensor::strided(&values, [2], [6], 0).unwrap_err(),
+        outside(0, 7)
+    );
+    assert_eq!(
+        BorrowedTensor::new(&values, [-1]).unwrap_err(),
+        ExportError::Invalid(ImportError::NegativeExtent { dim: 0, extent: -1 })
+    );
+    // Runtime dimensions beyond the inline room, and strides of the wrong length.
+    let mut bytes = [0u8; 8];
+    let description = TensorDescription::cpu(&mut bytes, &[2, 2, 2]);
+    assert_eq!(
+        unsafe { BorrowedTensor::<2>::from_description(&description) }.unwrap_err(),
+        ExportError::Capacity {
+            ndim: 3,
+            capacity: 2
+        }
+    );
+    let (shape, strides): ([usize; 2], [isize; 1]) = ([2, 4], [4]);
+    let description = TensorDescription::cpu(&mut bytes, &[]).with_native_dims(&shape, &strides);
+    assert_eq!(description.shape, Dims::Usize(&[2, 4]));
+    assert_eq!(
+        unsafe { BorrowedTensor::<4>::from_description(&description) }.unwrap_err(),
+        ExportError::StridesLength {
+            ndim: 2,
+            strides: 1
+        }
+    );
+    let padded =
+        TensorDescription::cpu(&mut bytes, &[8]).with_flags(DLPackFlags::IS_SUBBYTE_TYPE_PADDED);
+    assert_eq!(
+        unsafe { BorrowedTensor::<1>::from_description(&padded) }.unwrap_err(),
+        ExportError::FlagsNotRepresentable {
+            flags: DLPackFlags::IS_SUBBYTE_TYPE_PADDED
+        }
+    );
+}
+
+#[test]
+fn empty_and_scalar_slices_are_lent() {
+    let none: [f64; 0] = [];
+    let empty = BorrowedTensor::new(&none, [3, 0]).unwrap();
+    let view_source = empty.dl_tensor();
+    assert!(
+        !view_source.data.is_null(),
+        "an empty slice keeps its dangling, non-NULL pointer"
+    );
+    assert_eq!(view_source.view().as_slice::<f64>().unwrap(), [0.0; 0]);
+    let one = [2.5f64];
+    let scalar = BorrowedTensor::new(&one, []).unwrap();
+    assert_eq!(scalar.dl_tensor().view().get::<f64>(&[]).unwrap(), 2.5);
+}
