@@ -59,6 +59,8 @@ pub mod raw;
 
 pub mod arrow;
 pub mod dlpack;
+#[cfg(feature = "ndarray")]
+pub mod ndarray;
 #[cfg(feature = "pyo3")]
 pub mod python;
 

@@ -480,19 +480,52 @@ impl VersionedTensor {
     /// ```
     #[inline]
     pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], AccessError> {
-        if !self.meta.is_exclusive() {
-            return Err(if self.view().flags().contains(DLPackFlags::READ_ONLY) {
-                AccessError::ReadOnly
-            } else {
-                AccessError::NotExclusive
-            });
-        }
+        self.check_exclusive()?;
         let start = self.mut_start::<T>()?;
         // SAFETY: validated: host-accessible, row-major contiguous, dtype of `T`, aligned, and
         // `elements` elements reachable. Exclusive: `IS_COPIED` without `READ_ONLY` makes the
         // memory the consumer's alone (spec; `from_raw`'s contract), and an exclusive export
         // owns its buffer alone (`HostBuffer`'s contract); `&mut self` is the one borrow.
         Ok(unsafe { mut_slice(start, self.meta.elements()) })
+    }
+}
+
+impl VersionedTensor {
+    /// `ReadOnly` or `NotExclusive` unless this consumer holds the memory alone.
+    fn check_exclusive(&self) -> Result<(), AccessError> {
+        if self.meta.is_exclusive() {
+            return Ok(());
+        }
+        Err(if self.view().flags().contains(DLPackFlags::READ_ONLY) {
+            AccessError::ReadOnly
+        } else {
+            AccessError::NotExclusive
+        })
+    }
+
+    /// The first element as a `*mut T`, for a tensor this consumer holds alone (as for
+    /// [`as_mut_slice`](Self::as_mut_slice)), after the checks of [`TensorView::typed_ptr`]: for
+    /// code that walks the strides itself and writes. Every element at an in-bounds index may
+    /// be written while `self` is borrowed mutably.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// // Column-major 2 x 2, marked IS_COPIED: ours alone.
+    /// let copied = DLPackFlags::IS_COPIED.bits();
+    /// let mut tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 2], Some(&[1, 2]), copied)) }?;
+    /// let start = tensor.typed_mut_ptr::<f32>()?;
+    /// // SAFETY: index (0, 1) is in bounds, at offset 0 * 1 + 1 * 2.
+    /// unsafe { *start.add(2) = 9.0 };
+    /// assert_eq!(tensor.view().get::<f32>(&[0, 1])?, 9.0);
+    /// # Ok(()) }
+    /// ```
+    pub fn typed_mut_ptr<T: Element>(&mut self) -> Result<*mut T, AccessError> {
+        self.check_exclusive()?;
+        Ok(self.view().typed_ptr::<T>()?.cast_mut())
     }
 }
 

@@ -404,6 +404,37 @@ pub(crate) fn row_major_stride(shape: &[i64], dim: usize) -> i64 {
     out
 }
 
+/// Whether two in-bounds indices of a validated tensor may reach the same element: ndarray's
+/// rule, conservative. The dimensions of extent above 1, by increasing `|stride|`, must each step
+/// past everything the faster ones reach; a zero stride on such a dimension always overlaps.
+pub(crate) fn may_overlap(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> bool {
+    let Some(strides) = strides else {
+        return false; // compact row-major
+    };
+    if meta.elements() == 0 {
+        return false;
+    }
+    let mut dims = [(0u64, 0u64); MAX_NDIM];
+    let mut n = 0;
+    for (&extent, &stride) in shape.iter().zip(strides) {
+        if extent > 1 {
+            dims[n] = (stride.unsigned_abs(), extent.unsigned_abs());
+            n += 1;
+        }
+    }
+    let dims = &mut dims[..n];
+    dims.sort_unstable();
+    // Elements reachable by the faster dimensions, as an offset span; validated to fit i128.
+    let mut span: u128 = 0;
+    for &(stride, extent) in dims.iter() {
+        if u128::from(stride) <= span {
+            return true;
+        }
+        span += u128::from(stride) * u128::from(extent - 1);
+    }
+    false
+}
+
 #[derive(Clone, Copy)]
 enum Order {
     C,

@@ -255,6 +255,25 @@ impl<'a> TensorView<'a> {
         validate::is_f_contiguous(self.shape(), self.given_strides(), &self.meta)
     }
 
+    /// Whether two in-bounds indices may reach the same element (a zero stride on a dimension of
+    /// extent above 1, or strides that interleave): then the tensor cannot be written through
+    /// a mutable view without aliasing. Conservative, as ndarray's check is: it sorts the
+    /// dimensions by `|stride|` and asks each to step past everything the faster ones reach.
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// let broadcast = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[0, 1]), 0)) }?;
+    /// assert!(broadcast.view().may_overlap());
+    /// let transposed = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3, 2], Some(&[1, 3]), 0)) }?;
+    /// assert!(!transposed.view().may_overlap());
+    /// # Ok(()) }
+    /// ```
+    pub fn may_overlap(&self) -> bool {
+        validate::may_overlap(self.shape(), self.given_strides(), &self.meta)
+    }
+
     /// The bytes `[first, end)` the elements reach, counted from `data` (not from the first
     /// element): what a buffer holding this tensor must cover. `(0, 0)` for an empty tensor.
     pub(crate) fn reach_from_data(&self) -> (i128, i128) {

@@ -11,6 +11,8 @@ mod borrowed;
 #[cfg(feature = "alloc")]
 mod export;
 mod import;
+#[cfg(feature = "ndarray")]
+mod ndarray;
 mod raw;
 mod soundness;
 
