@@ -280,7 +280,7 @@ impl fmt::Display for ImportError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         use ImportError::*;
         match *self {
-            NullTensor => f.write_str("the managed tensor pointer is NULL"),
+            NullTensor => f.write_str("the tensor pointer is NULL"),
             UnsupportedVersion { found } => write!(
                 f,
                 "DLManagedTensorVersioned.version is {}.{}; only major version 1 can be read",

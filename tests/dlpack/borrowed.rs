@@ -51,7 +51,8 @@ fn a_bare_tensor_is_validated_by_the_managed_rules_and_nothing_is_freed() {
     assert_eq!(view.version(), None);
     assert_eq!(view.flags(), DLPackFlags::empty());
 
-    let cases: [(fn(&mut DLTensor), ImportError); 8] = [
+    type Break = fn(&mut DLTensor);
+    let cases: [(Break, ImportError); 8] = [
         (|t| t.ndim = -1, ImportError::NegativeNdim { ndim: -1 }),
         (|t| t.ndim = 65, ImportError::TooManyDims { ndim: 65 }),
         (
