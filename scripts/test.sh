@@ -121,13 +121,13 @@ dependent_has_no_build_tools() {
 }
 
 # The safe layer's tests under Miri, with strict provenance: the unit tests, both test binaries
-# and the doctests on x86_64, and the unit tests and binaries again on i686 (`u64` aligned to 4,
+# (the ndarray property tests among them, at 6 cases each) and the doctests on x86_64, and the unit tests and binaries again on i686 (`u64` aligned to 4,
 # 32-bit `usize`: checks 32-bit behaviour, not only 32-bit layout). tests/header.rs reads files
 # and the C test links C, neither of which Miri runs; the `pyo3` feature calls into libpython,
 # which Miri cannot run either: python_tests covers it.
 miri() {
   export MIRIFLAGS="-Zmiri-strict-provenance"
-  local features=alloc,half,num-complex
+  local features=alloc,half,num-complex,ndarray
   cargo +nightly miri test -q --features "$features" --lib --test dlpack --test arrow &&
     cargo +nightly miri test -q --features "$features" --doc &&
     cargo +nightly miri test -q --target i686-unknown-linux-gnu --features "$features" \
@@ -170,6 +170,14 @@ python_tests() {
     .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
 }
 
+# The FFI-crate example (examples/ffi-kernels, its own workspace) is formatted and lint-clean;
+# tests/c/run.sh builds and runs it.
+ffi_example_lint() {
+  local manifest=examples/ffi-kernels/Cargo.toml
+  cargo fmt --manifest-path "$manifest" -- --check &&
+    cargo clippy -q --manifest-path "$manifest" --target-dir target/ffi-kernels -- -D warnings
+}
+
 cross_build() {
   local target=$1
   cargo build -q --target "$target" --no-default-features && cargo build -q --target "$target"
@@ -191,6 +199,7 @@ run miri miri
 run example-exchange cargo run -q --example exchange
 run example-arrow cargo run -q --example arrow
 run python-tests python_tests
+run ffi-example-lint ffi_example_lint
 run c-tests-x86_64 tests/c/run.sh x86_64
 run c-tests-i686 tests/c/run.sh i686
 run fuzz-smoke fuzz_smoke
