@@ -23,7 +23,11 @@ unsafe fn raw_slice(t: &DLTensor) -> &[f32] {
         // SAFETY: `shape` holds `ndim` extents (the caller's contract).
         elements *= unsafe { *t.shape.add(dim) } as usize;
     }
-    let start = t.data.cast::<u8>().wrapping_add(t.byte_offset as usize).cast::<f32>();
+    let start = t
+        .data
+        .cast::<u8>()
+        .wrapping_add(t.byte_offset as usize)
+        .cast::<f32>();
     // SAFETY: the caller's contract.
     unsafe { std::slice::from_raw_parts(start, elements) }
 }
@@ -44,8 +48,9 @@ fn borrowed(c: &mut Criterion) {
     let mut values = vec![1.0f32; 1024];
     for shape in [vec![1024i64], vec![32, 32], vec![4, 4, 8, 8]] {
         let mut shape = shape;
-        let mut strides: Vec<i64> =
-            (0..shape.len()).map(|d| shape[d + 1..].iter().product()).collect();
+        let mut strides: Vec<i64> = (0..shape.len())
+            .map(|d| shape[d + 1..].iter().product())
+            .collect();
         let tensor = DLTensor {
             data: values.as_mut_ptr().cast(),
             device: DLDevice {

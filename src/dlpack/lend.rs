@@ -65,7 +65,7 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
     /// assert_eq!(error, ExportError::OutsideBuffer { first: 0, end: 7, len: 6 });
     /// ```
     pub fn new<T: Element>(data: &'a [T], shape: [i64; N]) -> Result<Self, ExportError> {
-        let description = slice_description(data, &shape);
+        let description = slice_description(data, &shape, None, 0);
         // SAFETY: the description covers exactly `data`, readable and unwritten for `'a`.
         unsafe { Self::from_description(&description) }
     }
@@ -88,8 +88,7 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
         strides: [i64; N],
         first_element: usize,
     ) -> Result<Self, ExportError> {
-        let mut description = slice_description(data, &shape).with_strides(&strides);
-        description.byte_offset = first_byte::<T>(first_element);
+        let description = slice_description(data, &shape, Some(&strides), first_element);
         // SAFETY: the description's buffer is exactly `data`, readable and unwritten for `'a`.
         unsafe { Self::from_description(&description) }
     }
@@ -216,20 +215,26 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
     }
 }
 
-/// The description of a whole slice, on the CPU, compact row-major.
-fn slice_description<'d, T: Element>(data: &[T], shape: &'d [i64]) -> TensorDescription<'d> {
+/// The description of a slice on the CPU: compact row-major unless `strides` are given, from
+/// element `first_element` (its byte offset saturates: the buffer check refuses it).
+fn slice_description<'d, T: Element>(
+    data: &[T],
+    shape: &'d [i64],
+    strides: Option<&'d [i64]>,
+    first_element: usize,
+) -> TensorDescription<'d> {
     let cpu = DLDevice {
         device_type: crate::raw::kDLCPU,
         device_id: 0,
     };
     // A slice's size in bytes always fits in `isize`. The pointer is only read through.
     let len = core::mem::size_of_val(data);
-    TensorDescription::new(data.as_ptr().cast_mut().cast(), len, cpu, T::DTYPE, shape)
-}
-
-/// The byte offset of element `index` of a `T` slice (saturating: the buffer check refuses it).
-fn first_byte<T>(index: usize) -> u64 {
-    (index as u64).saturating_mul(core::mem::size_of::<T>() as u64)
+    let mut description =
+        TensorDescription::new(data.as_ptr().cast_mut().cast(), len, cpu, T::DTYPE, shape);
+    description.strides = strides.map(super::Dims::I64);
+    description.byte_offset =
+        (first_element as u64).saturating_mul(core::mem::size_of::<T>() as u64);
+    description
 }
 
 impl<const N: usize> fmt::Debug for BorrowedTensor<'_, N> {
@@ -280,7 +285,7 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     /// # Ok::<(), dlpack_abi::dlpack::ExportError>(())
     /// ```
     pub fn new<T: Element>(data: &'a mut [T], shape: [i64; N]) -> Result<Self, ExportError> {
-        let description = slice_description(data, &shape);
+        let description = slice_description(data, &shape, None, 0);
         // SAFETY: the description covers exactly `data`, borrowed mutably (so writable and
         // ours alone) for `'a`.
         unsafe { Self::from_description(&description) }
@@ -304,8 +309,7 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
         strides: [i64; N],
         first_element: usize,
     ) -> Result<Self, ExportError> {
-        let mut description = slice_description(data, &shape).with_strides(&strides);
-        description.byte_offset = first_byte::<T>(first_element);
+        let description = slice_description(data, &shape, Some(&strides), first_element);
         // SAFETY: the description's buffer is exactly `data`, borrowed mutably for `'a`.
         unsafe { Self::from_description(&description) }
     }

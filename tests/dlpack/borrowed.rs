@@ -156,7 +156,7 @@ fn a_borrowed_output_is_written_through_its_strides() {
 fn device_memory_is_validated_but_never_read() {
     let mut shape = [4i64];
     let t = DLTensor {
-        data: 0x1000 as *mut _,
+        data: std::ptr::without_provenance_mut(0x1000),
         device: DLDevice {
             device_type: kDLCUDA,
             device_id: 0,
