@@ -65,7 +65,8 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
     /// assert_eq!(error, ExportError::OutsideBuffer { first: 0, end: 7, len: 6 });
     /// ```
     pub fn new<T: Element>(data: &'a [T], shape: [i64; N]) -> Result<Self, ExportError> {
-        let description = slice_description(data, &shape, None, 0);
+        // Only read through: a shared slice's pointer.
+        let description = slice_description(data.as_ptr().cast_mut(), data.len(), &shape, None, 0);
         // SAFETY: the description covers exactly `data`, readable and unwritten for `'a`.
         unsafe { Self::from_description(&description) }
     }
@@ -88,7 +89,8 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
         strides: [i64; N],
         first_element: usize,
     ) -> Result<Self, ExportError> {
-        let description = slice_description(data, &shape, Some(&strides), first_element);
+        let (start, len) = (data.as_ptr().cast_mut(), data.len());
+        let description = slice_description(start, len, &shape, Some(&strides), first_element);
         // SAFETY: the description's buffer is exactly `data`, readable and unwritten for `'a`.
         unsafe { Self::from_description(&description) }
     }
@@ -215,10 +217,13 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
     }
 }
 
-/// The description of a slice on the CPU: compact row-major unless `strides` are given, from
-/// element `first_element` (its byte offset saturates: the buffer check refuses it).
+/// The description of the `len` elements at `start` (a slice's) on the CPU: compact row-major
+/// unless `strides` are given, from element `first_element` (its byte offset saturates: the
+/// buffer check refuses it). `start` keeps the provenance of the borrow it came from: a shared
+/// slice's for reading, a mutable one's for writing.
 fn slice_description<'d, T: Element>(
-    data: &[T],
+    start: *mut T,
+    len: usize,
     shape: &'d [i64],
     strides: Option<&'d [i64]>,
     first_element: usize,
@@ -227,13 +232,11 @@ fn slice_description<'d, T: Element>(
         device_type: crate::raw::kDLCPU,
         device_id: 0,
     };
-    // A slice's size in bytes always fits in `isize`. The pointer is only read through.
-    let len = core::mem::size_of_val(data);
-    let mut description =
-        TensorDescription::new(data.as_ptr().cast_mut().cast(), len, cpu, T::DTYPE, shape);
+    let size = core::mem::size_of::<T>();
+    // A slice's size in bytes always fits in `isize`.
+    let mut description = TensorDescription::new(start.cast(), len * size, cpu, T::DTYPE, shape);
     description.strides = strides.map(super::Dims::I64);
-    description.byte_offset =
-        (first_element as u64).saturating_mul(core::mem::size_of::<T>() as u64);
+    description.byte_offset = (first_element as u64).saturating_mul(size as u64);
     description
 }
 
@@ -285,7 +288,8 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     /// # Ok::<(), dlpack_abi::dlpack::ExportError>(())
     /// ```
     pub fn new<T: Element>(data: &'a mut [T], shape: [i64; N]) -> Result<Self, ExportError> {
-        let description = slice_description(data, &shape, None, 0);
+        // Written through: the mutable slice's pointer.
+        let description = slice_description(data.as_mut_ptr(), data.len(), &shape, None, 0);
         // SAFETY: the description covers exactly `data`, borrowed mutably (so writable and
         // ours alone) for `'a`.
         unsafe { Self::from_description(&description) }
@@ -309,7 +313,8 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
         strides: [i64; N],
         first_element: usize,
     ) -> Result<Self, ExportError> {
-        let description = slice_description(data, &shape, Some(&strides), first_element);
+        let (start, len) = (data.as_mut_ptr(), data.len());
+        let description = slice_description(start, len, &shape, Some(&strides), first_element);
         // SAFETY: the description's buffer is exactly `data`, borrowed mutably for `'a`.
         unsafe { Self::from_description(&description) }
     }

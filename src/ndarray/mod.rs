@@ -228,11 +228,13 @@ impl VersionedTensor {
     }
 }
 
-/// The description of an ndarray array's memory on the CPU: `data` at its lowest element and
-/// `len` exactly the bytes from there to its highest, the first element at `byte_offset`, and
-/// its own `usize`/`isize` dims (no copy).
+/// The description of an ndarray array's memory on the CPU, whose first element is `first`
+/// (`as_ptr`, or `as_mut_ptr` for memory to be written, whose provenance it keeps): `data` at its
+/// lowest element and `len` exactly the bytes from there to its highest, the first element at
+/// `byte_offset`, and its own `usize`/`isize` dims (no copy).
 fn describe<T: Element, S: ::ndarray::RawData<Elem = T>, D: Dimension>(
     array: &ArrayBase<S, D>,
+    first: *mut T,
 ) -> TensorDescription<'_> {
     let (mut lowest, mut highest) = (0isize, 0isize);
     let empty = array.is_empty();
@@ -258,7 +260,7 @@ fn describe<T: Element, S: ::ndarray::RawData<Elem = T>, D: Dimension>(
         device_type: kDLCPU,
         device_id: 0,
     };
-    let data = array.as_ptr().wrapping_offset(lowest).cast_mut().cast();
+    let data = first.wrapping_offset(lowest).cast();
     let mut description = TensorDescription::new(data, len, cpu, T::DTYPE, &[])
         .with_native_dims(array.shape(), array.strides());
     description.byte_offset = lowest.unsigned_abs() as u64 * size as u64;
@@ -270,7 +272,9 @@ fn describe<T: Element, S: ::ndarray::RawData<Elem = T>, D: Dimension>(
 // reach, from the lowest one, inside that allocation.
 unsafe impl<T: Element + Send, D: Dimension + 'static> TensorOwner for Array<T, D> {
     fn describe(&mut self) -> TensorDescription<'_> {
-        describe(self)
+        // The consumer may write: the pointer of a unique borrow (an owned array never copies).
+        let first = self.as_mut_ptr();
+        describe(self, first)
     }
     fn ndim(&mut self) -> usize {
         ArrayBase::ndim(self)
@@ -284,7 +288,10 @@ unsafe impl<T: Element + Send, D: Dimension + 'static> TensorOwner for Array<T, 
 unsafe impl<T: Element + Send + Sync, D: Dimension + 'static> TensorOwner for ArcArray<T, D> {
     fn describe(&mut self) -> TensorDescription<'_> {
         let read_only = !self.is_unique();
-        let description = describe(self);
+        // Read-only when shared: `as_ptr`, since `as_mut_ptr` would copy (copy-on-write). A
+        // unique holder's data may be written through it: nothing else references it.
+        let first = self.as_ptr().cast_mut();
+        let description = describe(self, first);
         if read_only {
             description.with_flags(DLPackFlags::READ_ONLY)
         } else {
@@ -317,7 +324,7 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
         // SAFETY: the elements are borrowed for `'a` from an array that owns or borrows them, so
         // they stay allocated and nobody writes them meanwhile (an `ArcArray` holder that writes
         // copies first).
-        unsafe { Self::from_description(&describe(array)) }
+        unsafe { Self::from_description(&describe(array, array.as_ptr().cast_mut())) }
     }
 }
 
@@ -341,9 +348,10 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     pub fn from_array_mut<T: Element, S: DataMut<Elem = T>, D: Dimension>(
         array: &'a mut ArrayBase<S, D>,
     ) -> Result<Self, ExportError> {
-        // Makes a shared `ArcArray` unique (copying), before its pointer and strides are read.
-        let _ = array.as_mut_ptr();
-        let description = describe(array);
+        // Makes a shared `ArcArray` unique (copying) before its strides are read, and gives the
+        // pointer C may write through.
+        let first = array.as_mut_ptr();
+        let description = describe(array, first);
         // SAFETY: the elements are borrowed mutably for `'a` from an array whose data is now
         // its own (`as_mut_ptr` above), so they may be written and nobody else touches them.
         unsafe { Self::from_description(&description) }
