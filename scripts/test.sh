@@ -7,7 +7,8 @@
 #
 # Sets itself up on a fresh machine and is safe to re-run: rustup targets and components (Miri
 # and rust-src on nightly), cargo-fuzz, gcc-multilib/g++-multilib (apt, for the i686 C checks),
-# and a local venv (.venv) with the pinned PyPI packages that ship the real upstream headers. Then runs every check and ends with a line
+# gcc-arm-none-eabi (apt, for the no_std code-size check), and a local venv (.venv) with the
+# pinned PyPI packages that ship the real upstream headers. Then runs every check and ends with a line
 # "test.sh: N passed, M failed".
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -59,6 +60,16 @@ setup() {
     "${sudo[@]}" apt-get install -y -q gcc-multilib g++-multilib >/dev/null ||
       { "${sudo[@]}" apt-get update -q >/dev/null && "${sudo[@]}" apt-get install -y -q gcc-multilib g++-multilib >/dev/null; } ||
       die "apt-get install gcc-multilib g++-multilib"
+  fi
+
+  step "setup: Arm bare-metal C toolchain (gcc-arm-none-eabi), for the no_std code-size check"
+  if ! command -v arm-none-eabi-gcc >/dev/null; then
+    local sudo=()
+    [ "$(id -u)" -ne 0 ] && sudo=(sudo)
+    export DEBIAN_FRONTEND=noninteractive
+    "${sudo[@]}" apt-get install -y -q gcc-arm-none-eabi binutils-arm-none-eabi >/dev/null ||
+      { "${sudo[@]}" apt-get update -q >/dev/null && "${sudo[@]}" apt-get install -y -q gcc-arm-none-eabi binutils-arm-none-eabi >/dev/null; } ||
+      die "apt-get install gcc-arm-none-eabi"
   fi
 
   step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION"
@@ -196,6 +207,9 @@ for target in "${TARGETS[@]}"; do
   run "build-$target" cross_build "$target"
 done
 run miri miri
+# The borrowed import path links for thumbv7em-none-eabihf without `alloc` (it fails otherwise),
+# and its code size next to the same checks in C (BENCHMARKS.md, P4).
+run no-std-size benches/no_std/size.sh
 run example-exchange cargo run -q --example exchange
 run example-arrow cargo run -q --example arrow
 run python-tests python_tests
