@@ -9,6 +9,12 @@
 //! [`VersionedTensor::as_mut_slice`]) reads the elements as [`Element`] types with `bytemuck`.
 //! Import never allocates.
 //!
+//! **Borrowed tensors** (no `alloc`). A kernel called with a bare `DLTensor*` validates it by the
+//! same rules with [`TensorView::from_raw`] (an input) or [`TensorViewMut::from_raw`] (an
+//! output it writes); nothing is owned, so nothing is freed. The other way, [`BorrowedTensor`]
+//! and [`BorrowedTensorMut`] lend a `&[T]` or `&mut [T]` to C as a `DLTensor` whose shape and
+//! strides live inline, refusing any description that reaches outside the slice.
+//!
 //! **Export** (feature `alloc`). `Export` turns a `Vec<T>`, `Box<[T]>` or `Arc<[T]>` into a
 //! tensor without copying it, and `ManagedTensor::from_owner` does the same for any
 //! `TensorOwner`. The owner, the managed struct and the shape/strides arrays share one
