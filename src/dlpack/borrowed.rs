@@ -108,9 +108,14 @@ impl<'a> TensorViewMut<'a> {
     /// owned and nothing is freed, on success or error.
     ///
     /// # Safety
-    /// What [`TensorView::from_raw`] requires, and, for typed access on a host-accessible device:
-    /// the bytes reachable through the shape and strides may be written, and nobody else reads
-    /// or writes them for `'a` (not the caller, not another view of the same memory).
+    /// - `tensor` is NULL ([`ImportError::NullTensor`]) or points to a `DLTensor` that nobody
+    ///   writes for `'a`, with `shape` pointing to `ndim` readable `i64`s when `ndim > 0` and
+    ///   `strides` likewise when non-NULL (the struct itself is never written, only the elements).
+    /// - For typed access on a host-accessible device: the bytes reachable from
+    ///   `data + byte_offset` through the shape and strides may be read and written through this
+    ///   view, and nobody else reads or writes them for `'a` (not the caller, not another view of
+    ///   the same memory: an in-place kernel whose input and output share memory needs one
+    ///   `TensorViewMut`, not a `TensorView` and a `TensorViewMut`).
     ///
     /// ```
     /// use dlpack_abi::dlpack::{ImportError, TensorViewMut};
@@ -125,6 +130,15 @@ impl<'a> TensorViewMut<'a> {
             view: unsafe { TensorView::from_raw(tensor) }?,
             _data: PhantomData,
         })
+    }
+
+    /// Wraps a view whose memory the caller may write and holds alone for `'a`: a lent mutable
+    /// slice, mutably borrowed for `'a`.
+    pub(crate) fn from_view(view: TensorView<'a>) -> Self {
+        Self {
+            view,
+            _data: PhantomData,
+        }
     }
 
     /// A read-only view, for as long as this borrow of `self` lasts.
@@ -149,8 +163,9 @@ impl<'a> TensorViewMut<'a> {
     }
 
     /// The first element as a `*mut T`, after the checks of [`TensorView::typed_ptr`], for code
-    /// that walks the strides itself and writes. Every element at an in-bounds index may be
-    /// written while `self` is borrowed.
+    /// that walks the strides itself and writes. Every element at an in-bounds index may be read
+    /// and written through it for `'a`, but not while a slice, element or view borrowed from
+    /// `self` is alive.
     ///
     /// ```
     /// # use dlpack_abi::dlpack::{Element, TensorViewMut};

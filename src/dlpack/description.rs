@@ -199,6 +199,51 @@ impl<'a> TensorDescription<'a> {
     }
 }
 
+/// The description of the `len` elements at `start` (a slice's) on the CPU: compact row-major
+/// unless `strides` are given, from element `first_element` (its byte offset saturates; the
+/// export refuses it). `start` keeps the provenance of the borrow it came from: a shared slice's
+/// for reading, a mutable one's for writing.
+pub(crate) fn host_slice<'d, T: Element>(
+    start: *mut T,
+    len: usize,
+    shape: &'d [i64],
+    strides: Option<&'d [i64]>,
+    first_element: usize,
+) -> TensorDescription<'d> {
+    let cpu = DLDevice {
+        device_type: kDLCPU,
+        device_id: 0,
+    };
+    let size = core::mem::size_of::<T>();
+    // A slice's size in bytes always fits in `isize`.
+    let mut description = TensorDescription::new(start.cast(), len * size, cpu, T::DTYPE, shape);
+    description.strides = strides.map(Dims::I64);
+    description.byte_offset = (first_element as u64).saturating_mul(size as u64);
+    description
+}
+
+/// Refuses dims an export cannot copy: strides of another length than the shape
+/// ([`ExportError::StridesLength`]), and values that do not fit `i64`.
+pub(crate) fn check_dims(description: &TensorDescription<'_>) -> Result<(), ExportError> {
+    let ndim = description.shape.len();
+    if let Some(strides) = description.strides {
+        if strides.len() != ndim {
+            return Err(ExportError::StridesLength {
+                ndim,
+                strides: strides.len(),
+            });
+        }
+    }
+    description.shape.check_fits()?;
+    Ok(())
+}
+
+/// Refuses a validated tensor that reaches bytes outside the `len`-byte buffer at its `data`.
+pub(crate) fn check_reach(view: &TensorView<'_>, len: usize) -> Result<(), ExportError> {
+    let (first, end) = view.reach_from_data();
+    check_inside(first, end, len)
+}
+
 /// `ndim`, refused above [`MAX_NDIM`].
 #[inline(always)]
 pub(crate) fn checked_ndim(ndim: usize) -> Result<usize, ExportError> {
@@ -229,7 +274,7 @@ pub(crate) fn check_inside(first: i128, end: i128, len: usize) -> Result<(), Exp
 
 /// Extents or strides in the integer type their owner keeps: `i64` (DLPack's), or `usize`
 /// extents and `isize` strides (Rust's, as `ndarray` keeps them). An export converts them while it
-/// copies them; a value that does not fit `i64` becomes `i64::MAX`, which validation refuses.
+/// copies them, and refuses a value that does not fit `i64` ([`ImportError::SizeOverflow`]).
 ///
 /// ```
 /// use dlpack_abi::dlpack::Dims;
@@ -275,13 +320,13 @@ impl<'a> Dims<'a> {
         self.len() == 0
     }
 
-    /// The value of dimension `dim` as an `i64` (`i64::MAX` if it does not fit), or `None` past
-    /// the end.
+    /// The value of dimension `dim` as an `i64` (`i64::MAX` if it does not fit, which an export
+    /// refuses), or `None` past the end.
     ///
     /// ```
     /// # use dlpack_abi::dlpack::Dims;
     /// assert_eq!(Dims::Isize(&[-1, 8]).get(0), Some(-1));
-    /// assert_eq!(Dims::Usize(&[usize::MAX]).get(0), Some(i64::MAX));
+    /// assert_eq!(Dims::Usize(&[1 << 20]).get(0), Some(1 << 20));
     /// assert_eq!(Dims::I64(&[]).get(0), None);
     /// ```
     #[inline(always)]
@@ -303,6 +348,20 @@ impl<'a> Dims<'a> {
     pub fn iter(&self) -> impl ExactSizeIterator<Item = i64> + 'a {
         let this = *self;
         (0..self.len()).map(move |dim| this.get(dim).unwrap_or(0))
+    }
+
+    /// The first dimension whose value does not fit `i64` (only `usize` extents above
+    /// `i64::MAX` do not), as the error an export reports.
+    pub(crate) fn check_fits(&self) -> Result<(), ImportError> {
+        if let Dims::Usize(values) = self {
+            if let Some(dim) = values.iter().position(|&v| i64::try_from(v).is_err()) {
+                return Err(ImportError::SizeOverflow {
+                    dim,
+                    extent: i64::MAX,
+                });
+            }
+        }
+        Ok(())
     }
 
     /// The values, when they are already `i64`s.

@@ -174,8 +174,9 @@ pub enum AccessError {
         /// The number of dimensions the requested view has.
         expected: usize,
     },
-    /// Mutable access through strides that reach one element from two indices (a zero stride,
-    /// or overlapping ones): a mutable view would alias.
+    /// Mutable access through strides that may reach one element from two indices (a zero
+    /// stride, or interleaving ones; the check is conservative, as ndarray's is): a mutable view
+    /// could alias.
     Overlapping,
     /// A coordinate outside its dimension.
     IndexOutOfBounds {
@@ -374,8 +375,8 @@ impl fmt::Display for AccessError {
                 "a view of {expected} dimensions was requested but DLTensor.ndim is {ndim}"
             ),
             Overlapping => f.write_str(
-                "DLTensor.strides reach one element from two indices, so it cannot be viewed \
-                 mutably",
+                "DLTensor.strides may reach one element from two indices, so the tensor \
+                 cannot be viewed mutably",
             ),
             IndexOutOfBounds { dim, index, extent } => write!(
                 f,

@@ -4,13 +4,12 @@
 use alloc::boxed::Box;
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::mem;
 
-use super::description::checked_ndim;
+use super::description::{checked_ndim, host_slice};
 use super::placed::Placed;
 use super::validate::Storage;
-use super::{Dims, Element, ExportError, ManagedStruct, ManagedTensor, TensorDescription};
-use crate::raw::{kDLCPU, DLDevice, DLPackFlags};
+use super::{Element, ExportError, ManagedStruct, ManagedTensor};
+use crate::raw::DLPackFlags;
 
 /// Host memory holding `len` elements of one [`Element`] type: what [`Export`] needs from a
 /// buffer. Implemented for `Vec<T>`, `Box<[T]>` and `Arc<[T]>`.
@@ -266,21 +265,8 @@ impl<'a, B: HostBuffer> Export<'a, B> {
         } else {
             flags
         };
-        let element = mem::size_of::<B::Element>();
-        let description = TensorDescription {
-            data: memory.start.cast(),
-            // The elements of a slice: their size in bytes fits in `isize`.
-            len: memory.len * element,
-            byte_offset: (first_element as u64).saturating_mul(element as u64),
-            device: DLDevice {
-                device_type: kDLCPU,
-                device_id: 0,
-            },
-            dtype: B::Element::DTYPE,
-            shape: Dims::I64(shape),
-            strides: strides.map(Dims::I64),
-            flags,
-        };
+        let description =
+            host_slice(memory.start, memory.len, shape, strides, first_element).with_flags(flags);
         if strides.is_some() {
             let mut tensor = placed.finish(&description)?;
             // The buffer is the export's alone unless shared (then `READ_ONLY`).

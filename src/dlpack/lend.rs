@@ -9,9 +9,11 @@ use core::fmt;
 use core::marker::PhantomData;
 use core::ops::Deref;
 
-use super::description::{check_inside, checked_ndim};
+use super::description::{check_dims, check_reach, checked_ndim, host_slice};
 use super::validate::{self, Meta};
-use super::{Element, ExportError, TensorDescription, TensorView};
+use super::{
+    flagless_representable, Element, ExportError, TensorDescription, TensorView, TensorViewMut,
+};
 use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion, DLTensor};
 
 /// A `&'a [T]` described as a `DLTensor` with room for `N` dimensions, to pass to C as a
@@ -66,7 +68,7 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
     /// ```
     pub fn new<T: Element>(data: &'a [T], shape: [i64; N]) -> Result<Self, ExportError> {
         // Only read through: a shared slice's pointer.
-        let description = slice_description(data.as_ptr().cast_mut(), data.len(), &shape, None, 0);
+        let description = host_slice(data.as_ptr().cast_mut(), data.len(), &shape, None, 0);
         // SAFETY: the description covers exactly `data`, readable and unwritten for `'a`.
         unsafe { Self::from_description(&description) }
     }
@@ -90,7 +92,7 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
         first_element: usize,
     ) -> Result<Self, ExportError> {
         let (start, len) = (data.as_ptr().cast_mut(), data.len());
-        let description = slice_description(start, len, &shape, Some(&strides), first_element);
+        let description = host_slice(start, len, &shape, Some(&strides), first_element);
         // SAFETY: the description's buffer is exactly `data`, readable and unwritten for `'a`.
         unsafe { Self::from_description(&description) }
     }
@@ -126,24 +128,16 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
         if ndim > N {
             return Err(ExportError::Capacity { ndim, capacity: N });
         }
-        let flags = description
-            .flags
-            .difference(DLPackFlags::IS_COPIED | DLPackFlags::READ_ONLY);
-        if !flags.is_empty() {
-            return Err(ExportError::FlagsNotRepresentable { flags });
-        }
+        // `READ_ONLY` is what lending a shared slice means; the rest as for any bare tensor.
+        flagless_representable(description.flags.difference(DLPackFlags::READ_ONLY))?;
+        let flags = DLPackFlags::empty();
+        check_dims(description)?;
         let mut shape = [0i64; N];
         for (slot, extent) in shape.iter_mut().zip(description.shape.iter()) {
             *slot = extent;
         }
         let mut strides = [0i64; N];
         match description.strides {
-            Some(given) if given.len() != ndim => {
-                return Err(ExportError::StridesLength {
-                    ndim,
-                    strides: given.len(),
-                })
-            }
             Some(given) => {
                 for (slot, stride) in strides.iter_mut().zip(given.iter()) {
                     *slot = stride;
@@ -164,11 +158,16 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
         // SAFETY: `shape` and `strides` point to `ndim` values on this stack frame, unwritten
         // while `raw` is used.
         let meta = unsafe { validate::validate(&raw, Some(DLPackVersion::CURRENT), flags) }?;
-        let (first, end) = TensorView::new(&raw, meta, None, flags).reach_from_data();
-        check_inside(first, end, description.len)?;
+        check_reach(&TensorView::new(&raw, meta, None, flags), description.len)?;
         Ok(Self {
             data: description.data,
-            byte_offset: description.byte_offset,
+            // An empty tensor reaches nothing: its offset says nothing (a managed export writes
+            // 0 too), and must not point past the slice.
+            byte_offset: if meta.elements() == 0 {
+                0
+            } else {
+                description.byte_offset
+            },
             device: description.device,
             dtype: description.dtype,
             ndim,
@@ -215,29 +214,6 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
             byte_offset: self.byte_offset,
         }
     }
-}
-
-/// The description of the `len` elements at `start` (a slice's) on the CPU: compact row-major
-/// unless `strides` are given, from element `first_element` (its byte offset saturates: the
-/// buffer check refuses it). `start` keeps the provenance of the borrow it came from: a shared
-/// slice's for reading, a mutable one's for writing.
-fn slice_description<'d, T: Element>(
-    start: *mut T,
-    len: usize,
-    shape: &'d [i64],
-    strides: Option<&'d [i64]>,
-    first_element: usize,
-) -> TensorDescription<'d> {
-    let cpu = DLDevice {
-        device_type: crate::raw::kDLCPU,
-        device_id: 0,
-    };
-    let size = core::mem::size_of::<T>();
-    // A slice's size in bytes always fits in `isize`.
-    let mut description = TensorDescription::new(start.cast(), len * size, cpu, T::DTYPE, shape);
-    description.strides = strides.map(super::Dims::I64);
-    description.byte_offset = (first_element as u64).saturating_mul(size as u64);
-    description
 }
 
 impl<const N: usize> fmt::Debug for BorrowedTensor<'_, N> {
@@ -289,7 +265,7 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     /// ```
     pub fn new<T: Element>(data: &'a mut [T], shape: [i64; N]) -> Result<Self, ExportError> {
         // Written through: the mutable slice's pointer.
-        let description = slice_description(data.as_mut_ptr(), data.len(), &shape, None, 0);
+        let description = host_slice(data.as_mut_ptr(), data.len(), &shape, None, 0);
         // SAFETY: the description covers exactly `data`, borrowed mutably (so writable and
         // ours alone) for `'a`.
         unsafe { Self::from_description(&description) }
@@ -314,13 +290,14 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
         first_element: usize,
     ) -> Result<Self, ExportError> {
         let (start, len) = (data.as_mut_ptr(), data.len());
-        let description = slice_description(start, len, &shape, Some(&strides), first_element);
+        let description = host_slice(start, len, &shape, Some(&strides), first_element);
         // SAFETY: the description's buffer is exactly `data`, borrowed mutably for `'a`.
         unsafe { Self::from_description(&description) }
     }
 
     /// Any description; see [`BorrowedTensor::from_description`]. `READ_ONLY` is refused
-    /// ([`ExportError::FlagsNotRepresentable`]): this tensor is for writing.
+    /// ([`ExportError::FlagsNotRepresentable`], with any other flag a bare `DLTensor` cannot
+    /// carry): this tensor is for writing.
     ///
     /// # Safety
     /// Every element the description reaches stays allocated, may be written, and is read or
@@ -338,11 +315,9 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     pub unsafe fn from_description(
         description: &TensorDescription<'_>,
     ) -> Result<Self, ExportError> {
-        if description.flags.contains(DLPackFlags::READ_ONLY) {
-            return Err(ExportError::FlagsNotRepresentable {
-                flags: DLPackFlags::READ_ONLY,
-            });
-        }
+        // Nothing but `IS_COPIED` (whose loss grants less): `READ_ONLY` is refused, as is
+        // anything a bare tensor cannot carry.
+        flagless_representable(description.flags)?;
         Ok(Self {
             // SAFETY: the caller's contract includes `BorrowedTensor::from_description`'s.
             tensor: unsafe { BorrowedTensor::from_description(description) }?,
@@ -502,6 +477,27 @@ impl DLTensorMut<'_> {
     /// ```
     pub fn view(&self) -> TensorView<'_> {
         TensorView::new(&self.raw, self.meta, None, DLPackFlags::empty())
+    }
+
+    /// The validated view for writing, without `unsafe`: what a kernel would see through
+    /// [`TensorViewMut::from_raw`] on [`as_mut_ptr`](Self::as_mut_ptr), for Rust code that
+    /// writes the lent memory itself.
+    ///
+    /// ```
+    /// # use dlpack_abi::dlpack::BorrowedTensorMut;
+    /// let mut values = [0u8; 3];
+    /// let mut out = BorrowedTensorMut::new(&mut values, [3])?;
+    /// out.dl_tensor_mut().view_mut().set(&[1], 4u8)?;
+    /// assert_eq!(values, [0, 4, 0]);
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+    /// ```
+    pub fn view_mut(&mut self) -> TensorViewMut<'_> {
+        TensorViewMut::from_view(TensorView::new(
+            &self.raw,
+            self.meta,
+            None,
+            DLPackFlags::empty(),
+        ))
     }
 }
 

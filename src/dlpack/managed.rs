@@ -143,7 +143,6 @@ pub(super) mod sealed {
 
 /// Refuses the flags a legacy `DLManagedTensor` (or a bare `DLTensor`, which has none either)
 /// cannot carry: everything but `IS_COPIED`, whose loss only grants less.
-#[cfg(feature = "pyo3")]
 pub(crate) fn flagless_representable(flags: DLPackFlags) -> Result<(), ExportError> {
     <DLManagedTensor as sealed::Raw>::representable(flags)
 }

@@ -76,7 +76,8 @@ pub use export::TensorOwner;
 pub use host::{Export, HostBuffer, HostMemory};
 pub use lend::{BorrowedTensor, BorrowedTensorMut, DLTensorMut, DLTensorRef};
 #[cfg(feature = "pyo3")]
-pub(crate) use managed::{delete, flagless_representable};
+pub(crate) use managed::delete;
+pub(crate) use managed::flagless_representable;
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
 pub use strides::Strides;
 #[cfg(feature = "pyo3")]

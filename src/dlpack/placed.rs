@@ -7,7 +7,7 @@ use core::marker::PhantomData;
 use core::mem;
 use core::ptr::{self, NonNull};
 
-use super::description::check_inside;
+use super::description::{check_dims, check_inside, check_reach};
 use super::validate::{self, Meta};
 use super::{ExportError, ManagedStruct, ManagedTensor, TensorDescription, MAX_NDIM};
 use crate::raw::DLTensor;
@@ -112,9 +112,8 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
         // allocation, which lives until the deleter. On error the deleter (which drops the
         // owner and frees everything) has run.
         let tensor = unsafe { ManagedTensor::from_raw(header.as_ptr()) }?;
-        let (first, end) = tensor.view().reach_from_data();
         // On error `tensor` is dropped: the deleter runs once.
-        check_inside(first, end, description.len)?;
+        check_reach(&tensor.view(), description.len)?;
         Ok(tensor)
     }
 
@@ -144,14 +143,7 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
                 described: description.shape.len(),
             });
         }
-        if let Some(strides) = description.strides {
-            if strides.len() != self.ndim {
-                return Err(ExportError::StridesLength {
-                    ndim: self.ndim,
-                    strides: strides.len(),
-                });
-            }
-        }
+        check_dims(description)?;
         M::representable(description.flags)?;
         // SAFETY: the shape and strides have `ndim` entries (checked above).
         Ok(unsafe { self.write_unchecked(description) })

@@ -342,7 +342,8 @@ fn in_address_space(start: usize) -> impl Fn(i128, i128) -> bool {
 /// Walks the strides of a non-empty tensor of at least one dimension, dimension by dimension,
 /// accumulating the lowest and highest element offsets reachable from the first element, and
 /// asks `fits` about the byte range `[first, end)` (relative to the first element) after each
-/// dimension. Returns the whole range, or the first dimension `fits` refused.
+/// dimension. Returns the lowest and highest element offsets, or the first dimension `fits`
+/// refused.
 ///
 /// No `i128` overflows: one dimension adds at most 2^63 * 2^63 elements to offsets kept at most
 /// [`MAX_REACH`] elements away (a farther one leaves every address space, whatever the storage:
@@ -356,7 +357,6 @@ fn walk(
 ) -> Result<(i128, i128), usize> {
     debug_assert!(!shape.is_empty(), "a 0-d tensor takes the compact rule");
     let (mut low, mut high) = (0i128, 0i128);
-    let mut range = storage.byte_range(0, 1);
     for (dim, (&extent, &stride)) in shape.iter().zip(strides).enumerate() {
         let reach = i128::from(stride) * i128::from(extent - 1);
         if reach < 0 {
@@ -367,28 +367,39 @@ fn walk(
         if low < -MAX_REACH || high > MAX_REACH {
             return Err(dim);
         }
-        range = storage.byte_range(low, high + 1);
-        if !fits(range.0, range.1) {
+        let (first, end) = storage.byte_range(low, high + 1);
+        if !fits(first, end) {
             return Err(dim);
         }
     }
-    Ok(range)
+    Ok((low, high))
 }
 
 /// Element offsets farther than this (2^70) from the first element are outside every address
 /// space, even for one-bit elements (2^67 bytes).
 const MAX_REACH: i128 = 1 << 70;
 
-/// The bytes `[first, end)` that the elements of a validated, non-empty tensor reach, counted
-/// from its first element (`data + byte_offset`): `[0, byte_size)` when compact.
-pub(crate) fn reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
+/// The lowest and highest element offsets, from the first element, that the in-bounds indices of
+/// a validated tensor reach; `(0, 0)` for an empty one.
+pub(crate) fn element_reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
     match strides {
+        _ if meta.elements() == 0 => (0, 0),
         Some(strides) if !meta.is_c_contiguous() => {
             // Validated: the whole range (so every partial sum) lies in the address space.
             walk(shape, strides, meta.storage(), |_, _| true).unwrap_or((0, 0))
         }
-        _ => (0, meta.byte_size() as i128),
+        _ => (0, meta.elements() as i128 - 1),
     }
+}
+
+/// The bytes `[first, end)` that the elements of a validated, non-empty tensor reach, counted
+/// from its first element (`data + byte_offset`): `[0, byte_size)` when compact.
+pub(crate) fn reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
+    if meta.is_c_contiguous() {
+        return (0, meta.byte_size() as i128);
+    }
+    let (low, high) = element_reach(shape, strides, meta);
+    meta.storage().byte_range(low, high + 1)
 }
 
 /// The compact row-major stride of `dim` (NumPy's convention: the product of the later extents,

@@ -4,7 +4,7 @@
 use super::*;
 use crate::raw::{
     kDLBool, kDLCPU, kDLCUDA, kDLFloat, kDLFloat4_e2m1fn, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn,
-    kDLInt, kDLUInt, DLDataTypeCode,
+    kDLInt, kDLUInt, DLDataType, DLDataTypeCode, DLDevice,
 };
 
 fn dtype(code: DLDataTypeCode, bits: u8, lanes: u16) -> DLDataType {
@@ -83,17 +83,17 @@ fn byte_ranges_of_packed_elements_cover_partial_bytes() {
 fn walk_finds_the_reach_and_the_first_dimension_that_leaves() {
     let f32s = storage(kDLFloat, 32, 1);
     // A transposed 2 x 3: elements 0..=5.
-    assert_eq!(walk(&[3, 2], &[1, 3], f32s, |_, _| true), Ok((0, 24)));
-    // Negative strides reach before the first element.
-    assert_eq!(walk(&[4], &[-2], f32s, |_, _| true), Ok((-24, 4)));
+    assert_eq!(walk(&[3, 2], &[1, 3], f32s, |_, _| true), Ok((0, 5)));
+    // Negative strides reach before the first element (element offsets, not bytes).
+    assert_eq!(walk(&[4], &[-2], f32s, |_, _| true), Ok((-6, 0)));
     // Extent-1 dimensions contribute nothing, whatever their stride.
-    assert_eq!(walk(&[1, 2], &[i64::MIN, 1], f32s, |_, _| true), Ok((0, 8)));
+    assert_eq!(walk(&[1, 2], &[i64::MIN, 1], f32s, |_, _| true), Ok((0, 1)));
     // The predicate is asked after each dimension; the first refusal names it.
     let small = |first: i128, end: i128| first >= 0 && end <= 16;
     assert_eq!(walk(&[2, 4], &[1, 2], f32s, small), Err(1));
     // From the top of the address space, the last byte must still have an address.
     let top = usize::MAX - 7;
-    assert_eq!(walk(&[2], &[1], f32s, in_address_space(top)), Ok((0, 8)));
+    assert_eq!(walk(&[2], &[1], f32s, in_address_space(top)), Ok((0, 1)));
     assert_eq!(walk(&[3], &[1], f32s, in_address_space(top)), Err(0));
     // The span is bounded by isize::MAX even inside the address space.
     assert_eq!(

@@ -274,6 +274,27 @@ impl<'a> TensorView<'a> {
         validate::may_overlap(self.shape(), self.given_strides(), &self.meta)
     }
 
+    /// The lowest and highest element offsets, in elements from the first element, that in-bounds
+    /// indices reach through the strides (negative ones below zero); `(0, 0)` for an empty tensor.
+    /// Every element lies at `typed_ptr().offset(k)` for some `k` in that range. (Only packed
+    /// sub-byte elements can reach more than `isize::MAX` elements; their offsets saturate.)
+    ///
+    /// ```
+    /// # include!("doc_setup.rs");
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// // 2 x 3, rows backwards: the first element is the start of the last row.
+    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[-3, 1]), 0)) }?;
+    /// assert_eq!(tensor.view().element_offsets(), (-3, 2));
+    /// # Ok(()) }
+    /// ```
+    pub fn element_offsets(&self) -> (isize, isize) {
+        let (low, high) = validate::element_reach(self.shape(), self.given_strides(), &self.meta);
+        // Validated: the reach spans at most `isize::MAX` bytes, so whole-byte elements fit.
+        let low = isize::try_from(low).unwrap_or(isize::MIN);
+        (low, isize::try_from(high).unwrap_or(isize::MAX))
+    }
+
     /// The bytes `[first, end)` the elements reach, counted from `data` (not from the first
     /// element): what a buffer holding this tensor must cover. `(0, 0)` for an empty tensor.
     pub(crate) fn reach_from_data(&self) -> (i128, i128) {

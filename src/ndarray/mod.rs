@@ -64,33 +64,27 @@ impl<D: Dimension> Layout<D> {
         }
         let mut shape = D::zeros(ndim);
         let mut abs_strides = D::zeros(ndim);
-        let (mut lowest, mut backwards) = (0isize, 0u64);
+        let mut backwards = 0u64;
         let empty = view.element_count() == 0;
-        // An empty view reads nothing: compact row-major strides (zero extents as one) keep
-        // ndarray's overlap check content, whatever order it visits equal strides in.
-        let mut compact = 1usize;
-        for dim in (0..ndim).rev() {
-            // Validated: every extent fits `usize` (the element count does).
-            shape[dim] = usize::try_from(view.shape()[dim]).unwrap_or(0);
-            if empty {
-                abs_strides[dim] = compact;
-                compact = compact.saturating_mul(shape[dim].max(1));
-            }
-        }
         for (dim, (&extent, stride)) in view.shape().iter().zip(view.strides().iter()).enumerate() {
-            if empty || extent <= 1 {
-                continue; // the stride of such an axis is never used: leave it 0
-            }
-            // Validated: the reach through an axis of extent >= 2 spans at most `isize::MAX`
-            // bytes, so the stride and the product fit `isize`. (0 would only repeat the first
-            // element, never leave the reach.)
-            let stride = isize::try_from(stride).unwrap_or(0);
-            abs_strides[dim] = stride.unsigned_abs();
-            if stride < 0 {
-                lowest += stride * (extent as isize - 1);
-                backwards |= 1 << dim;
+            // Validated: every extent fits `usize` (the element count does).
+            shape[dim] = usize::try_from(extent).unwrap_or(0);
+            if empty {
+                // Nothing is read: strides that keep ndarray's overlap check content (it stops
+                // at the first zero-extent axis, in increasing stride order).
+                abs_strides[dim] = usize::from(extent != 0);
+            } else if extent > 1 {
+                // Validated: the reach through an axis of extent >= 2 spans at most
+                // `isize::MAX` bytes, so the stride fits `isize`. (0 would only repeat the first
+                // element, never leave the reach.) The stride of an extent-1 axis is never
+                // used: it stays 0.
+                let stride = isize::try_from(stride).unwrap_or(0);
+                abs_strides[dim] = stride.unsigned_abs();
+                backwards |= u64::from(stride < 0) << dim;
             }
         }
+        // The lowest element, from the first: where ndarray's view of non-negative strides starts.
+        let lowest = view.element_offsets().0;
         Ok(Self {
             shape,
             abs_strides,
@@ -185,8 +179,8 @@ impl<'a> TensorViewMut<'a> {
     /// let mut values = [0u8; 6];
     /// let mut lent = BorrowedTensorMut::new(&mut values, [2, 3])?;
     /// let mut raw = lent.dl_tensor_mut();
-    /// // What a kernel does with its output argument.
-    /// let mut out = unsafe { TensorViewMut::from_raw(raw.as_mut_ptr()) }?;
+    /// // What a kernel does with its output argument (`TensorViewMut::from_raw` in C's place).
+    /// let mut out: TensorViewMut<'_> = raw.view_mut();
     /// out.as_array_mut::<u8, Ix2>()?.column_mut(1).fill(7);
     /// assert_eq!(values, [0, 7, 0, 0, 7, 0]);
     /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
@@ -229,6 +223,8 @@ impl VersionedTensor {
 }
 
 /// The description of an ndarray array's memory on the CPU, whose first element is `first`
+/// (the reach is computed here from ndarray's own dims, before any validation, to state the
+/// buffer; the export then validates the description and checks that reach against it),
 /// (`as_ptr`, or `as_mut_ptr` for memory to be written, whose provenance it keeps): `data` at its
 /// lowest element and `len` exactly the bytes from there to its highest, the first element at
 /// `byte_offset`, and its own `usize`/`isize` dims (no copy).
@@ -333,15 +329,13 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     /// allocation; an `ArcArray` that shares its data is made unique first (its copy-on-write).
     ///
     /// ```
-    /// use dlpack_abi::dlpack::{BorrowedTensorMut, TensorViewMut};
+    /// use dlpack_abi::dlpack::BorrowedTensorMut;
     /// use ndarray::{s, Array2};
     ///
     /// let mut matrix = Array2::<i32>::zeros((3, 3));
     /// let mut diagonal_block = matrix.slice_mut(s![1.., 1..]);
     /// let mut lent = BorrowedTensorMut::<2>::from_array_mut(&mut diagonal_block)?;
-    /// let mut raw = lent.dl_tensor_mut();
-    /// let mut out = unsafe { TensorViewMut::from_raw(raw.as_mut_ptr()) }?;
-    /// out.set(&[0, 0], 5i32)?;
+    /// lent.dl_tensor_mut().view_mut().set(&[0, 0], 5i32)?;
     /// assert_eq!(matrix[[1, 1]], 5);
     /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
     /// ```

@@ -270,3 +270,60 @@ fn empty_and_scalar_slices_are_lent() {
     let scalar = BorrowedTensor::new(&one, []).unwrap();
     assert_eq!(scalar.dl_tensor().view().get::<f64>(&[]).unwrap(), 2.5);
 }
+
+#[test]
+fn an_empty_lent_tensor_points_nowhere_past_its_slice() {
+    // Nothing is reached, so the first element may be anywhere; the offset written is 0, as a
+    // managed export writes it, never one past the slice.
+    let values = [0u32; 4];
+    let lent = BorrowedTensor::strided(&values, [0], [1], 1000).unwrap();
+    assert_eq!(lent.dl_tensor().byte_offset, 0);
+    assert_eq!(lent.dl_tensor().data.cast_const(), values.as_ptr().cast());
+}
+
+#[test]
+fn lent_flags_a_bare_tensor_cannot_carry_are_all_named() {
+    let mut bytes = [0u8; 2];
+    let flags = DLPackFlags::READ_ONLY | DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
+    let description = TensorDescription::cpu(&mut bytes, &[2]).with_flags(flags);
+    assert_eq!(
+        unsafe { BorrowedTensorMut::<1>::from_description(&description) }.unwrap_err(),
+        ExportError::FlagsNotRepresentable { flags }
+    );
+    // A shared lend implies READ_ONLY, so only the padding is refused; IS_COPIED is dropped.
+    let description = description.with_flags(flags | DLPackFlags::IS_COPIED);
+    assert_eq!(
+        unsafe { BorrowedTensor::<1>::from_description(&description) }.unwrap_err(),
+        ExportError::FlagsNotRepresentable {
+            flags: DLPackFlags::IS_SUBBYTE_TYPE_PADDED
+        }
+    );
+}
+
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn extents_that_do_not_fit_i64_are_refused_even_when_empty() {
+    let mut bytes = [0u8; 4];
+    let (shape, strides): ([usize; 2], [isize; 2]) = ([0, usize::MAX], [1, 1]);
+    let description = TensorDescription::cpu(&mut bytes, &[]).with_native_dims(&shape, &strides);
+    let expected = ExportError::Invalid(ImportError::SizeOverflow {
+        dim: 1,
+        extent: i64::MAX,
+    });
+    assert_eq!(
+        unsafe { BorrowedTensor::<2>::from_description(&description) }.unwrap_err(),
+        expected
+    );
+}
+
+#[test]
+fn lent_mutable_memory_is_written_without_unsafe() {
+    let mut values = [0i16; 4];
+    let mut lent = BorrowedTensorMut::strided(&mut values, [2, 2], [1, 2], 0).unwrap();
+    let mut raw = lent.dl_tensor_mut();
+    let mut out = raw.view_mut();
+    out.set(&[1, 0], 7i16).unwrap();
+    *out.get_mut::<i16>(&[0, 1]).unwrap() = 9;
+    assert_eq!(out.view().element_offsets(), (0, 3));
+    assert_eq!(values, [0, 7, 9, 0]);
+}

@@ -603,3 +603,25 @@ fn a_panicking_owner_aborts_instead_of_unwinding_into_c() {
     );
     assert!(!stderr.contains("the deleter returned"), "{stderr}");
 }
+
+#[test]
+#[cfg(target_pointer_width = "64")]
+fn an_owner_whose_extents_do_not_fit_i64_is_refused() {
+    use dlpack_abi::dlpack::{ImportError, TensorDescription, TensorOwner};
+    /// Describes an empty tensor with an extent above `i64::MAX`.
+    struct Huge(Vec<u8>, [usize; 2], [isize; 2]);
+    // SAFETY: the vector is the owner's own allocation.
+    unsafe impl TensorOwner for Huge {
+        fn describe(&mut self) -> TensorDescription<'_> {
+            TensorDescription::cpu(&mut self.0, &[]).with_native_dims(&self.1, &self.2)
+        }
+    }
+    let error = VersionedTensor::from_owner(Huge(vec![0; 4], [0, usize::MAX], [1, 1])).unwrap_err();
+    assert_eq!(
+        error,
+        ExportError::Invalid(ImportError::SizeOverflow {
+            dim: 1,
+            extent: i64::MAX
+        })
+    );
+}

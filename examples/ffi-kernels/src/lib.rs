@@ -49,17 +49,18 @@ pub unsafe extern "C" fn kernels_sum(x: *const DLTensor, out: *mut f64) -> i32 {
         Err(error) => return invalid(error),
     };
     match x.iter::<f32>() {
-        Ok(values) => write(out, values.map(f64::from).sum()),
+        // SAFETY: `out` is NULL or writable (the caller's contract).
+        Ok(values) => unsafe { write(out, values.map(f64::from).sum()) },
         Err(error) => unreadable(error),
     }
 }
 
 /// `out = k * x` elementwise, for float32 tensors of one shape: `x` with any strides, `out`
-/// C-contiguous.
+/// C-contiguous. Not in place: `x` and `out` must not share memory.
 ///
 /// # Safety
 /// As for `kernels_sum`, and `out` is NULL or a valid `DLTensor` whose elements the kernel may
-/// write and nothing else uses during the call.
+/// write and nothing else (`x` included) reads or writes during the call.
 #[no_mangle]
 pub unsafe extern "C" fn kernels_scale(x: *const DLTensor, k: f32, out: *mut DLTensor) -> i32 {
     // SAFETY: the caller's contract.
@@ -102,7 +103,8 @@ pub unsafe extern "C" fn kernels_sum_managed(
         Err(error) => return invalid(error),
     };
     match x.view().iter::<f32>() {
-        Ok(values) => write(out, values.map(f64::from).sum()),
+        // SAFETY: `out` is NULL or writable (the caller's contract).
+        Ok(values) => unsafe { write(out, values.map(f64::from).sum()) },
         Err(error) => unreadable(error),
     }
 }
@@ -164,11 +166,15 @@ pub extern "C" fn kernels_call_c_scale() -> i32 {
     0
 }
 
-fn write(out: *mut f64, value: f64) -> i32 {
+/// Writes `value` to `out`, or refuses NULL.
+///
+/// # Safety
+/// `out` is NULL or valid for a write.
+unsafe fn write(out: *mut f64, value: f64) -> i32 {
     if out.is_null() {
         return fail(3, "out is NULL");
     }
-    // SAFETY: non-NULL and writable (the caller's contract).
+    // SAFETY: non-NULL, so writable (the caller's contract).
     unsafe { out.write(value) };
     0
 }
