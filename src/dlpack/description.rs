@@ -107,11 +107,13 @@ impl<'a> TensorDescription<'a> {
     /// one instead, on devices whose `data` is an address, with `byte_offset` grown to match.
     ///
     /// ```
-    /// use dlpack_abi::dlpack::{Export, TensorDescription};
+    /// use dlpack_abi::dlpack::{BorrowedTensor, TensorDescription};
     ///
     /// // The last row of a 2 x 2 buffer, read backwards.
-    /// let tensor = Export::new(vec![1u16, 2, 3, 4], &[2]).first_element(3).strides(&[-1]).finish()?;
-    /// let again = TensorDescription::of(&tensor.view());
+    /// let values = [1u16, 2, 3, 4];
+    /// let lent = BorrowedTensor::strided(&values, [2], [-1], 3)?;
+    /// let raw = lent.dl_tensor();
+    /// let again = TensorDescription::of(&raw.view());
     /// assert_eq!((again.byte_offset, again.len), (6, 8));
     /// assert_eq!(again.strides.unwrap(), [-1]);
     /// # Ok::<(), dlpack_abi::dlpack::ExportError>(())
