@@ -159,8 +159,8 @@ fn check_accepted(view: &TensorView<'_>, version: DLPackVersion, shape: &[i64], 
     read_all::<i128>(view);
 }
 
-/// Every typed read; a refusal is fine, a read is checked (bit for bit: floats may be NaN)
-/// against the strided iterator.
+/// Every typed read; a refusal is fine, a read is checked (bit for bit: floats may be NaN):
+/// slices against the iterator, the iterator against `get` at each index.
 fn read_all<T: dlpack_abi::dlpack::Element>(view: &TensorView<'_>) {
     let bytes = |values: &[T]| bytemuck::cast_slice::<T, u8>(values).to_vec();
     if let Ok(values) = view.iter::<T>() {
@@ -173,8 +173,20 @@ fn read_all<T: dlpack_abi::dlpack::Element>(view: &TensorView<'_>) {
         if let Ok(slice) = view.as_slice_memory_order::<T>() {
             assert_eq!(slice.len(), values.len());
         }
-        let first = vec![0usize; view.ndim()];
-        let got = view.get::<T>(&first).ok();
-        assert_eq!(got.map(|v| bytes(&[v])), values.first().map(|v| bytes(&[*v])));
+        // The iterator (in memory order for C-contiguous tensors, an odometer over the strides
+        // otherwise) agrees with `get` at every row-major index of the prefix: the slow path.
+        let shape: Vec<usize> = view.shape().iter().map(|&e| e as usize).collect();
+        let mut index = vec![0usize; view.ndim()];
+        for value in &values {
+            let got = view.get::<T>(&index).expect("an in-bounds index of a readable tensor");
+            assert_eq!(bytes(&[got]), bytes(&[*value]), "iter and get disagree at {index:?}");
+            for dim in (0..index.len()).rev() {
+                index[dim] += 1;
+                if index[dim] < shape[dim] {
+                    break;
+                }
+                index[dim] = 0;
+            }
+        }
     }
 }

@@ -441,14 +441,15 @@ impl<'a> TensorView<'a> {
     /// ```
     pub fn iter<T: Element>(&self) -> Result<Elements<'a, T>, AccessError> {
         let start = self.typed_ptr::<T>()?;
-        let shape = self.shape();
-        let mut strides = [0i64; MAX_NDIM];
-        for (slot, stride) in strides.iter_mut().zip(self.strides().iter()) {
-            *slot = stride;
-        }
+        // C-contiguous (synthesised strides always are): row-major order is memory order, and the
+        // elements are read one after the other. Otherwise the odometer walks the given strides.
+        let strides = match self.given_strides() {
+            Some(strides) if !self.meta.is_c_contiguous() => strides,
+            _ => &[],
+        };
         Ok(Elements {
             start,
-            shape,
+            shape: self.shape(),
             strides,
             index: [0; MAX_NDIM],
             offset: 0,
@@ -574,7 +575,10 @@ impl fmt::Debug for TensorView<'_> {
 pub struct Elements<'a, T> {
     start: *const T,
     shape: &'a [i64],
-    strides: [i64; MAX_NDIM],
+    /// The producer's strides, walked by the odometer; empty when the elements are read in memory
+    /// order (C-contiguous).
+    strides: &'a [i64],
+    /// The odometer: the index of the next element (strided tensors only).
     index: [i64; MAX_NDIM],
     /// Offset of the next element from `start`, in elements.
     offset: i64,
@@ -590,13 +594,19 @@ impl<T: Element> Iterator for Elements<'_, T> {
             return None;
         }
         // SAFETY: `offset` is the offset of an in-bounds index (the odometer below never leaves
-        // the shape while elements remain), so it addresses an element inside the reach
-        // validated at import; alignment and dtype were checked by `TensorView::iter`.
+        // the shape while elements remain; in memory order it is the count read so far, below
+        // the element count), so it addresses an element inside the reach validated at import;
+        // alignment and dtype were checked by `TensorView::iter`.
         let value = unsafe { self.start.wrapping_offset(self.offset as isize).read() };
         self.remaining -= 1;
+        if self.strides.is_empty() {
+            // Memory order: the next element follows (C-contiguous, or 0-d).
+            self.offset += 1;
+            return Some(value);
+        }
         // Advance the row-major odometer. Wrapping arithmetic: an extent-1 dimension may carry
         // any stride, added and removed again at once.
-        let dims = self.shape.iter().zip(&self.strides).zip(&mut self.index);
+        let dims = self.shape.iter().zip(self.strides).zip(&mut self.index);
         for ((&extent, &stride), index) in dims.rev() {
             *index += 1;
             self.offset = self.offset.wrapping_add(stride);
