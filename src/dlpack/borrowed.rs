@@ -48,7 +48,7 @@ impl<'a> TensorView<'a> {
     /// assert_eq!(unsafe { TensorView::from_raw(core::ptr::null()) }.unwrap_err(), ImportError::NullTensor);
     /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
     /// ```
-    #[inline]
+    #[inline(always)]
     pub unsafe fn from_raw(tensor: *const DLTensor) -> Result<Self, ImportError> {
         // SAFETY: NULL or a `DLTensor` unwritten for `'a` (caller).
         let tensor = unsafe { tensor.as_ref() }.ok_or(ImportError::NullTensor)?;
@@ -123,7 +123,7 @@ impl<'a> TensorViewMut<'a> {
     /// let error = unsafe { TensorViewMut::from_raw(core::ptr::null_mut()) }.unwrap_err();
     /// assert_eq!(error, ImportError::NullTensor);
     /// ```
-    #[inline]
+    #[inline(always)]
     pub unsafe fn from_raw(tensor: *mut DLTensor) -> Result<Self, ImportError> {
         Ok(Self {
             // SAFETY: the caller's contract includes `TensorView::from_raw`'s.
