@@ -185,3 +185,12 @@ def test_tensor_outlives_its_python_producer():
     gc.collect()
     seen = np.from_dlpack(ours)
     assert seen.ctypes.data == address and seen[999] == 999.0
+
+
+def test_dtypes_and_devices_read_as_python_names_them():
+    ours = Tensor.from_bytes(np.arange(3, dtype=np.float32).tobytes(), (2, 32, 1), [3])
+    assert repr(ours) == "Tensor(shape=(3,), dtype=float32, device=cpu:0, readonly=False)"
+    frozen = Tensor.from_bytes(bytes(48), (0, 64, 1), [2, 3, 1], readonly=True)
+    assert repr(frozen) == "Tensor(shape=(2, 3, 1), dtype=int64, device=cpu:0, readonly=True)"
+    complex_pairs = Tensor.from_dlpack(np.zeros(2, dtype=np.complex64))
+    assert "dtype=complex64" in repr(complex_pairs)

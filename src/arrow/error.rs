@@ -469,7 +469,7 @@ impl fmt::Display for BridgeError {
                 write!(f, "the Arrow type {format:?} has no DLPack equivalent")
             }
             Self::UnsupportedDtype { dtype } => {
-                write!(f, "the DLPack type {dtype:?} has no Arrow equivalent")
+                write!(f, "the DLPack type {dtype} has no Arrow equivalent")
             }
             Self::NotContiguous => f.write_str("the tensor is not compact row-major"),
             Self::ZeroDims => f.write_str("a 0-d tensor has no Arrow length"),

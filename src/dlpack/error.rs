@@ -293,11 +293,11 @@ impl fmt::Display for ImportError {
                 "DLTensor.ndim is {ndim}, above the maximum of {}",
                 super::MAX_NDIM
             ),
-            ZeroLanes { dtype } => write!(f, "DLTensor.dtype is {dtype:?}: lanes is 0"),
-            ZeroBits { dtype } => write!(f, "DLTensor.dtype is {dtype:?}: bits is 0"),
+            ZeroLanes { dtype } => write!(f, "DLTensor.dtype is {dtype}: lanes is 0"),
+            ZeroBits { dtype } => write!(f, "DLTensor.dtype is {dtype}: bits is 0"),
             SubByteBits { dtype, expected } => write!(
                 f,
-                "DLTensor.dtype is {dtype:?}: this code requires bits = {expected}"
+                "DLTensor.dtype is {dtype}: this code requires bits = {expected}"
             ),
             NullShape { ndim } => write!(f, "DLTensor.shape is NULL but DLTensor.ndim is {ndim}"),
             NegativeExtent { dim, extent } => {
@@ -340,8 +340,7 @@ impl fmt::Display for AccessError {
         match *self {
             NotHostAccessible { device } => write!(
                 f,
-                "DLTensor.device is {:?} (id {}), whose memory the host cannot read",
-                device.device_type, device.device_id
+                "DLTensor.device is {device}, whose memory the host cannot read"
             ),
             UnknownFlags { flags } => write!(
                 f,
@@ -350,7 +349,7 @@ impl fmt::Display for AccessError {
             ),
             DtypeMismatch { requested, found } => write!(
                 f,
-                "DLTensor.dtype is {found:?}, but the requested type is {requested:?}"
+                "DLTensor.dtype is {found}, but the requested type is {requested}"
             ),
             Misaligned { address, align } => write!(
                 f,

@@ -20,8 +20,8 @@ use crate::raw::{kDLCPU, DLDataType, DLDevice, DLPackFlags};
 pub(crate) fn gather(view: &TensorView<'_>) -> PyResult<Vec<u8>> {
     if !view.device().device_type.is_host_accessible() {
         return Err(PyBufferError::new_err(format!(
-            "cannot copy memory of device type {:?} to the CPU (no device runtime)",
-            view.device().device_type
+            "cannot copy memory on {} to the CPU (no device runtime)",
+            view.device()
         )));
     }
     let size = view.byte_size();

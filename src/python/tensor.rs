@@ -229,7 +229,7 @@ impl PyTensor {
                     true
                 } else {
                     return Err(PyBufferError::new_err(format!(
-                        "cannot export a tensor on {device:?} to {target:?}"
+                        "cannot export a tensor on {device} to {target}"
                     )));
                 }
             }
@@ -380,12 +380,23 @@ impl PyTensor {
 
     fn __repr__(&self) -> String {
         let view = self.view();
+        // Python spellings: a tuple for the shape, `True`/`False`.
+        let shape = match view.shape() {
+            [extent] => format!("({extent},)"),
+            extents => format!(
+                "({})",
+                extents
+                    .iter()
+                    .map(i64::to_string)
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        let readonly = if self.writable { "False" } else { "True" };
         format!(
-            "Tensor(shape={:?}, dtype={:?}, device={:?}, readonly={})",
-            view.shape(),
+            "Tensor(shape={shape}, dtype={}, device={}, readonly={readonly})",
             view.dtype(),
             view.device(),
-            !self.writable
         )
     }
 }

@@ -163,14 +163,14 @@ int main(void) {
     DLTensor t = cpu_i32(data, 2, shape23, row_major);
     t.dtype.code = kDLFloat;
     code = rust_import_versioned(versioned(t, &deleted), report, CAP);
-    expect("f32 read as i32", code, report, 1, "but the requested type is DLDataType { code: kDLInt", deleted, 1);
+    expect("f32 read as i32", code, report, 1, "DLTensor.dtype is float32, but the requested type is int32", deleted, 1);
   }
   {
     int deleted = 0;
     DLTensor t = cpu_i32(data, 2, shape23, row_major);
     t.device.device_type = kDLCUDA;
     code = rust_import_versioned(versioned(t, &deleted), report, CAP);
-    expect("CUDA memory", code, report, 1, "kDLCUDA (id 0), whose memory the host cannot read", deleted, 1);
+    expect("CUDA memory", code, report, 1, "DLTensor.device is cuda:0, whose memory the host cannot read", deleted, 1);
   }
 
   /* ---- legacy tensors ---- */

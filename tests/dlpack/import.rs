@@ -288,7 +288,7 @@ fn cases() -> Vec<Case> {
             "bits 0",
             |f| f.dl.dtype.bits = 0,
             |f| ImportError::ZeroBits { dtype: f.dl.dtype },
-            "dtype is DLDataType { code: kDLFloat, bits: 0, lanes: 1 }: bits is 0",
+            "dtype is float0: bits is 0",
         ),
         case(
             "fp4 with 8 bits",
@@ -297,7 +297,7 @@ fn cases() -> Vec<Case> {
                 dtype: f.dl.dtype,
                 expected: 4,
             },
-            "kDLFloat4_e2m1fn, bits: 8, lanes: 1 }: this code requires bits = 4",
+            "dtype is float4_e2m1fn (bits 8): this code requires bits = 4",
         ),
         case(
             "fp6 e2m3 with 8 bits",
@@ -318,7 +318,7 @@ fn cases() -> Vec<Case> {
                 dtype: f.dl.dtype,
                 expected: 6,
             },
-            "kDLFloat6_e3m2fn",
+            "float6_e3m2fn (bits 4)",
         ),
         // ---- combinations: the first rule in validation order wins ----
         case(

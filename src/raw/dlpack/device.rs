@@ -92,6 +92,58 @@ impl DLDeviceType {
     }
 }
 
+impl DLDeviceType {
+    /// The short lower-case name frameworks print devices with (`cpu`, `cuda`, `cuda_host`,
+    /// `rocm`, `metal`, ...); `None` for a type this crate does not know. (`name()` is the C
+    /// name, `kDLCUDAHost`.)
+    ///
+    /// ```
+    /// use dlpack_abi::raw::{kDLCUDAHost, DLDeviceType};
+    ///
+    /// assert_eq!(kDLCUDAHost.short_name(), Some("cuda_host"));
+    /// assert_eq!(DLDeviceType(19).short_name(), None);
+    /// ```
+    pub const fn short_name(self) -> Option<&'static str> {
+        Some(match self {
+            kDLCPU => "cpu",
+            kDLCUDA => "cuda",
+            kDLCUDAHost => "cuda_host",
+            kDLOpenCL => "opencl",
+            kDLVulkan => "vulkan",
+            kDLMetal => "metal",
+            kDLVPI => "vpi",
+            kDLROCM => "rocm",
+            kDLROCMHost => "rocm_host",
+            kDLExtDev => "ext_dev",
+            kDLCUDAManaged => "cuda_managed",
+            kDLOneAPI => "oneapi",
+            kDLWebGPU => "webgpu",
+            kDLHexagon => "hexagon",
+            kDLMAIA => "maia",
+            kDLTrn => "trn",
+            _ => return None,
+        })
+    }
+}
+
+/// `name:id`, as frameworks print devices (`cpu:0`, `cuda:1`); an unknown type prints its value
+/// (`DLDeviceType(19):0`).
+///
+/// ```
+/// use dlpack_abi::raw::{kDLCUDA, DLDevice, DLDeviceType};
+///
+/// assert_eq!(DLDevice { device_type: kDLCUDA, device_id: 1 }.to_string(), "cuda:1");
+/// assert_eq!(DLDevice { device_type: DLDeviceType(19), device_id: 0 }.to_string(), "DLDeviceType(19):0");
+/// ```
+impl core::fmt::Display for DLDevice {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self.device_type.short_name() {
+            Some(name) => write!(f, "{name}:{}", self.device_id),
+            None => write!(f, "{:?}:{}", self.device_type, self.device_id),
+        }
+    }
+}
+
 /// A device: a [`DLDeviceType`] and an ordinal within it.
 #[repr(C)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]

@@ -79,3 +79,95 @@ pub struct DLDataType {
     /// Lanes of a vector type; 1 for scalars.
     pub lanes: u16,
 }
+
+impl DLDataTypeCode {
+    /// The name of this code's element family as the Python array API and NumPy spell dtypes,
+    /// without the width: `int`, `uint`, `float`, `bfloat`, `complex`, `bool`, `float8_e4m3fn`
+    /// and the other small floats, `handle`; `None` for a code this crate does not know.
+    ///
+    /// ```
+    /// use dlpack_abi::raw::{kDLBfloat, kDLFloat8_e5m2, DLDataTypeCode};
+    ///
+    /// assert_eq!(kDLBfloat.family(), Some("bfloat"));
+    /// assert_eq!(kDLFloat8_e5m2.family(), Some("float8_e5m2"));
+    /// assert_eq!(DLDataTypeCode(42).family(), None);
+    /// ```
+    pub const fn family(self) -> Option<&'static str> {
+        Some(match self {
+            kDLInt => "int",
+            kDLUInt => "uint",
+            kDLFloat => "float",
+            kDLOpaqueHandle => "handle",
+            kDLBfloat => "bfloat",
+            kDLComplex => "complex",
+            kDLBool => "bool",
+            kDLFloat8_e3m4 => "float8_e3m4",
+            kDLFloat8_e4m3 => "float8_e4m3",
+            kDLFloat8_e4m3b11fnuz => "float8_e4m3b11fnuz",
+            kDLFloat8_e4m3fn => "float8_e4m3fn",
+            kDLFloat8_e4m3fnuz => "float8_e4m3fnuz",
+            kDLFloat8_e5m2 => "float8_e5m2",
+            kDLFloat8_e5m2fnuz => "float8_e5m2fnuz",
+            kDLFloat8_e8m0fnu => "float8_e8m0fnu",
+            kDLFloat6_e2m3fn => "float6_e2m3fn",
+            kDLFloat6_e3m2fn => "float6_e3m2fn",
+            kDLFloat4_e2m1fn => "float4_e2m1fn",
+            _ => return None,
+        })
+    }
+}
+
+/// The dtype as the Python array API and NumPy name it: the family and its width (`float32`,
+/// `int4`, `uint8`, `bfloat16`, `complex64`), alone where the code fixes the width (`bool`,
+/// `float8_e4m3fn`, `float4_e2m1fn`) and the bits are that width, and `x{lanes}` for vectors
+/// (`float32x4`). A code this crate does not know, or a width its code forbids, prints its
+/// fields.
+///
+/// ```
+/// use dlpack_abi::raw::{kDLBool, kDLComplex, kDLFloat, kDLFloat4_e2m1fn, kDLInt, DLDataType, DLDataTypeCode};
+///
+/// let dtype = |code, bits, lanes| DLDataType { code, bits, lanes };
+/// assert_eq!(dtype(kDLFloat, 32, 1).to_string(), "float32");
+/// assert_eq!(dtype(kDLInt, 4, 1).to_string(), "int4");
+/// assert_eq!(dtype(kDLComplex, 64, 1).to_string(), "complex64");
+/// assert_eq!(dtype(kDLBool, 8, 1).to_string(), "bool");
+/// assert_eq!(dtype(kDLFloat4_e2m1fn, 4, 1).to_string(), "float4_e2m1fn");
+/// assert_eq!(dtype(kDLFloat, 32, 4).to_string(), "float32x4");
+/// assert_eq!(dtype(kDLFloat4_e2m1fn, 8, 1).to_string(), "float4_e2m1fn (bits 8)");
+/// assert_eq!(dtype(DLDataTypeCode(42), 8, 1).to_string(), "DLDataTypeCode(42) (bits 8, lanes 1)");
+/// ```
+impl core::fmt::Display for DLDataType {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let Some(family) = self.code.family() else {
+            return write!(
+                f,
+                "{:?} (bits {}, lanes {})",
+                self.code, self.bits, self.lanes
+            );
+        };
+        // The width the code itself fixes, if any.
+        let fixed = match self.code {
+            kDLBool
+            | kDLFloat8_e3m4
+            | kDLFloat8_e4m3
+            | kDLFloat8_e4m3b11fnuz
+            | kDLFloat8_e4m3fn
+            | kDLFloat8_e4m3fnuz
+            | kDLFloat8_e5m2
+            | kDLFloat8_e5m2fnuz
+            | kDLFloat8_e8m0fnu => Some(8),
+            kDLFloat6_e2m3fn | kDLFloat6_e3m2fn => Some(6),
+            kDLFloat4_e2m1fn => Some(4),
+            _ => None,
+        };
+        match fixed {
+            Some(bits) if bits == self.bits => f.write_str(family)?,
+            Some(_) => return write!(f, "{family} (bits {})", self.bits),
+            None => write!(f, "{family}{}", self.bits)?,
+        }
+        if self.lanes != 1 {
+            write!(f, "x{}", self.lanes)?;
+        }
+        Ok(())
+    }
+}
