@@ -99,3 +99,19 @@ def test_refuses_objects_without_the_interface():
     with pytest.raises(ValueError, match="nulls|null"):
         Tensor.from_arrow(pa.array([1.0, None]))
     gc.collect()
+
+
+def test_duckdb_queries_our_streams():
+    """DuckDB reads a stream's schema first (`__arrow_c_schema__`, or else it consumes the stream
+    for it), then the stream: a SQL query over our streams returns the right rows."""
+    import duckdb  # pinned in scripts/test.sh: a missing one fails, it is never skipped
+    table = pa.table({"a": [1, 2, 3], "b": ["x", None, "z"]})
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches())
+    ours = ArrowStream.from_arrow(reader)
+    schema = pa.schema(ours)  # the schema alone leaves the stream in place
+    assert schema.names == ["a", "b"]
+    con = duckdb.connect()
+    rows = con.sql("select a, b from ours order by a").fetchall()
+    assert rows == [(1, "x"), (2, None), (3, "z")]
+    with pytest.raises(ValueError, match="already exported"):
+        ours.__arrow_c_schema__()

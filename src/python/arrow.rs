@@ -422,6 +422,27 @@ impl ArrowStreamExport {
         Ok(Self::with(AnyStream::Cpu(stream), Some(Live::import())))
     }
 
+    /// The stream's schema, without consuming the stream: what the PyCapsule interface asks
+    /// streams to offer, so that a consumer (DuckDB, for one) reads the schema first and then
+    /// the stream. `ValueError` once the stream has been exported.
+    fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+        let taken = self.slot().take();
+        let mut stream =
+            taken.ok_or_else(|| PyValueError::new_err("the stream was already exported"))?;
+        // The producer's `get_schema` runs with the stream out of its slot (not under the lock).
+        let copied = match &mut stream {
+            AnyStream::Cpu(stream) => stream.schema().map(|schema| SchemaDef::copy_of(schema)),
+            AnyStream::Device(stream) => stream.schema().map(|schema| SchemaDef::copy_of(schema)),
+        };
+        *self.slot() = Some(stream);
+        let schema = copied
+            .map_err(|error| PyValueError::new_err(error.to_string()))?
+            .export()
+            .map_err(arrow_error)?;
+        // SAFETY: the capsule's struct is zeroed, writable memory we own.
+        arrow_capsule::<ArrowSchema>(py, |out| unsafe { schema.export_to(out) })
+    }
+
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_stream__<'py>(
         &self,
