@@ -23,6 +23,8 @@ PYTEST_VERSION=9.2.0
 MATURIN_VERSION=1.16.0
 # A real Arrow consumer that no one here wrote: a SQL query over our streams (python/tests).
 DUCKDB_VERSION=2.0.0
+# An array library that is not NumPy, with its own DLPack import rules (64-byte alignment).
+JAX_VERSION=0.10.2
 CARGO_FUZZ_VERSION=0.13.2
 # Fuzz executions per run of this script (a smoke run; see the README for long runs).
 FUZZ_RUNS=${FUZZ_RUNS:-300000}
@@ -74,10 +76,11 @@ setup() {
       die "apt-get install gcc-arm-none-eabi"
   fi
 
-  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION"
+  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION jax==$JAX_VERSION"
   [ -x .venv/bin/python ] || python3 -m venv .venv || die "python3 -m venv"
   local pins=("apache-tvm-ffi==$TVM_FFI_VERSION" "pyarrow==$PYARROW_VERSION" "numpy==$NUMPY_VERSION"
-    "pytest==$PYTEST_VERSION" "maturin==$MATURIN_VERSION" "duckdb==$DUCKDB_VERSION")
+    "pytest==$PYTEST_VERSION" "maturin==$MATURIN_VERSION" "duckdb==$DUCKDB_VERSION"
+    "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION")
   if ! .venv/bin/python -m pip freeze --disable-pip-version-check 2>/dev/null |
     sort | grep -Fxc -f <(printf '%s\n' "${pins[@]}") | grep -qx "${#pins[@]}"; then
     .venv/bin/python -m pip install -q --disable-pip-version-check "${pins[@]}" || die "pip install"

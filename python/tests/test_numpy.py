@@ -194,3 +194,15 @@ def test_dtypes_and_devices_read_as_python_names_them():
     assert repr(frozen) == "Tensor(shape=(2, 3, 1), dtype=int64, device=cpu:0, readonly=True)"
     complex_pairs = Tensor.from_dlpack(np.zeros(2, dtype=np.complex64))
     assert "dtype=complex64" in repr(complex_pairs)
+
+
+def test_our_buffers_are_64_byte_aligned():
+    """Every buffer the glue allocates (from_bytes, copies) is 64-byte aligned: JAX refuses a
+    zero-copy import of anything less, and it is a cache line."""
+    for n in (1, 3, 17, 1000):
+        assert Tensor.from_bytes(bytes(4 * n), (2, 32, 1), [n]).data_ptr % 64 == 0
+    # Our copy: NumPy asks our __dlpack__ for copy=True.
+    ours = Tensor.from_bytes(np.arange(6, dtype=np.float32).tobytes(), (2, 32, 1), [6])
+    copied = np.from_dlpack(ours, copy=True)
+    assert copied.ctypes.data != ours.data_ptr and copied.ctypes.data % 64 == 0
+    assert copied.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]

@@ -71,6 +71,7 @@ def test_the_allocator_returns_tensors_that_are_fully_writable(code, bits, lanes
     # Every byte the tensor describes lies in the allocation (glibc's usable size bounds it),
     # and writing all of them is fine.
     assert libc.malloc_usable_size(tensor.data) >= size
+    assert (tensor.data or 0) % 64 == 0, "our allocations are 64-byte aligned (JAX needs it)"
     ctypes.memset(tensor.data + tensor.byte_offset, 0xAB, size)
     # Handed to our own importer, the tensor validates and reads back what was written.
     ours = to_py_object(out)

@@ -60,12 +60,27 @@ pub(crate) fn gather(view: &TensorView<'_>) -> PyResult<Vec<u8>> {
     Ok(out)
 }
 
+/// The alignment of every buffer the Python glue allocates, in bytes: what JAX requires for a
+/// zero-copy import (`copy=False`), a cache line, and enough for every DLPack element type.
+pub(crate) const HOST_ALIGN: usize = 64;
+
+/// One aligned block of host storage.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Block([u8; HOST_ALIGN]);
+
+// SAFETY: `Block` is `repr(C)` over a byte array whose size equals its alignment (no padding);
+// zero is a valid value.
+unsafe impl bytemuck::Zeroable for Block {}
+// SAFETY: as above: no padding, every bit pattern is valid, `Copy` and `'static`.
+unsafe impl bytemuck::Pod for Block {}
+
 /// CPU memory Rust owns, exported as a tensor: copies, `Tensor.from_bytes`, and the exchange
-/// API's allocator.
+/// API's allocator. Aligned to [`HOST_ALIGN`] bytes.
 pub(crate) struct HostTensor {
-    /// 8-byte aligned storage for every DLPack element type up to 64-bit lanes.
-    words: Vec<u64>,
-    /// The bytes of `words` the tensor may reach (at most `8 * words.len()`).
+    /// The storage, in aligned blocks.
+    blocks: Vec<Block>,
+    /// The bytes of `blocks` the tensor may reach (at most `HOST_ALIGN * blocks.len()`).
     len: usize,
     shape: Vec<i64>,
     /// `None`: row-major.
@@ -75,7 +90,8 @@ pub(crate) struct HostTensor {
 }
 
 impl HostTensor {
-    /// Zeroed, 8-byte aligned storage for `len` bytes, or `None` if the allocation fails.
+    /// Zeroed storage for `len` bytes aligned to [`HOST_ALIGN`], or `None` if the allocation
+    /// fails.
     pub(crate) fn zeroed(
         len: usize,
         shape: Vec<i64>,
@@ -83,11 +99,12 @@ impl HostTensor {
         dtype: DLDataType,
         flags: DLPackFlags,
     ) -> Option<Self> {
-        let mut words = Vec::new();
-        words.try_reserve_exact(len.div_ceil(8)).ok()?;
-        words.resize(len.div_ceil(8), 0);
+        let count = len.div_ceil(HOST_ALIGN);
+        let mut blocks = Vec::new();
+        blocks.try_reserve_exact(count).ok()?;
+        blocks.resize(count, Block([0; HOST_ALIGN]));
         Some(Self {
-            words,
+            blocks,
             len,
             shape,
             strides,
@@ -98,20 +115,21 @@ impl HostTensor {
 
     /// The first `len` bytes of the storage, to fill.
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut::<u64, u8>(&mut self.words)[..self.len]
+        &mut bytemuck::cast_slice_mut::<Block, u8>(&mut self.blocks)[..self.len]
     }
 }
 
-// SAFETY: `words` is the owner's own allocation of at least `len` bytes, which nothing else
+// SAFETY: `blocks` is the owner's own allocation of at least `len` bytes, which nothing else
 // references; the export checks that every byte the shape and strides reach lies in the first
-// `len` (so no constructor can under-allocate); `u64` storage is aligned for every element type.
+// `len` (so no constructor can under-allocate); 64-byte blocks are aligned for every element.
 unsafe impl TensorOwner for HostTensor {
     fn describe(&mut self) -> TensorDescription<'_> {
         let cpu = DLDevice {
             device_type: kDLCPU,
             device_id: 0,
         };
-        let data = self.words.as_mut_ptr().cast();
+        // An empty `Vec` gives a dangling pointer aligned to 64: fine for an empty tensor.
+        let data = self.blocks.as_mut_ptr().cast();
         let description = TensorDescription::new(data, self.len, cpu, self.dtype, &self.shape)
             .with_flags(self.flags);
         match &self.strides {
