@@ -4,20 +4,15 @@
 use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
 use abi::dlpack::{Export, VersionedTensor};
 use abi::python::{from_dlpack, import_array, ArrowStreamExport, DlpackRequest, PyTensor};
-use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
-
-fn value_error(error: impl ToString) -> PyErr {
-    PyValueError::new_err(error.to_string())
-}
 
 /// `[0.0, 1.0, ..., n - 1]` as a read-only f32 tensor owned by Rust (export example).
 #[pyfunction]
 fn ramp(n: usize) -> PyResult<PyTensor> {
     let values: Vec<f32> = (0..n).map(|i| i as f32).collect();
     let n = values.len() as i64;
-    let tensor: VersionedTensor = Export::new(values, &[n]).finish().map_err(value_error)?;
+    let tensor: VersionedTensor = Export::new(values, &[n]).finish()?;
     Ok(PyTensor::new(tensor))
 }
 
@@ -25,7 +20,8 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
 #[pyfunction]
 fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
     let tensor = from_dlpack(array, &DlpackRequest::default())?;
-    let values = tensor.view().as_slice::<f64>().map_err(value_error)?;
+    // Every error of the safe layers converts into the Python exception its kind calls for.
+    let values = tensor.view().as_slice::<f64>()?;
     Ok(values.iter().sum())
 }
 
@@ -34,9 +30,9 @@ fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
 #[pyfunction]
 fn sum_int64(array: &Bound<'_, PyAny>) -> PyResult<i64> {
     let (schema, array) = import_array(array, None)?;
-    let view = array.view(schema.view()).map_err(value_error)?;
-    let values = view.values::<i64>().map_err(value_error)?;
-    let valid = view.validity().map_err(value_error)?;
+    let view = array.view(schema.view())?;
+    let values = view.values::<i64>()?;
+    let valid = view.validity()?;
     Ok(values
         .iter()
         .enumerate()
@@ -58,8 +54,7 @@ fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<Arrow
         .into_iter()
         .map(|array| array.map_err(|_| ProducerError::code_only(abi::arrow::errno::EINVAL)))
         .chain(failure);
-    let stream = ArrayStream::from_iter(SchemaDef::of::<i64>().map_err(value_error)?, items)
-        .map_err(value_error)?;
+    let stream = ArrayStream::from_iter(SchemaDef::of::<i64>()?, items)?;
     Ok(ArrowStreamExport::new(stream))
 }
 

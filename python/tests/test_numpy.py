@@ -132,8 +132,10 @@ def test_importing_numpy_arrays(case):
 
 def test_rust_functions_import_and_export():
     assert dlpack_abi.total(np.array([1.5, 2.5, 4.0])) == 8.0
-    with pytest.raises(ValueError):
+    with pytest.raises(BufferError, match="not contiguous"):
         dlpack_abi.total(np.arange(3.0)[::2])  # not contiguous: typed slices refuse
+    with pytest.raises(TypeError, match="DLTensor.dtype is float32, but the requested type is float64"):
+        dlpack_abi.total(np.arange(3, dtype=np.float32))
     with pytest.raises(TypeError, match="DLPack"):
         dlpack_abi.total([1.0, 2.0])
 

@@ -30,7 +30,7 @@ use crate::raw::{
 
 /// Arrow data refused by validation (or by the bridge).
 fn arrow_error(error: impl Into<ArrowError>) -> PyErr {
-    PyValueError::new_err(format!("invalid Arrow data: {}", error.into()))
+    error.into().into()
 }
 
 /// The device methods' `**kwargs` rule: unknown keywords are accepted only with value `None`.

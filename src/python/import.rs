@@ -183,9 +183,9 @@ fn take<M: DlpackCapsule>(capsule: &Bound<'_, PyCapsule>) -> PyResult<ManagedTen
     Ok(unsafe { ManagedTensor::from_validated(pointer, meta) })
 }
 
-/// A producer's tensor refused by validation.
+/// A producer's tensor refused by validation (`BufferError`; see `errors`).
 pub(crate) fn buffer_error(error: ImportError) -> PyErr {
-    PyBufferError::new_err(format!("invalid DLPack tensor: {error}"))
+    error.into()
 }
 
 /// The major-1 exchange API table of `source`'s type, if it has one.

@@ -25,12 +25,32 @@
 //! buffer): they attach to the interpreter first, and do nothing (leaking the data) when it is
 //! not initialized or is finalizing ([`AttachedDrop`]).
 //!
+//! **Errors.** Every error of the safe layers converts into a Python exception, so that `?`
+//! works in a `#[pyfunction]` with no `map_err`:
+//!
+//! | error | exception |
+//! |---|---|
+//! | [`ImportError`](crate::dlpack::ImportError): a producer's tensor is malformed | `BufferError` |
+//! | [`AccessError::DtypeMismatch`](crate::dlpack::AccessError::DtypeMismatch) | `TypeError` |
+//! | `AccessError::IndexRank`, `AccessError::IndexOutOfBounds` | `IndexError` |
+//! | `AccessError::DimensionMismatch` | `ValueError` |
+//! | any other `AccessError` (device, layout, read-only, alignment) | `BufferError` |
+//! | [`ExportError::FlagsNotRepresentable`](crate::dlpack::ExportError::FlagsNotRepresentable) | `BufferError` |
+//! | any other `ExportError` (a description refused) | `ValueError` |
+//! | [`ValidationError`](crate::arrow::ValidationError), [`ReadError`](crate::arrow::ReadError) | `ValueError` |
+//! | [`BridgeError`](crate::arrow::BridgeError): data one side cannot describe | `BufferError` |
+//! | [`StreamError::Producer`](crate::arrow::StreamError::Producer) | `OSError(errno, message)` |
+//! | `StreamError::Invalid` | `ValueError` |
+//!
+//! `TensorError` and `ArrowError` convert as the error they wrap.
+//!
 //! Register the classes with [`add_to_module`].
 #![allow(unsafe_code)]
 
 mod arrow;
 mod capsule;
 mod copy;
+mod errors;
 mod exchange;
 mod gil;
 mod import;

@@ -1,0 +1,116 @@
+//! The safe layers' errors as Python exceptions, so that `?` works in a `#[pyfunction]` with no
+//! `map_err`: each maps to the exception the DLPack Python spec, the array API or the Arrow
+//! PyCapsule interface names for that kind of failure, with the error's message. One home: every
+//! path of the Python glue raises through these.
+//!
+//! The table is in the `python` module's documentation.
+//!
+//! ```
+//! use dlpack_abi::dlpack::{AccessError, ImportError};
+//! use pyo3::exceptions::{PyBufferError, PyTypeError};
+//! use pyo3::PyErr;
+//!
+//! pyo3::Python::initialize();
+//! pyo3::Python::attach(|py| {
+//!     let error: PyErr = ImportError::NegativeNdim { ndim: -1 }.into();
+//!     assert!(error.is_instance_of::<PyBufferError>(py));
+//!     let error: PyErr = AccessError::DtypeMismatch {
+//!         requested: <f64 as dlpack_abi::dlpack::Element>::DTYPE,
+//!         found: <f32 as dlpack_abi::dlpack::Element>::DTYPE,
+//!     }
+//!     .into();
+//!     assert!(error.is_instance_of::<PyTypeError>(py));
+//!     assert_eq!(error.value(py).to_string(), "DLTensor.dtype is float32, but the requested type is float64");
+//! });
+//! ```
+
+use alloc::format;
+use alloc::string::ToString;
+
+use pyo3::exceptions::{PyBufferError, PyIndexError, PyOSError, PyTypeError, PyValueError};
+use pyo3::PyErr;
+
+use crate::arrow::{ArrowError, BridgeError, ReadError, StreamError, ValidationError};
+use crate::dlpack::{AccessError, ExportError, ImportError, TensorError};
+
+impl From<ImportError> for PyErr {
+    fn from(error: ImportError) -> Self {
+        PyBufferError::new_err(format!("invalid DLPack tensor: {error}"))
+    }
+}
+
+impl From<AccessError> for PyErr {
+    fn from(error: AccessError) -> Self {
+        let message = format!("{error}");
+        match error {
+            AccessError::DtypeMismatch { .. } => PyTypeError::new_err(message),
+            AccessError::IndexRank { .. } | AccessError::IndexOutOfBounds { .. } => {
+                PyIndexError::new_err(message)
+            }
+            AccessError::DimensionMismatch { .. } => PyValueError::new_err(message),
+            _ => PyBufferError::new_err(message),
+        }
+    }
+}
+
+impl From<ExportError> for PyErr {
+    fn from(error: ExportError) -> Self {
+        let message = format!("{error}");
+        match error {
+            ExportError::FlagsNotRepresentable { .. } => PyBufferError::new_err(message),
+            _ => PyValueError::new_err(message),
+        }
+    }
+}
+
+impl From<TensorError> for PyErr {
+    fn from(error: TensorError) -> Self {
+        match error {
+            TensorError::Import(error) => error.into(),
+            TensorError::Access(error) => error.into(),
+            TensorError::Export(error) => error.into(),
+        }
+    }
+}
+
+impl From<ValidationError> for PyErr {
+    fn from(error: ValidationError) -> Self {
+        PyValueError::new_err(format!("invalid Arrow data: {error}"))
+    }
+}
+
+impl From<ReadError> for PyErr {
+    fn from(error: ReadError) -> Self {
+        PyValueError::new_err(format!("{error}"))
+    }
+}
+
+impl From<BridgeError> for PyErr {
+    fn from(error: BridgeError) -> Self {
+        PyBufferError::new_err(format!("{error}"))
+    }
+}
+
+impl From<ArrowError> for PyErr {
+    fn from(error: ArrowError) -> Self {
+        match error {
+            ArrowError::Validation(error) => error.into(),
+            ArrowError::Read(error) => error.into(),
+            ArrowError::Bridge(error) => error.into(),
+        }
+    }
+}
+
+impl From<StreamError> for PyErr {
+    fn from(error: StreamError) -> Self {
+        match error {
+            StreamError::Producer(error) => {
+                let message = error
+                    .message()
+                    .unwrap_or("the Arrow stream's producer failed");
+                PyOSError::new_err((error.code(), message.to_string()))
+            }
+            StreamError::Invalid(error) => error.into(),
+        }
+    }
+}
