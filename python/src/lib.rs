@@ -16,6 +16,14 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
     Ok(PyTensor::new(tensor))
 }
 
+/// `k * x` for a float64 array from any DLPack producer, as a new tensor NumPy can write: the
+/// argument and return types a pyo3 author writes, with no `unsafe` and no `map_err`.
+#[pyfunction]
+fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
+    let values: Vec<f64> = x.view().iter::<f64>()?.map(|v| k * v).collect();
+    Ok(Export::new(values, x.view().shape()).finish()?)
+}
+
 /// The sum of a float64 array from any DLPack producer (import example).
 #[pyfunction]
 fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
@@ -80,6 +88,7 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
         module.getattr("Tensor")?.getattr("from_dlpack")?,
     )?;
     module.add_function(wrap_pyfunction!(ramp, module)?)?;
+    module.add_function(wrap_pyfunction!(scale, module)?)?;
     module.add_function(wrap_pyfunction!(total, module)?)?;
     module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;

@@ -116,3 +116,8 @@ def test_duckdb_queries_our_streams():
     assert rows == [(1, "x"), (2, None), (3, "z")]
     with pytest.raises(ValueError, match="already exported"):
         ours.__arrow_c_schema__()
+
+
+def test_a_pyfunction_takes_pyarrow_and_returns_arrow_readable_tensors():
+    result = dlpack_abi.scale(pa.array([1.0, 2.0, 3.0]), 2.0)  # pyarrow's __dlpack__
+    assert pa.array(result).to_pylist() == [2.0, 4.0, 6.0]  # our __arrow_c_device_array__

@@ -208,3 +208,32 @@ def test_our_buffers_are_64_byte_aligned():
     copied = np.from_dlpack(ours, copy=True)
     assert copied.ctypes.data != ours.data_ptr and copied.ctypes.data % 64 == 0
     assert copied.tolist() == [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]
+
+
+@pytest.mark.parametrize("source", [
+    np.arange(6.0).reshape(2, 3),            # contiguous
+    np.arange(6.0).reshape(2, 3).T,          # transposed
+    np.arange(6.0)[::-1],                    # reversed
+    np.array(2.5),                           # 0-d
+    np.zeros((0, 3)),                        # empty
+], ids=["contiguous", "transposed", "reversed", "0-d", "empty"])
+def test_a_pyfunction_takes_and_returns_tensors(source):
+    result = dlpack_abi.scale(source, 2.0)
+    seen = np.from_dlpack(result)
+    np.testing.assert_array_equal(seen, 2.0 * source)
+    assert seen.flags.writeable, "a fresh result is writable"
+    seen[...] = 0  # NumPy may write it
+
+
+def test_a_pyfunction_argument_takes_read_only_and_refuses_cleanly():
+    frozen = np.arange(3.0)
+    frozen.flags.writeable = False
+    assert np.from_dlpack(dlpack_abi.scale(frozen, 1.0)).tolist() == [0.0, 1.0, 2.0]
+    with pytest.raises(TypeError, match="float32, but the requested type is float64"):
+        dlpack_abi.scale(np.arange(3, dtype=np.float32), 1.0)
+    with pytest.raises(TypeError):
+        dlpack_abi.scale([1.0, 2.0], 1.0)  # not a DLPack producer
+    capsule = np.arange(2.0).__dlpack__(max_version=(1, 3))
+    assert np.from_dlpack(dlpack_abi.scale(capsule, 3.0)).tolist() == [0.0, 3.0]
+    with pytest.raises(ValueError, match="already consumed"):
+        dlpack_abi.scale(capsule, 3.0)  # a capsule is consumed once

@@ -49,3 +49,10 @@ def test_our_table_follows_the_header():
     table = exchange_table()
     assert (table.major, table.minor, table.prev_api) == (1, 3, None)
     assert all(getattr(table, name) for name, _ in table._fields_[3:])
+
+
+def test_a_pyfunction_takes_and_returns_tvm_ffi_tensors():
+    source = tvm_ffi.from_dlpack(np.arange(4.0))
+    result = dlpack_abi.scale(source, 2.0)  # through tvm-ffi's exchange API or __dlpack__
+    back = tvm_ffi.from_dlpack(result)
+    np.testing.assert_array_equal(np.from_dlpack(back), [0.0, 2.0, 4.0, 6.0])

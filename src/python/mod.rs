@@ -49,6 +49,7 @@
 
 mod arrow;
 mod capsule;
+mod convert;
 mod copy;
 mod errors;
 mod exchange;
