@@ -1,5 +1,6 @@
 """Python-side exchange benchmark (BENCHMARKS.md): NumPy's own DLPack exchange as the baseline,
-measured in the same run, reported as ratios of medians.
+and apache-tvm-ffi's import of the same NumPy array as the peer doing our job, measured in the
+same run, reported as ratios of medians.
 
     .venv/bin/python python/bench.py
 """
@@ -8,6 +9,7 @@ import sys
 import timeit
 
 import numpy as np
+import tvm_ffi
 
 import dlpack_abi
 
@@ -28,14 +30,17 @@ def main():
         numpy_export = per_call_ns(lambda: np.from_dlpack(array))
         our_export = per_call_ns(lambda: np.from_dlpack(ours))
         our_import = per_call_ns(lambda: dlpack_abi.Tensor.from_dlpack(array))
-        rows.append((shape, numpy_export, our_export, our_import))
-    print(f"numpy {np.__version__}, python {sys.version.split()[0]}; median ns per call")
+        peer_import = per_call_ns(lambda: tvm_ffi.from_dlpack(array))
+        rows.append((shape, numpy_export, our_export, our_import, peer_import))
+    print(f"numpy {np.__version__}, apache-tvm-ffi {tvm_ffi.__version__}, "
+          f"python {sys.version.split()[0]}; median ns per call")
     print("| shape | `np.from_dlpack(numpy)` (ns) | `np.from_dlpack(ours)` (ns) | "
-          "`Tensor.from_dlpack(numpy)` (ns) | ours-to-NumPy / NumPy | NumPy-to-ours / NumPy |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for shape, base, export, imported in rows:
-        print(f"| {shape} | {base:.0f} | {export:.0f} | {imported:.0f} | "
-              f"{export / base:.2f}x | {imported / base:.2f}x |")
+          "`Tensor.from_dlpack(numpy)` (ns) | `tvm_ffi.from_dlpack(numpy)` (ns) | "
+          "ours-to-NumPy / NumPy | NumPy-to-ours / NumPy | NumPy-to-ours / tvm-ffi |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for shape, base, export, imported, peer in rows:
+        print(f"| {shape} | {base:.0f} | {export:.0f} | {imported:.0f} | {peer:.0f} | "
+              f"{export / base:.2f}x | {imported / base:.2f}x | {imported / peer:.2f}x |")
 
 
 if __name__ == "__main__":

@@ -237,3 +237,28 @@ def test_a_pyfunction_argument_takes_read_only_and_refuses_cleanly():
     assert np.from_dlpack(dlpack_abi.scale(capsule, 3.0)).tolist() == [0.0, 3.0]
     with pytest.raises(ValueError, match="already consumed"):
         dlpack_abi.scale(capsule, 3.0)  # a capsule is consumed once
+
+
+def test_a_type_that_may_gain_an_exchange_table_is_asked_every_time():
+    """Only types that cannot change are remembered (NumPy's ndarray, our Tensor); a Python class
+    may gain `__dlpack_c_exchange_api__` later, so each import asks it again."""
+    asked = []
+
+    class Meta(type):
+        def __getattr__(cls, name):
+            asked.append(name)
+            raise AttributeError(name)
+
+    class Producer(metaclass=Meta):
+        def __init__(self, array):
+            self.array = array
+
+        def __dlpack__(self, **kwargs):
+            return self.array.__dlpack__(**kwargs)
+
+        def __dlpack_device__(self):
+            return self.array.__dlpack_device__()
+
+    for _ in range(2):
+        assert Tensor.from_dlpack(Producer(np.arange(3.0))).shape == (3,)
+    assert asked.count("__dlpack_c_exchange_api__") == 2

@@ -8,7 +8,7 @@ use core::sync::atomic::Ordering::Relaxed;
 
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyDict};
+use pyo3::types::{PyCapsule, PyDict, PyType};
 use pyo3::{ffi, intern};
 
 use super::capsule::{capsule_pointer, type_name, DlpackCapsule};
@@ -188,13 +188,65 @@ pub(crate) fn buffer_error(error: ImportError) -> PyErr {
     error.into()
 }
 
-/// The major-1 exchange API table of `source`'s type, if it has one.
+/// Immutable types and the address of their major-1 exchange API table (0: none), so that a
+/// type without one (NumPy's `ndarray`, for one) is not asked again: the failed lookup raises
+/// and discards an `AttributeError` every time, about half the cost of a NumPy import. Each
+/// entry holds a reference to its type, so that a type's address is never reused while cached.
+/// At most [`EXCHANGE_CACHE_CAPACITY`] types are remembered; later ones are asked every time.
+static EXCHANGE_CACHE: std::sync::Mutex<alloc::vec::Vec<(Py<PyType>, usize)>> =
+    std::sync::Mutex::new(alloc::vec::Vec::new());
+
+/// `Py_TPFLAGS_IMMUTABLETYPE` (CPython 3.10; the bit is unused before, where only static types,
+/// which lack `Py_TPFLAGS_HEAPTYPE`, are immutable). pyo3 names it only for 3.10 and later.
+const IMMUTABLE_TYPE: core::ffi::c_ulong = 1 << 8;
+
+/// How many types [`EXCHANGE_CACHE`] remembers.
+const EXCHANGE_CACHE_CAPACITY: usize = 64;
+
+/// The major-1 exchange API table of `source`'s type, if it has one: from the cache for types
+/// that cannot change (static types and immutable heap types, whose attributes Python code cannot
+/// set), looked up for the others.
 fn exchange_api_of(source: &Bound<'_, PyAny>) -> Option<&'static DLPackExchangeAPI> {
-    let py = source.py();
-    let attribute = source
-        .get_type()
-        .getattr(intern!(py, "__dlpack_c_exchange_api__"))
-        .ok()?;
+    let ty = source.get_type();
+    // SAFETY: `ty` is a live type object (we hold a reference), and the GIL is held.
+    let flags = unsafe { ffi::PyType_GetFlags(ty.as_type_ptr()) };
+    let immutable = flags & IMMUTABLE_TYPE != 0 || flags & ffi::Py_TPFLAGS_HEAPTYPE == 0;
+    if !immutable {
+        return lookup_exchange_api(&ty);
+    }
+    let cache = || {
+        EXCHANGE_CACHE
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    };
+    let cached = cache()
+        .iter()
+        .find(|(cached, _)| cached.as_ptr() == ty.as_ptr())
+        .map(|&(_, address)| address);
+    let address = match cached {
+        Some(address) => address,
+        None => {
+            // Looked up without the lock: the lookup runs Python code (a descriptor, a
+            // metaclass), which may come back here.
+            let address = lookup_exchange_api(&ty).map_or(0, |table| table as *const _ as usize);
+            let mut cache = cache();
+            if cache.len() < EXCHANGE_CACHE_CAPACITY
+                && !cache.iter().any(|(t, _)| t.as_ptr() == ty.as_ptr())
+            {
+                cache.push((ty.clone().unbind(), address));
+            }
+            address
+        }
+    };
+    // SAFETY: a non-zero address is a major-1 table found by `lookup_exchange_api`, static and
+    // process-lifetime by the protocol.
+    (address != 0).then(|| unsafe { &*(address as *const DLPackExchangeAPI) })
+}
+
+/// The major-1 exchange API table of type `ty`, looked up.
+fn lookup_exchange_api(ty: &Bound<'_, PyType>) -> Option<&'static DLPackExchangeAPI> {
+    let py = ty.py();
+    let attribute = ty.getattr(intern!(py, "__dlpack_c_exchange_api__")).ok()?;
     let mut header: *const DLPackExchangeAPIHeader =
         capsule_pointer::<DLPackExchangeAPIHeader>(&attribute, c"dlpack_exchange_api")
             .ok()?
