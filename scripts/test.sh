@@ -25,6 +25,8 @@ MATURIN_VERSION=1.16.0
 DUCKDB_VERSION=2.0.0
 # An array library that is not NumPy, with its own DLPack import rules (64-byte alignment).
 JAX_VERSION=0.10.2
+# Checks the package's type stubs (python/dlpack_abi.pyi) against the built module.
+MYPY_VERSION=2.4.1
 CARGO_FUZZ_VERSION=0.13.2
 # Fuzz executions per run of this script (a smoke run; see the README for long runs).
 FUZZ_RUNS=${FUZZ_RUNS:-300000}
@@ -76,11 +78,11 @@ setup() {
       die "apt-get install gcc-arm-none-eabi"
   fi
 
-  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION jax==$JAX_VERSION"
+  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION jax==$JAX_VERSION mypy==$MYPY_VERSION"
   [ -x .venv/bin/python ] || python3 -m venv .venv || die "python3 -m venv"
   local pins=("apache-tvm-ffi==$TVM_FFI_VERSION" "pyarrow==$PYARROW_VERSION" "numpy==$NUMPY_VERSION"
     "pytest==$PYTEST_VERSION" "maturin==$MATURIN_VERSION" "duckdb==$DUCKDB_VERSION"
-    "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION")
+    "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION" "mypy==$MYPY_VERSION")
   if ! .venv/bin/python -m pip freeze --disable-pip-version-check 2>/dev/null |
     sort | grep -Fxc -f <(printf '%s\n' "${pins[@]}") | grep -qx "${#pins[@]}"; then
     .venv/bin/python -m pip install -q --disable-pip-version-check "${pins[@]}" || die "pip install"
@@ -178,12 +180,15 @@ msrv_check() {
 }
 
 # The `dlpack_abi` Python package (python/, pyo3 feature) built with maturin into the venv, then
-# the interop tests against the pinned NumPy, pyarrow and apache-tvm-ffi; its crate is linted too.
+# the interop tests against the pinned NumPy, pyarrow, apache-tvm-ffi, JAX and DuckDB, and its
+# type stubs checked against the built module (mypy.stubtest); its crate is linted too.
 python_tests() {
   (cd python && cargo fmt -- --check && cargo clippy -q --all-targets -- -D warnings) &&
     PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pip install -q --disable-pip-version-check \
       --no-build-isolation --no-deps --force-reinstall ./python &&
-    .venv/bin/python -m pytest -q -p no:cacheprovider python/tests
+    .venv/bin/python -m pytest -q -p no:cacheprovider python/tests &&
+    (cd target && ../.venv/bin/python -m mypy.stubtest dlpack_abi \
+      --allowlist ../python/stubtest-allowlist.txt)
 }
 
 # The FFI-crate example (examples/ffi-kernels, its own workspace) is formatted and lint-clean;

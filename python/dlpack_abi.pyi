@@ -1,0 +1,156 @@
+"""Type stubs for `dlpack_abi`: zero-copy DLPack and Arrow PyCapsule exchange, built on the
+dlpack-abi Rust crate. Checked against the built module by `mypy.stubtest` in the test command."""
+
+from collections.abc import Sequence
+from typing import Any, final
+
+from typing_extensions import CapsuleType
+
+__all__ = [
+    "Tensor",
+    "ArrowArray",
+    "ArrowStream",
+    "from_dlpack",
+    "ramp",
+    "scale",
+    "total",
+    "sum_int64",
+    "int64_stream",
+    "counts",
+]
+
+_Dtype = tuple[int, int, int]
+"""A DLPack dtype: `(code, bits, lanes)`, e.g. `(2, 32, 1)` for float32."""
+
+@final
+class Tensor:
+    """A DLPack tensor: shares its memory with every consumer (NumPy, pyarrow, JAX, tvm-ffi, ...);
+    one allocation per export, no copy unless asked for."""
+
+    __dlpack_c_exchange_api__: CapsuleType
+    """The DLPack C exchange API table of this type (a `dlpack_exchange_api` capsule)."""
+
+    @staticmethod
+    def from_dlpack(
+        source: Any,
+        /,
+        *,
+        stream: int | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> Tensor:
+        """Imports any DLPack producer (or a capsule, consumed once), validated before use."""
+
+    @staticmethod
+    def from_bytes(
+        data: bytes,
+        dtype: _Dtype,
+        shape: Sequence[int],
+        *,
+        strides: Sequence[int] | None = None,
+        readonly: bool = False,
+    ) -> Tensor:
+        """A copy of `data` (64-byte aligned) as a CPU tensor; strides are in elements, and every
+        byte the shape and strides reach must lie in `data` (`ValueError` otherwise)."""
+
+    @staticmethod
+    def from_arrow(source: Any) -> Tensor:
+        """A primitive or `arrow.fixed_shape_tensor` Arrow array without nulls, zero-copy."""
+
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> CapsuleType: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[CapsuleType, CapsuleType]: ...
+    def __arrow_c_device_array__(
+        self, requested_schema: object | None = None, **kwargs: Any
+    ) -> tuple[CapsuleType, CapsuleType]: ...
+    @property
+    def shape(self) -> tuple[int, ...]:
+        """The extents."""
+    @property
+    def strides(self) -> tuple[int, ...]:
+        """The strides, in elements."""
+    @property
+    def dtype(self) -> _Dtype:
+        """`(code, bits, lanes)`."""
+    @property
+    def data_ptr(self) -> int:
+        """The address of the first element (`data + byte_offset`)."""
+    @property
+    def readonly(self) -> bool:
+        """Whether consumers get read-only views."""
+    @property
+    def flags(self) -> int:
+        """The DLPack flags word."""
+    @property
+    def nbytes(self) -> int:
+        """Bytes the elements occupy stored compactly."""
+    def tobytes(self) -> bytes:
+        """The elements in row-major order (a copy)."""
+
+@final
+class ArrowArray:
+    """An Arrow array and its schema, shared with every consumer of its capsules."""
+
+    @staticmethod
+    def from_arrow(source: Any) -> ArrowArray:
+        """Imports any object with `__arrow_c_device_array__` or `__arrow_c_array__`."""
+    def __arrow_c_schema__(self) -> CapsuleType: ...
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[CapsuleType, CapsuleType]: ...
+    def __arrow_c_device_array__(
+        self, requested_schema: object | None = None, **kwargs: Any
+    ) -> tuple[CapsuleType, CapsuleType]: ...
+    @property
+    def device(self) -> tuple[int, int]:
+        """`(ArrowDeviceType, device_id)`."""
+    @property
+    def format(self) -> str:
+        """The root's Arrow format string."""
+    def to_tensor(self) -> Tensor:
+        """The array as a DLPack tensor, zero-copy (primitive or fixed_shape_tensor, no nulls)."""
+
+@final
+class ArrowStream:
+    """An Arrow stream: one consumer; the first export moves it out."""
+
+    @staticmethod
+    def from_arrow(source: Any) -> ArrowStream:
+        """Imports any object with `__arrow_c_stream__` (nothing is read yet)."""
+    def __arrow_c_schema__(self) -> CapsuleType:
+        """The stream's schema, without consuming the stream."""
+    def __arrow_c_stream__(self, requested_schema: object | None = None) -> CapsuleType: ...
+    def __arrow_c_device_stream__(self, requested_schema: object | None = None, **kwargs: Any) -> CapsuleType: ...
+
+def from_dlpack(
+    source: Any,
+    /,
+    *,
+    stream: int | None = None,
+    dl_device: tuple[int, int] | None = None,
+    copy: bool | None = None,
+) -> Tensor:
+    """`Tensor.from_dlpack`."""
+
+def scale(x: Any, k: float) -> Tensor:
+    """`k * x` for a float64 array from any DLPack producer, as a new writable tensor."""
+
+def ramp(n: int) -> Tensor:
+    """`[0.0, 1.0, ..., n - 1]` as a read-only float32 tensor owned by Rust."""
+
+def total(array: Any) -> float:
+    """The sum of a contiguous float64 array from any DLPack producer."""
+
+def sum_int64(array: Any) -> int:
+    """The sum of an int64 Arrow array, nulls skipped."""
+
+def int64_stream(batches: Sequence[Sequence[int]], error: str | None = None) -> ArrowStream:
+    """A stream of int64 arrays, one per batch, failing with EIO and `error` after them."""
+
+def counts() -> dict[str, int]:
+    """The glue's process-wide counters (live exports and imports, allocations, ...)."""
