@@ -13,6 +13,8 @@ __all__ = [
     "from_dlpack",
     "ramp",
     "scale",
+    "arrow_passthrough",
+    "count_rows",
     "total",
     "sum_int64",
     "int64_stream",
@@ -139,6 +141,12 @@ def from_dlpack(
 
 def scale(x: Any, k: float) -> Tensor:
     """`k * x` for a float64 array from any DLPack producer, as a new writable tensor."""
+
+def arrow_passthrough(x: Any) -> ArrowArray:
+    """Any Arrow array (`__arrow_c_device_array__` or `__arrow_c_array__`), returned as ours."""
+
+def count_rows(stream: Any) -> int:
+    """The number of rows of any Arrow stream; a producer's error is raised as `OSError`."""
 
 def ramp(n: int) -> Tensor:
     """`[0.0, 1.0, ..., n - 1]` as a read-only float32 tensor owned by Rust."""

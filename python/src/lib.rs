@@ -3,7 +3,10 @@
 
 use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
 use abi::dlpack::{Export, VersionedTensor};
-use abi::python::{from_dlpack, import_array, ArrowStreamExport, DlpackRequest, PyTensor};
+use abi::python::{
+    from_dlpack, import_array, AnyArrowArray, AnyArrowStream, ArrowStreamExport, DlpackRequest,
+    PyTensor,
+};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
@@ -22,6 +25,31 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
 fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
     let values: Vec<f64> = x.view().iter::<f64>()?.map(|v| k * v).collect();
     Ok(Export::new(values, x.view().shape()).finish()?)
+}
+
+/// Any Arrow array, returned as ours: the Arrow argument and return types.
+#[pyfunction]
+fn arrow_passthrough(x: AnyArrowArray) -> AnyArrowArray {
+    x
+}
+
+/// The number of rows of any Arrow stream (CPU or device); a producer's error is an `OSError`.
+#[pyfunction]
+fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
+    let mut rows = 0;
+    match stream {
+        AnyArrowStream::Cpu(stream) => {
+            for batch in stream {
+                rows += batch?.len();
+            }
+        }
+        AnyArrowStream::Device(stream) => {
+            for batch in stream {
+                rows += batch?.len();
+            }
+        }
+    }
+    Ok(rows)
 }
 
 /// The sum of a float64 array from any DLPack producer (import example).
@@ -89,6 +117,8 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     module.add_function(wrap_pyfunction!(ramp, module)?)?;
     module.add_function(wrap_pyfunction!(scale, module)?)?;
+    module.add_function(wrap_pyfunction!(arrow_passthrough, module)?)?;
+    module.add_function(wrap_pyfunction!(count_rows, module)?)?;
     module.add_function(wrap_pyfunction!(total, module)?)?;
     module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;

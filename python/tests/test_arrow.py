@@ -121,3 +121,18 @@ def test_duckdb_queries_our_streams():
 def test_a_pyfunction_takes_pyarrow_and_returns_arrow_readable_tensors():
     result = dlpack_abi.scale(pa.array([1.0, 2.0, 3.0]), 2.0)  # pyarrow's __dlpack__
     assert pa.array(result).to_pylist() == [2.0, 4.0, 6.0]  # our __arrow_c_device_array__
+
+
+def test_pyfunctions_take_and_return_any_arrow_value():
+    nested = pa.array([[1, 2], None, [3]], type=pa.list_(pa.int64()))
+    back = dlpack_abi.arrow_passthrough(nested)  # pyarrow in, ours out
+    assert isinstance(back, ArrowArray) and pa.array(back).equals(nested)
+    table = pa.table({"a": [1, 2, 3, 4]})
+    reader = pa.RecordBatchReader.from_batches(table.schema, table.to_batches(max_chunksize=3))
+    assert dlpack_abi.count_rows(reader) == 4
+    assert dlpack_abi.count_rows(dlpack_abi.int64_stream([[1, 2], [3]])) == 3
+    with pytest.raises(OSError, match="disk on fire") as raised:
+        dlpack_abi.count_rows(dlpack_abi.int64_stream([[1]], error="disk on fire"))
+    assert raised.value.errno == 5  # EIO, the producer's code
+    with pytest.raises(TypeError):
+        dlpack_abi.count_rows([1, 2, 3])

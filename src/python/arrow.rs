@@ -159,6 +159,13 @@ impl ArrowArrayExport {
         Ok(Self::with(Held::local((schema, array))))
     }
 
+    /// Wraps an array and its schema returned from a `#[pyfunction]` (checked against each other;
+    /// dropped attached, as it may hold memory imported from Python).
+    pub(crate) fn returned(schema: Schema, array: DeviceArray) -> PyResult<Self> {
+        array.view(schema.view()).map_err(arrow_error)?;
+        Ok(Self::with(Held::imported((schema, array))))
+    }
+
     /// Wraps a pair already checked against each other.
     fn with(pair: Held<Pair>) -> Self {
         Self {
@@ -317,6 +324,16 @@ impl ArrowStreamExport {
     /// A device stream.
     pub fn new_device(stream: DeviceArrayStream) -> Self {
         Self::with(AnyStream::Device(stream), None)
+    }
+
+    /// A CPU stream returned from a `#[pyfunction]` (dropped attached).
+    pub(crate) fn returned_cpu(stream: ArrayStream) -> Self {
+        Self::with(AnyStream::Cpu(stream), Some(Live::import()))
+    }
+
+    /// A device stream returned from a `#[pyfunction]` (dropped attached).
+    pub(crate) fn returned_device(stream: DeviceArrayStream) -> Self {
+        Self::with(AnyStream::Device(stream), Some(Live::import()))
     }
 
     fn with(stream: AnyStream, imported: Option<Live>) -> Self {

@@ -1,10 +1,14 @@
-//! `VersionedTensor` as a `#[pyfunction]` argument and return type: any DLPack producer goes in,
-//! and a `dlpack_abi.Tensor` that NumPy, pyarrow, tvm-ffi and array-API libraries read comes out.
+//! `#[pyfunction]` argument and return types: `VersionedTensor` (any DLPack producer in, a
+//! `dlpack_abi.Tensor` out), [`AnyArrowArray`] and [`AnyArrowStream`] (any Arrow PyCapsule
+//! producer in, a `dlpack_abi.ArrowArray` / `ArrowStream` out).
 
+use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use pyo3::Borrowed;
 
-use super::{from_dlpack, DlpackRequest, PyTensor};
+use super::arrow::{import_device_array, import_device_stream, import_stream};
+use super::{from_dlpack, ArrowArrayExport, ArrowStreamExport, DlpackRequest, PyTensor};
+use crate::arrow::{ArrayStream, DeviceArray, DeviceArrayStream, Schema};
 use crate::dlpack::VersionedTensor;
 
 /// Any DLPack producer as an argument: a capsule (consumed once), or an object with
@@ -40,5 +44,127 @@ impl<'py> IntoPyObject<'py> for VersionedTensor {
 
     fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, PyTensor>> {
         Bound::new(py, PyTensor::imported(self))
+    }
+}
+
+/// Any Arrow array as a `#[pyfunction]` argument: an object with `__arrow_c_device_array__` or
+/// `__arrow_c_array__` (a CPU array then comes as a `kArrowCPU` device array), validated against
+/// its schema; and, returned, a `dlpack_abi.ArrowArray` that pyarrow, polars or DuckDB read.
+///
+/// ```no_run
+/// use dlpack_abi::python::AnyArrowArray;
+/// use pyo3::prelude::*;
+///
+/// /// The number of nulls of any Arrow array (pyarrow, polars, nanoarrow, ...).
+/// #[pyfunction]
+/// fn null_count(x: AnyArrowArray) -> PyResult<usize> {
+///     let view = x.array.view(x.schema.view())?;
+///     Ok(view.null_count().unwrap_or(0))
+/// }
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct AnyArrowArray {
+    /// The array's type.
+    pub schema: Schema,
+    /// The array, with its device (and sync event).
+    pub array: DeviceArray,
+}
+
+impl AnyArrowArray {
+    /// An array and its schema, to return to Python (checked against each other on return).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
+    /// use dlpack_abi::python::AnyArrowArray;
+    ///
+    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![1i64, 2, 3])?);
+    /// let value = AnyArrowArray::new(SchemaDef::of::<i64>()?.export()?, array);
+    /// assert_eq!(value.array.len(), 3);
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
+    pub fn new(schema: Schema, array: DeviceArray) -> Self {
+        Self { schema, array }
+    }
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for AnyArrowArray {
+    type Error = PyErr;
+
+    fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let (schema, array) = import_device_array(&source, None)?;
+        Ok(Self { schema, array })
+    }
+}
+
+/// A `dlpack_abi.ArrowArray`, dropped attached to the interpreter (the array may hold memory
+/// imported from Python). `ValueError` if the array does not fit its schema.
+impl<'py> IntoPyObject<'py> for AnyArrowArray {
+    type Target = ArrowArrayExport;
+    type Output = Bound<'py, ArrowArrayExport>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, ArrowArrayExport>> {
+        Bound::new(py, ArrowArrayExport::returned(self.schema, self.array)?)
+    }
+}
+
+/// Any Arrow stream as a `#[pyfunction]` argument: an object with `__arrow_c_stream__` (a CPU
+/// stream, tried first) or `__arrow_c_device_stream__`; nothing is read until it is iterated.
+/// Returned, a `dlpack_abi.ArrowStream`.
+///
+/// ```no_run
+/// use dlpack_abi::python::AnyArrowStream;
+/// use pyo3::prelude::*;
+///
+/// /// The number of rows of any Arrow stream; a producer's error is raised as `OSError`.
+/// #[pyfunction]
+/// fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
+///     let mut rows = 0;
+///     match stream {
+///         AnyArrowStream::Cpu(stream) => for batch in stream { rows += batch?.len() },
+///         AnyArrowStream::Device(stream) => for batch in stream { rows += batch?.len() },
+///     }
+///     Ok(rows)
+/// }
+/// ```
+#[derive(Debug)]
+pub enum AnyArrowStream {
+    /// From `__arrow_c_stream__`.
+    Cpu(ArrayStream),
+    /// From `__arrow_c_device_stream__`.
+    Device(DeviceArrayStream),
+}
+
+impl<'a, 'py> FromPyObject<'a, 'py> for AnyArrowStream {
+    type Error = PyErr;
+
+    fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let py = source.py();
+        if source.hasattr(pyo3::intern!(py, "__arrow_c_stream__"))? {
+            return Ok(Self::Cpu(import_stream(&source, None)?));
+        }
+        if source.hasattr(pyo3::intern!(py, "__arrow_c_device_stream__"))? {
+            return Ok(Self::Device(import_device_stream(&source, None)?));
+        }
+        Err(PyTypeError::new_err(
+            "expected an Arrow stream: an object with __arrow_c_stream__ or \
+             __arrow_c_device_stream__",
+        ))
+    }
+}
+
+/// A `dlpack_abi.ArrowStream` (one consumer), dropped attached to the interpreter.
+impl<'py> IntoPyObject<'py> for AnyArrowStream {
+    type Target = ArrowStreamExport;
+    type Output = Bound<'py, ArrowStreamExport>;
+    type Error = PyErr;
+
+    fn into_pyobject(self, py: Python<'py>) -> PyResult<Bound<'py, ArrowStreamExport>> {
+        let export = match self {
+            Self::Cpu(stream) => ArrowStreamExport::returned_cpu(stream),
+            Self::Device(stream) => ArrowStreamExport::returned_device(stream),
+        };
+        Bound::new(py, export)
     }
 }

@@ -65,6 +65,7 @@ pub use arrow::{
     import_array, import_device_array, import_device_stream, import_schema, import_stream,
     ArrowArrayExport, ArrowStreamExport,
 };
+pub use convert::{AnyArrowArray, AnyArrowStream};
 pub use exchange::{ExchangeApi, EXCHANGE_API};
 pub use gil::AttachedDrop;
 pub use import::{from_dlpack, DlpackRequest};
