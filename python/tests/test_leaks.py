@@ -1,4 +1,5 @@
-"""100 000 round trips with NumPy and pyarrow keep memory flat and the counts balanced."""
+"""100 000 round trips with NumPy and pyarrow (also through `#[pyfunction]` argument and return
+types) keep memory flat and the counts balanced."""
 import gc
 import resource
 
@@ -27,6 +28,10 @@ def test_round_trips_keep_memory_flat():
         assert back.ctypes.data == array.ctypes.data
         bridged = pa.array(ArrowArray.from_arrow(arrow))  # pyarrow -> Rust -> pyarrow
         assert bridged.buffers()[1].address == arrow.buffers()[1].address
+        # The #[pyfunction] argument and return types, both ways.
+        assert np.from_dlpack(dlpack_abi.scale(array, 1.0)).shape == (1000,)
+        passed = pa.array(dlpack_abi.arrow_passthrough(arrow))
+        assert passed.buffers()[1].address == arrow.buffers()[1].address
 
     for _ in range(1000):  # warm up allocator pools
         one_round()
