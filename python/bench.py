@@ -24,6 +24,7 @@ def per_call_ns(statement):
 
 def main():
     rows = []
+    capsules = []
     for shape in [(1,), (1000,), (1000, 1000)]:
         array = np.ones(shape, dtype=np.float32)
         ours = dlpack_abi.Tensor.from_dlpack(array)
@@ -32,6 +33,12 @@ def main():
         our_import = per_call_ns(lambda: dlpack_abi.Tensor.from_dlpack(array))
         peer_import = per_call_ns(lambda: tvm_ffi.from_dlpack(array))
         rows.append((shape, numpy_export, our_export, our_import, peer_import))
+        # The producer side alone: a versioned capsule made and dropped unconsumed.
+        capsules.append((
+            shape,
+            per_call_ns(lambda: array.__dlpack__(max_version=(1, 3))),
+            per_call_ns(lambda: ours.__dlpack__(max_version=(1, 3))),
+        ))
     print(f"numpy {np.__version__}, apache-tvm-ffi {tvm_ffi.__version__}, "
           f"python {sys.version.split()[0]}; median ns per call")
     print("| shape | `np.from_dlpack(numpy)` (ns) | `np.from_dlpack(ours)` (ns) | "
@@ -41,6 +48,12 @@ def main():
     for shape, base, export, imported, peer in rows:
         print(f"| {shape} | {base:.0f} | {export:.0f} | {imported:.0f} | {peer:.0f} | "
               f"{export / base:.2f}x | {imported / base:.2f}x | {imported / peer:.2f}x |")
+    print()
+    print("| shape | NumPy's `__dlpack__(max_version=(1, 3))` (ns) | ours (ns) | ours / NumPy |")
+    print("|---|---:|---:|---:|")
+    for shape, numpy_capsule, our_capsule in capsules:
+        print(f"| {shape} | {numpy_capsule:.0f} | {our_capsule:.0f} | "
+              f"{our_capsule / numpy_capsule:.2f}x |")
 
 
 if __name__ == "__main__":
