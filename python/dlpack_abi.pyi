@@ -19,6 +19,7 @@ __all__ = [
     "sum_int64",
     "int64_stream",
     "counts",
+    "Image",
 ]
 
 _Dtype = tuple[int, int, int]
@@ -128,6 +129,22 @@ class ArrowStream:
         """The stream's schema, without consuming the stream."""
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> CapsuleType: ...
     def __arrow_c_device_stream__(self, requested_schema: object | None = None, **kwargs: Any) -> CapsuleType: ...
+
+@final
+class Image:
+    """An 8-bit grayscale image that exports itself through DLPack (an example of a class of one's
+    own delegating to `Tensor.__dlpack__`)."""
+
+    def __new__(cls, height: int, width: int) -> Image: ...
+    def __dlpack__(
+        self,
+        *,
+        stream: int | None = None,
+        max_version: tuple[int, int] | None = None,
+        dl_device: tuple[int, int] | None = None,
+        copy: bool | None = None,
+    ) -> CapsuleType: ...
+    def __dlpack_device__(self) -> tuple[int, int]: ...
 
 def from_dlpack(
     source: Any,

@@ -8,7 +8,8 @@ use abi::python::{
     PyTensor,
 };
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
+use pyo3::types::{PyCapsule, PyDict};
+use std::sync::Arc;
 
 /// `[0.0, 1.0, ..., n - 1]` as a read-only f32 tensor owned by Rust (export example).
 #[pyfunction]
@@ -50,6 +51,49 @@ fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
         }
     }
     Ok(rows)
+}
+
+/// A `#[pyclass]` of one's own that exports itself: an 8-bit image whose pixels NumPy reads with
+/// `np.from_dlpack(image)`, zero-copy and read-only (the pixels are shared).
+#[pyclass(frozen)]
+struct Image {
+    pixels: Arc<[u8]>,
+    height: i64,
+    width: i64,
+}
+
+#[pymethods]
+impl Image {
+    /// A `height` x `width` image whose pixel `(i, j)` is `i * width + j` (mod 256).
+    #[new]
+    fn new(height: usize, width: usize) -> PyResult<Self> {
+        let pixels: Arc<[u8]> = (0..height * width).map(|i| i as u8).collect();
+        let height = i64::try_from(height)?;
+        let width = i64::try_from(width)?;
+        Ok(Self {
+            pixels,
+            height,
+            width,
+        })
+    }
+
+    /// Delegates to `Tensor.__dlpack__`: versions, copies, devices and streams follow its rules.
+    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    fn __dlpack__<'py>(
+        &self,
+        py: Python<'py>,
+        stream: Option<Bound<'py, PyAny>>,
+        max_version: Option<(i64, i64)>,
+        dl_device: Option<(i32, i32)>,
+        copy: Option<bool>,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        let tensor = Export::new(Arc::clone(&self.pixels), &[self.height, self.width]).finish()?;
+        PyTensor::new(tensor).__dlpack__(py, stream, max_version, dl_device, copy)
+    }
+
+    fn __dlpack_device__(&self) -> (i32, i32) {
+        (1, 0)
+    }
 }
 
 /// The sum of a float64 array from any DLPack producer (import example).
@@ -119,6 +163,7 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(scale, module)?)?;
     module.add_function(wrap_pyfunction!(arrow_passthrough, module)?)?;
     module.add_function(wrap_pyfunction!(count_rows, module)?)?;
+    module.add_class::<Image>()?;
     module.add_function(wrap_pyfunction!(total, module)?)?;
     module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;

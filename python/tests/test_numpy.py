@@ -262,3 +262,17 @@ def test_a_type_that_may_gain_an_exchange_table_is_asked_every_time():
     for _ in range(2):
         assert Tensor.from_dlpack(Producer(np.arange(3.0))).shape == (3,)
     assert asked.count("__dlpack_c_exchange_api__") == 2
+
+
+def test_a_pyclass_of_ones_own_exports_itself():
+    image = dlpack_abi.Image(2, 3)
+    seen = np.from_dlpack(image)
+    assert seen.tolist() == [[0, 1, 2], [3, 4, 5]] and seen.dtype == np.uint8
+    assert not seen.flags.writeable  # shared pixels go out read-only
+    again = np.from_dlpack(image)
+    assert again.ctypes.data == seen.ctypes.data  # zero-copy, every time
+    copied = np.from_dlpack(image, copy=True)
+    assert copied.flags.writeable and copied.ctypes.data != seen.ctypes.data
+    assert Tensor.from_dlpack(image).shape == (2, 3)
+    with pytest.raises(BufferError):
+        image.__dlpack__()  # legacy capsules cannot say read-only

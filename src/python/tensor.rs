@@ -199,9 +199,43 @@ fn check_stream(device: DLDevice, stream: Option<&Bound<'_, PyAny>>) -> PyResult
 
 #[pymethods]
 impl PyTensor {
-    /// The DLPack export of the array API (2023.12).
+    /// The DLPack export of the array API (2023.12): a versioned capsule for `max_version`
+    /// 1.x, a legacy one otherwise (`BufferError` for read-only data, which it cannot mark);
+    /// `copy=True` copies (64-byte aligned, `IS_COPIED`), `copy=False` never does; `dl_device`
+    /// other than ours is a `BufferError` unless it is a copy to the CPU from host-accessible
+    /// memory; `stream` is checked per the array API.
+    ///
+    /// Public, so that a `#[pyclass]` of your own exports itself by delegating: make (or keep)
+    /// a `VersionedTensor` over its memory and call this.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use dlpack_abi::dlpack::Export;
+    /// use dlpack_abi::python::PyTensor;
+    /// use pyo3::prelude::*;
+    /// use pyo3::types::PyCapsule;
+    ///
+    /// /// An 8-bit grayscale image; NumPy reads it with `np.from_dlpack(image)`, zero-copy.
+    /// #[pyclass(frozen)]
+    /// struct Image { pixels: Arc<[u8]>, height: i64, width: i64 }
+    ///
+    /// #[pymethods]
+    /// impl Image {
+    ///     #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+    ///     fn __dlpack__<'py>(&self, py: Python<'py>, stream: Option<Bound<'py, PyAny>>,
+    ///         max_version: Option<(i64, i64)>, dl_device: Option<(i32, i32)>, copy: Option<bool>,
+    ///     ) -> PyResult<Bound<'py, PyCapsule>> {
+    ///         // Shares the pixels (an Arc clone; READ_ONLY, as the Arc is shared).
+    ///         let tensor = Export::new(Arc::clone(&self.pixels), &[self.height, self.width]).finish()?;
+    ///         PyTensor::new(tensor).__dlpack__(py, stream, max_version, dl_device, copy)
+    ///     }
+    ///     fn __dlpack_device__(&self) -> (i32, i32) {
+    ///         (1, 0) // kDLCPU, device 0
+    ///     }
+    /// }
+    /// ```
     #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
-    fn __dlpack__<'py>(
+    pub fn __dlpack__<'py>(
         &self,
         py: Python<'py>,
         stream: Option<Bound<'py, PyAny>>,
@@ -243,7 +277,7 @@ impl PyTensor {
     }
 
     /// `(device_type, device_id)` with DLPack numbering.
-    fn __dlpack_device__(&self) -> (i32, i32) {
+    pub fn __dlpack_device__(&self) -> (i32, i32) {
         let device = self.view().device();
         (device.device_type.0, device.device_id)
     }
