@@ -276,3 +276,16 @@ def test_a_pyclass_of_ones_own_exports_itself():
     assert Tensor.from_dlpack(image).shape == (2, 3)
     with pytest.raises(BufferError):
         image.__dlpack__()  # legacy capsules cannot say read-only
+
+
+def test_importing_our_own_tensor_shares_it():
+    writable = Tensor.from_bytes(np.arange(3, dtype=np.int32).tobytes(), (0, 32, 1), [3])
+    frozen = Tensor.from_bytes(bytes(12), (0, 32, 1), [3], readonly=True)
+    for ours in (writable, frozen):
+        again = Tensor.from_dlpack(ours)  # shared, as an export would be: no copy, same access
+        assert again.data_ptr == ours.data_ptr and again.readonly == ours.readonly
+        assert dlpack_abi.from_dlpack(ours).data_ptr == ours.data_ptr
+        copied = Tensor.from_dlpack(ours, copy=True)
+        assert copied.data_ptr != ours.data_ptr and copied.tobytes() == ours.tobytes()
+    assert np.from_dlpack(Tensor.from_dlpack(writable)).flags.writeable
+    assert not np.from_dlpack(Tensor.from_dlpack(frozen)).flags.writeable

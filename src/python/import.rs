@@ -12,7 +12,7 @@ use pyo3::types::{PyCapsule, PyDict, PyType};
 use pyo3::{ffi, intern};
 
 use super::capsule::{capsule_pointer, type_name, DlpackCapsule};
-use super::FOREIGN_EXCHANGE_IMPORTS;
+use super::{PyTensor, FOREIGN_EXCHANGE_IMPORTS};
 use crate::dlpack::{ImportError, ManagedTensor, VersionedTensor};
 use crate::raw::{
     DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI,
@@ -34,7 +34,7 @@ pub struct DlpackRequest {
 
 impl DlpackRequest {
     /// Only the plain request may use the exchange API, which neither synchronises nor copies.
-    fn is_plain(&self) -> bool {
+    pub(crate) fn is_plain(&self) -> bool {
         self.stream.is_none() && self.dl_device.is_none() && self.copy.is_none()
     }
 }
@@ -80,6 +80,11 @@ pub fn from_dlpack(
         return consume(source);
     }
     if request.is_plain() {
+        // Our own tensor: the export its exchange table would make, without the round trip
+        // through the table and a second validation of what was validated already.
+        if let Ok(ours) = source.cast::<PyTensor>() {
+            return ours.get().export::<DLManagedTensorVersioned>(false);
+        }
         if let Some(api) = exchange_api_of(source) {
             return import_through(source, api);
         }

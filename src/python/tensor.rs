@@ -305,6 +305,16 @@ impl PyTensor {
             }),
             copy,
         };
+        // Our own tensor: share it, as an export would, without making one.
+        if request.is_plain() {
+            if let Ok(ours) = source.cast::<PyTensor>() {
+                let ours = ours.get();
+                return Ok(Self {
+                    shared: Arc::clone(&ours.shared),
+                    writable: ours.writable,
+                });
+            }
+        }
         Ok(Self::imported(super::from_dlpack(source, &request)?))
     }
 
