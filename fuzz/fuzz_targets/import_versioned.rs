@@ -9,9 +9,10 @@
 #![no_main]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 use arbitrary::Arbitrary;
-use dlpack_abi::dlpack::{TensorView, VersionedTensor, MAX_NDIM};
+use dlpack_abi::dlpack::{TensorDescription, TensorOwner, TensorView, VersionedTensor, MAX_NDIM};
 use dlpack_abi::raw::*;
 use libfuzzer_sys::fuzz_target;
 
@@ -109,6 +110,7 @@ fuzz_target!(|h: Header| {
         Ok(tensor) => {
             assert_eq!(DELETED.load(Ordering::SeqCst), before);
             check_accepted(&tensor.view(), version, &shape, base as usize);
+            check_share(tensor, DLPackFlags::from_bits_retain(h.flags % 16));
         }
         Err(error) => {
             let _ = error.to_string();
@@ -189,4 +191,40 @@ fn read_all<T: dlpack_abi::dlpack::Element>(view: &TensorView<'_>) {
             }
         }
     }
+}
+
+/// Re-exports the tensor the way a shared owner does through `from_owner` (the slow path: the
+/// description of `TensorDescription::of`, validated again), and through `share` (the fast path:
+/// not validated again), and requires the two to agree on every field and on what validation
+/// found.
+fn check_share(tensor: VersionedTensor, flags: DLPackFlags) {
+    struct Described(Arc<VersionedTensor>, DLPackFlags);
+    // SAFETY: describes the validated tensor the `Arc` keeps alive; fuzzing only reads.
+    unsafe impl TensorOwner for Described {
+        fn describe(&mut self) -> TensorDescription<'_> {
+            let padded = self.0.view().flags() & DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
+            let flags = self.1.difference(DLPackFlags::IS_COPIED | DLPackFlags::IS_SUBBYTE_TYPE_PADDED);
+            TensorDescription::of(&self.0.view()).with_flags(flags | padded)
+        }
+    }
+    let shared = Arc::new(tensor);
+    let slow = VersionedTensor::from_owner(Described(Arc::clone(&shared), flags));
+    // SAFETY: fuzzing only reads the memory.
+    let fast = unsafe { VersionedTensor::share(Arc::clone(&shared), flags) };
+    let (slow, fast) = match (slow, fast) {
+        (Ok(slow), Ok(fast)) => (slow, fast),
+        (Err(slow), Err(fast)) => return assert_eq!(slow, fast, "share and from_owner refuse alike"),
+        (slow, fast) => panic!("share and from_owner disagree: {slow:?} / {fast:?}"),
+    };
+    let (a, b) = (slow.view(), fast.view());
+    assert_eq!(a.raw().data, b.raw().data);
+    assert_eq!(a.raw().byte_offset, b.raw().byte_offset);
+    assert_eq!((a.ndim(), a.dtype(), a.device(), a.flags()), (b.ndim(), b.dtype(), b.device(), b.flags()));
+    assert_eq!(a.shape(), b.shape());
+    assert_eq!(a.strides(), b.strides());
+    assert_eq!((a.element_count(), a.byte_size(), a.is_packed()), (b.element_count(), b.byte_size(), b.is_packed()));
+    assert_eq!((a.is_c_contiguous(), a.is_f_contiguous()), (b.is_c_contiguous(), b.is_f_contiguous()));
+    assert_eq!(a.element_offsets(), b.element_offsets());
+    assert_eq!(a.typed_ptr::<u8>().is_ok(), b.typed_ptr::<u8>().is_ok());
+    assert_eq!(a.typed_ptr::<f32>().is_ok(), b.typed_ptr::<f32>().is_ok());
 }

@@ -5,9 +5,13 @@
 //! reaches against the buffer the owner states. The allocation itself lives in `placed`.
 #![allow(unsafe_code)]
 
-use super::description::checked_ndim;
+use core::ops::Deref;
+
+use super::description::{check_inside, checked_ndim};
 use super::placed::Placed;
+use super::validate::Meta;
 use super::{ExportError, ManagedStruct, ManagedTensor, TensorDescription};
+use crate::raw::DLPackFlags;
 
 /// Anything that keeps tensor memory alive and can describe it: an `ndarray` array, a GPU buffer
 /// handle, a memory-mapped file, an imported tensor viewed differently.
@@ -127,5 +131,78 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         // nothing else reaches the memory (an owner may share it): no safe `&mut` here.
         tensor.set_exclusive(false);
         Ok(tensor)
+    }
+}
+
+impl<M: ManagedStruct> ManagedTensor<M> {
+    /// Exports a validated tensor's memory again, shared with it, without validating it again:
+    /// what [`from_owner`](Self::from_owner) makes of an owner that describes the tensor with
+    /// [`TensorDescription::of`], for the cost of the allocation alone. `owner` keeps the tensor
+    /// alive (an `Arc` of it, typically) until the new export's deleter drops it.
+    ///
+    /// The export carries `flags`, but never `IS_COPIED` (the memory stays the tensor's too), and
+    /// the tensor's own `IS_SUBBYTE_TYPE_PADDED` (its storage); a legacy export refuses what it
+    /// cannot carry ([`ExportError::FlagsNotRepresentable`]), and a tensor on an opaque-handle
+    /// device that reaches before its `data` is refused as `from_owner` refuses it
+    /// ([`ExportError::OutsideBuffer`]). On error the owner has been dropped.
+    ///
+    /// # Safety
+    /// Unless `flags` has `READ_ONLY`, consumers may write the memory: while the export lives,
+    /// nothing may read or write it through Rust references, and its producer must allow writes
+    /// (as for a [`TensorOwner`]).
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use dlpack_abi::dlpack::{Export, VersionedTensor};
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// let tensor = Arc::new(Export::new(vec![1i32, 2, 3, 4], &[2, 2]).strides(&[1, 2]).finish()?);
+    /// // SAFETY: READ_ONLY: consumers only read, as `tensor` does.
+    /// let again = unsafe { VersionedTensor::share(Arc::clone(&tensor), DLPackFlags::READ_ONLY) }?;
+    /// assert_eq!(again.view().strides(), [1, 2]);
+    /// assert_eq!(again.view().data_ptr(), tensor.view().data_ptr());
+    /// assert_eq!(again.view().flags(), DLPackFlags::READ_ONLY);
+    /// # Ok::<(), dlpack_abi::dlpack::ExportError>(())
+    /// ```
+    pub unsafe fn share<O, S>(owner: O, flags: DLPackFlags) -> Result<Self, ExportError>
+    where
+        O: Deref<Target = ManagedTensor<S>> + Send + 'static,
+        S: ManagedStruct,
+    {
+        let ndim = owner.view().ndim();
+        let placed = Placed::<M, O>::new(owner, ndim);
+        // SAFETY: the owner stays in place until `placed` is dropped or finished, and what is
+        // borrowed from it is last used by `finish_validated`, before either.
+        let source: &ManagedTensor<S> = unsafe { placed.owner() };
+        let view = source.view();
+        let padded = view.flags() & DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
+        let flags =
+            flags.difference(DLPackFlags::IS_COPIED | DLPackFlags::IS_SUBBYTE_TYPE_PADDED) | padded;
+        // On error `placed` is dropped, and the owner with it.
+        M::representable(flags)?;
+        let description = TensorDescription::of(&view).with_flags(flags);
+        // The one check validation of the new struct could fail: a tensor that reaches before
+        // its `data` on a device whose `data` is a handle (`of` cannot start the buffer
+        // earlier there). `of` keeps the first element where it was, so the reach shifts by
+        // the change of `byte_offset`.
+        let shift = i128::from(description.byte_offset) - i128::from(view.raw().byte_offset);
+        let (first, end) = view.reach_from_data();
+        check_inside(first + shift, end + shift, description.len)?;
+        let validated = source.meta();
+        // What validation of the new struct returns: the same shape, strides, dtype and storage
+        // (the padding flag is the tensor's), on the same device, with the new flags; never
+        // exclusive (`IS_COPIED` is dropped).
+        let meta = Meta::new(
+            validated.elements(),
+            validated.storage(),
+            validated.is_c_contiguous(),
+            view.device(),
+            flags,
+        );
+        // SAFETY: `description` is the validated tensor's own (`of` keeps its shape, strides,
+        // dtype and device, and states exactly the bytes it reaches as the buffer), which
+        // validation accepts with `meta`; its flags were checked for `M`, and its shape and
+        // strides have `ndim` entries.
+        Ok(unsafe { placed.finish_validated(&description, meta) })
     }
 }

@@ -14,10 +14,7 @@ use super::capsule::{dlpack_capsule, DlpackCapsule};
 use super::copy::{copy_tensor, gather, HostTensor};
 use super::gil::Held;
 use super::{arrow, Live};
-use crate::dlpack::{
-    flagless_representable, ManagedTensor, TensorDescription, TensorOwner, TensorView,
-    VersionedTensor,
-};
+use crate::dlpack::{flagless_representable, ManagedTensor, TensorView, VersionedTensor};
 use crate::raw::{
     kDLCPU, kDLCUDA, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
     DLManagedTensorVersioned, DLPackFlags,
@@ -149,31 +146,26 @@ impl PyTensor {
         }
         let owner = Sharing {
             shared: Arc::clone(&self.shared),
-            flags,
             _live: Live::export(),
         };
-        ManagedTensor::from_owner(owner).map_err(|error| PyBufferError::new_err(error.to_string()))
+        // SAFETY: writes are allowed only for `Tensor`s that gave up Rust access (`writable`, so
+        // no Rust reference reads the memory), and `READ_ONLY` is set otherwise.
+        unsafe { ManagedTensor::share(owner, flags) }
+            .map_err(|error| PyBufferError::new_err(error.to_string()))
     }
 }
 
-/// The owner of one export: a reference to the shared tensor.
+/// The owner of one export: a reference to the shared tensor, which it re-exports.
 struct Sharing {
     shared: Arc<Held<VersionedTensor>>,
-    flags: DLPackFlags,
     _live: Live,
 }
 
-// SAFETY: describes exactly the memory the shared tensor reaches, validated at its import or
-// export and kept alive by the `Arc` until this owner is dropped; writes are allowed only for
-// `Tensor`s that gave up Rust access (`writable`, so no Rust reference reads the memory), and
-// `READ_ONLY` is set otherwise.
-unsafe impl TensorOwner for Sharing {
-    fn describe(&mut self) -> TensorDescription<'_> {
-        TensorDescription::of(&self.shared.view()).with_flags(self.flags)
-    }
+impl core::ops::Deref for Sharing {
+    type Target = VersionedTensor;
 
-    fn ndim(&mut self) -> usize {
-        self.shared.view().ndim()
+    fn deref(&self) -> &VersionedTensor {
+        &self.shared
     }
 }
 

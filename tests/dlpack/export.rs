@@ -625,3 +625,69 @@ fn an_owner_whose_extents_do_not_fit_i64_is_refused() {
         })
     );
 }
+
+#[test]
+fn share_reexports_a_validated_tensor_and_drops_its_owner_once() {
+    let (buffer, dropped) = counted(vec![0u16, 1, 2, 3, 4, 5]);
+    // Rows backwards from element 3: reaches before the first element.
+    let tensor = Export::new(buffer, &[2, 3])
+        .strides(&[-3, 1])
+        .first_element(3)
+        .finish()
+        .unwrap();
+    let shared = Arc::new(tensor);
+    // SAFETY: READ_ONLY: consumers only read.
+    let again =
+        unsafe { VersionedTensor::share(Arc::clone(&shared), DLPackFlags::READ_ONLY) }.unwrap();
+    assert_eq!(again.view().data_ptr(), shared.view().data_ptr());
+    assert_eq!(again.view().strides(), [-3, 1]);
+    assert!(again.view().iter::<u16>().unwrap().eq([3, 4, 5, 0, 1, 2]));
+    assert_eq!(again.view().flags(), DLPackFlags::READ_ONLY);
+    // Handed over to C and back, it validates as what `share` said it was.
+    let reimported = unsafe { VersionedTensor::from_raw(again.into_raw()) }.unwrap();
+    assert_eq!(reimported.view().element_offsets(), (-3, 2));
+    drop(shared);
+    assert_eq!(drops(&dropped), 0, "the re-export holds the tensor");
+    drop(reimported);
+    assert_eq!(drops(&dropped), 1, "dropped once, by the last holder");
+}
+
+#[test]
+fn share_keeps_the_storage_flag_drops_is_copied_and_refuses_what_cannot_be_carried() {
+    let copied = Arc::new(Export::copy_of(&[1u8, 2], &[2]).finish().unwrap());
+    let flags = DLPackFlags::IS_COPIED | DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
+    // SAFETY: nothing writes; the flags are what is checked.
+    let again = unsafe { VersionedTensor::share(Arc::clone(&copied), flags) }.unwrap();
+    assert_eq!(
+        again.view().flags(),
+        DLPackFlags::empty(),
+        "the memory is shared: not a copy"
+    );
+    let mut again = again;
+    assert_eq!(again.as_mut_slice::<u8>(), Err(AccessError::NotExclusive));
+    // SAFETY: as above.
+    let legacy = unsafe { LegacyTensor::share(Arc::clone(&copied), DLPackFlags::READ_ONLY) };
+    assert_eq!(
+        legacy.unwrap_err(),
+        ExportError::FlagsNotRepresentable {
+            flags: DLPackFlags::READ_ONLY
+        }
+    );
+}
+
+#[test]
+fn share_refuses_a_handle_tensor_that_reaches_before_its_data_as_from_owner_does() {
+    // An OpenCL tensor whose negative stride reaches before `data`: import accepts it (`data` is
+    // a handle, nothing is read), but no buffer can be described for it.
+    let mut f = crate::fixture::dlpack::Fixture::f32(&[4]);
+    f.dl.device.device_type = kDLOpenCL;
+    f.dl.byte_offset = 0;
+    f.set_strides(&[-1]);
+    // SAFETY: the fixture's struct, handed over once.
+    let foreign = Arc::new(unsafe { VersionedTensor::from_raw(f.versioned()) }.unwrap());
+    // SAFETY: nothing reads or writes the handle.
+    let shared = unsafe { VersionedTensor::share(Arc::clone(&foreign), DLPackFlags::empty()) };
+    assert!(matches!(shared, Err(ExportError::OutsideBuffer { first: -12, end: 4, len: 4 })));
+    let described = TensorDescription::of(&foreign.view());
+    assert_eq!((described.byte_offset, described.len), (0, 4));
+}
