@@ -687,7 +687,14 @@ fn share_refuses_a_handle_tensor_that_reaches_before_its_data_as_from_owner_does
     let foreign = Arc::new(unsafe { VersionedTensor::from_raw(f.versioned()) }.unwrap());
     // SAFETY: nothing reads or writes the handle.
     let shared = unsafe { VersionedTensor::share(Arc::clone(&foreign), DLPackFlags::empty()) };
-    assert!(matches!(shared, Err(ExportError::OutsideBuffer { first: -12, end: 4, len: 4 })));
+    assert!(matches!(
+        shared,
+        Err(ExportError::OutsideBuffer {
+            first: -12,
+            end: 4,
+            len: 4
+        })
+    ));
     let described = TensorDescription::of(&foreign.view());
     assert_eq!((described.byte_offset, described.len), (0, 4));
 }
