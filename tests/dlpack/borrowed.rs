@@ -43,6 +43,7 @@ fn a_bare_tensor_is_validated_by_the_managed_rules_and_nothing_is_freed() {
     let mut strides = [3i64, 1];
     let good = bare(&mut values, &mut shape, Some(&mut strides));
     let before = allocations();
+    // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
     let view = unsafe { TensorView::from_raw(&good) }.unwrap();
     assert_eq!(
         view.as_slice::<f32>().unwrap(),
@@ -80,10 +81,12 @@ fn a_bare_tensor_is_validated_by_the_managed_rules_and_nothing_is_freed() {
             },
         ),
         (
+            // SAFETY: the shape is a live local array of two extents.
             |t| unsafe { *t.shape.add(1) = -3 },
             ImportError::NegativeExtent { dim: 1, extent: -3 },
         ),
         (
+            // SAFETY: the strides are a live local array of two strides.
             |t| unsafe { *t.strides = i64::MAX },
             ImportError::StridesOverflow {
                 dim: 0,
@@ -95,13 +98,16 @@ fn a_bare_tensor_is_validated_by_the_managed_rules_and_nothing_is_freed() {
         let (mut shape, mut strides) = ([2i64, 3], [3i64, 1]);
         let mut bad = bare(&mut values, &mut shape, Some(&mut strides));
         break_it(&mut bad);
+        // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
         assert_eq!(unsafe { TensorView::from_raw(&bad) }.unwrap_err(), expected);
         assert_eq!(
+            // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
             unsafe { TensorViewMut::from_raw(&mut bad) }.unwrap_err(),
             expected
         );
     }
     assert_eq!(
+        // SAFETY: NULL is refused before anything is read.
         unsafe { TensorView::from_raw(ptr::null()) }.unwrap_err(),
         ImportError::NullTensor
     );
@@ -115,6 +121,7 @@ fn byte_offset_is_counted_once() {
     let mut shape = [2i64];
     let mut t = bare(&mut values, &mut shape, None);
     t.byte_offset = 8;
+    // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
     let view = unsafe { TensorView::from_raw(&t) }.unwrap();
     assert_eq!(view.as_slice::<i32>().unwrap(), [2, 3]);
     assert_eq!(view.typed_ptr::<i32>().unwrap(), values[2..].as_ptr());
@@ -126,6 +133,7 @@ fn a_borrowed_output_is_written_through_its_strides() {
     // Column-major 2 x 3, starting at element 0.
     let (mut shape, mut strides) = ([2i64, 3], [1i64, 2]);
     let mut t = bare(&mut values, &mut shape, Some(&mut strides));
+    // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
     let mut out = unsafe { TensorViewMut::from_raw(&mut t) }.unwrap();
     assert_eq!(out.as_mut_slice::<u16>(), Err(AccessError::NotContiguous));
     assert!(matches!(
@@ -144,6 +152,7 @@ fn a_borrowed_output_is_written_through_its_strides() {
     let mut one = [0u8; 1];
     let (mut shape, mut strides) = ([4i64], [0i64]);
     let mut t = bare(&mut one, &mut shape, Some(&mut strides));
+    // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
     let mut out = unsafe { TensorViewMut::from_raw(&mut t) }.unwrap();
     assert_eq!(out.as_mut_slice::<u8>(), Err(AccessError::NotContiguous));
     for i in 0..4 {
@@ -167,6 +176,7 @@ fn device_memory_is_validated_but_never_read() {
         strides: ptr::null_mut(),
         byte_offset: 0,
     };
+    // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
     let view = unsafe { TensorView::from_raw(&t) }.unwrap();
     assert!(matches!(
         view.typed_ptr::<f32>(),
@@ -183,6 +193,7 @@ fn lent_slices_round_trip_through_a_bare_tensor() {
     let raw = lent.dl_tensor();
     assert_eq!((raw.ndim, raw.byte_offset), (2, 24));
     assert_eq!(raw.data.cast_const(), values.as_ptr().cast());
+    // SAFETY: a lent tensor, validated, whose memory is borrowed for as long as the view lives.
     let seen = unsafe { TensorView::from_raw(raw.as_ptr()) }.unwrap();
     assert_eq!(seen.strides(), [-1, 4]);
     assert!(seen
@@ -193,6 +204,7 @@ fn lent_slices_round_trip_through_a_bare_tensor() {
     let mut out = [0f32; 6];
     let mut lent = BorrowedTensorMut::new(&mut out, [2, 3]).unwrap();
     let mut raw = lent.dl_tensor_mut();
+    // SAFETY: a lent tensor, validated, whose memory is borrowed for as long as the view lives.
     let mut written = unsafe { TensorViewMut::from_raw(raw.as_mut_ptr()) }.unwrap();
     written
         .as_mut_slice::<f32>()
@@ -230,6 +242,7 @@ fn lent_descriptions_that_leave_the_slice_are_refused() {
     let mut bytes = [0u8; 8];
     let description = TensorDescription::cpu(&mut bytes, &[2, 2, 2]);
     assert_eq!(
+        // SAFETY: refused before anything is read; the description covers live locals.
         unsafe { BorrowedTensor::<2>::from_description(&description) }.unwrap_err(),
         ExportError::Capacity {
             ndim: 3,
@@ -240,6 +253,7 @@ fn lent_descriptions_that_leave_the_slice_are_refused() {
     let description = TensorDescription::cpu(&mut bytes, &[]).with_native_dims(&shape, &strides);
     assert_eq!(description.shape, Dims::Usize(&[2, 4]));
     assert_eq!(
+        // SAFETY: refused before anything is read; the description covers live locals.
         unsafe { BorrowedTensor::<4>::from_description(&description) }.unwrap_err(),
         ExportError::StridesLength {
             ndim: 2,
@@ -249,6 +263,7 @@ fn lent_descriptions_that_leave_the_slice_are_refused() {
     let padded =
         TensorDescription::cpu(&mut bytes, &[8]).with_flags(DLPackFlags::IS_SUBBYTE_TYPE_PADDED);
     assert_eq!(
+        // SAFETY: refused before anything is read; the description covers live locals.
         unsafe { BorrowedTensor::<1>::from_description(&padded) }.unwrap_err(),
         ExportError::FlagsNotRepresentable {
             flags: DLPackFlags::IS_SUBBYTE_TYPE_PADDED
@@ -287,12 +302,14 @@ fn lent_flags_a_bare_tensor_cannot_carry_are_all_named() {
     let flags = DLPackFlags::READ_ONLY | DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
     let description = TensorDescription::cpu(&mut bytes, &[2]).with_flags(flags);
     assert_eq!(
+        // SAFETY: refused before anything is read; the description covers live locals.
         unsafe { BorrowedTensorMut::<1>::from_description(&description) }.unwrap_err(),
         ExportError::FlagsNotRepresentable { flags }
     );
     // A shared lend implies READ_ONLY, so only the padding is refused; IS_COPIED is dropped.
     let description = description.with_flags(flags | DLPackFlags::IS_COPIED);
     assert_eq!(
+        // SAFETY: refused before anything is read; the description covers live locals.
         unsafe { BorrowedTensor::<1>::from_description(&description) }.unwrap_err(),
         ExportError::FlagsNotRepresentable {
             flags: DLPackFlags::IS_SUBBYTE_TYPE_PADDED
@@ -311,6 +328,7 @@ fn extents_that_do_not_fit_i64_are_refused_even_when_empty() {
         extent: i64::MAX,
     });
     assert_eq!(
+        // SAFETY: refused before anything is read; the description covers live locals.
         unsafe { BorrowedTensor::<2>::from_description(&description) }.unwrap_err(),
         expected
     );

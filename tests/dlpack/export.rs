@@ -638,12 +638,14 @@ fn share_reexports_a_validated_tensor_and_drops_its_owner_once() {
     let shared = Arc::new(tensor);
     // SAFETY: READ_ONLY: consumers only read.
     let again =
+        // SAFETY: READ_ONLY: consumers only read.
         unsafe { VersionedTensor::share(Arc::clone(&shared), DLPackFlags::READ_ONLY) }.unwrap();
     assert_eq!(again.view().data_ptr(), shared.view().data_ptr());
     assert_eq!(again.view().strides(), [-3, 1]);
     assert!(again.view().iter::<u16>().unwrap().eq([3, 4, 5, 0, 1, 2]));
     assert_eq!(again.view().flags(), DLPackFlags::READ_ONLY);
     // Handed over to C and back, it validates as what `share` said it was.
+    // SAFETY: the export handed back once, as C would.
     let reimported = unsafe { VersionedTensor::from_raw(again.into_raw()) }.unwrap();
     assert_eq!(reimported.view().element_offsets(), (-3, 2));
     drop(shared);

@@ -101,6 +101,7 @@ proptest! {
         let lent = BorrowedTensor::<4>::from_array(&view).unwrap();
         let raw = lent.dl_tensor();
         // As C would pass it back: a bare `const DLTensor*`.
+        // SAFETY: a lent tensor, validated, whose memory is borrowed for as long as the view lives.
         let again = unsafe { TensorView::from_raw(raw.as_ptr()) }.unwrap();
         let seen = again.as_array::<i32, IxDyn>().unwrap();
         prop_assert_eq!(&seen, &view);
@@ -119,6 +120,7 @@ proptest! {
         let mut view = array.view_mut();
         let mut lent = BorrowedTensorMut::<4>::from_array_mut(&mut view).unwrap();
         let mut raw = lent.dl_tensor_mut();
+        // SAFETY: a lent tensor, validated, whose memory is borrowed for as long as the view lives.
         let mut out = unsafe { TensorViewMut::from_raw(raw.as_mut_ptr()) }.unwrap();
         out.as_array_mut::<i32, IxDyn>().unwrap().mapv_inplace(|x| -x - 1);
         prop_assert_eq!(array, expected);
@@ -159,6 +161,7 @@ fn what_ndarray_cannot_represent_is_refused() {
         strides: strides.as_mut_ptr(),
         byte_offset: 0,
     };
+    // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
     let view = unsafe { TensorView::from_raw(&raw) }.unwrap();
     assert_eq!(
         view.as_array::<i8, IxDyn>()
@@ -175,6 +178,7 @@ fn what_ndarray_cannot_represent_is_refused() {
             expected: 2
         }
     );
+    // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
     let mut out = unsafe { TensorViewMut::from_raw(&mut raw) }.unwrap();
     assert_eq!(
         out.as_array_mut::<i8, IxDyn>().unwrap_err(),
