@@ -11,7 +11,6 @@ use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
 use super::copy::HostTensor;
-use super::import::buffer_error;
 use super::{PyTensor, ALLOCATIONS, EXCHANGE_EXPORTS, EXCHANGE_IMPORTS};
 use crate::dlpack::{compact_byte_size, VersionedTensor, MAX_NDIM};
 use crate::raw::{
@@ -129,7 +128,7 @@ unsafe extern "C" fn to_py_object(
         EXCHANGE_IMPORTS.fetch_add(1, Relaxed);
         // SAFETY: the function steals `tensor` (exchange API contract); `from_raw` calls its
         // deleter on every refusal.
-        let tensor = unsafe { VersionedTensor::from_raw(tensor) }.map_err(buffer_error)?;
+        let tensor = unsafe { VersionedTensor::from_raw(tensor) }?;
         if out.is_null() {
             return Err(PyBufferError::new_err("NULL out")); // drops (deletes) the tensor
         }

@@ -176,7 +176,7 @@ fn take<M: DlpackCapsule>(capsule: &Bound<'_, PyCapsule>) -> PyResult<ManagedTen
     // SAFETY: an unconsumed DLPack capsule holds a live managed struct that its producer hands
     // to whoever consumes the capsule; validation reads it without taking it, so a refusal
     // leaves the capsule (and its destructor) in charge.
-    let meta = unsafe { ManagedTensor::<M>::check(pointer) }.map_err(buffer_error)?;
+    let meta = unsafe { ManagedTensor::<M>::check(pointer) }?;
     // SAFETY: a live capsule, attached; a static name. Renaming is the DLPack consume step.
     if unsafe { ffi::PyCapsule_SetName(capsule.as_ptr(), M::USED_NAME.as_ptr()) } != 0 {
         return Err(PyErr::fetch(capsule.py()));
@@ -186,11 +186,6 @@ fn take<M: DlpackCapsule>(capsule: &Bound<'_, PyCapsule>) -> PyResult<ManagedTen
     unsafe { ffi::PyCapsule_SetDestructor(capsule.as_ptr(), None) };
     // SAFETY: consumed: the struct is ours, and `meta` is its validation.
     Ok(unsafe { ManagedTensor::from_validated(pointer, meta) })
-}
-
-/// A producer's tensor refused by validation (`BufferError`; see `errors`).
-pub(crate) fn buffer_error(error: ImportError) -> PyErr {
-    error.into()
 }
 
 /// Immutable types and the address of their major-1 exchange API table (0: none), so that a
@@ -291,6 +286,6 @@ fn import_through(source: &Bound<'_, PyAny>, api: &DLPackExchangeAPI) -> PyResul
     // SAFETY: on success `out` is an owning tensor handed to us.
     unsafe { VersionedTensor::from_raw(out) }.map_err(|error| match error {
         ImportError::NullTensor => PyBufferError::new_err("the exchange API returned NULL"),
-        error => buffer_error(error),
+        error => error.into(),
     })
 }
