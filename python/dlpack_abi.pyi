@@ -132,8 +132,11 @@ class ArrowStream:
 
 @final
 class Image:
-    """An 8-bit grayscale image that exports itself through DLPack (an example of a class of one's
-    own delegating to `Tensor.__dlpack__`)."""
+    """An 8-bit grayscale image that exports itself through DLPack and Arrow (an example of a class
+    of one's own with the `DlpackExporter` trait and `dlpack_pymethods!`)."""
+
+    __dlpack_c_exchange_api__: CapsuleType
+    """The DLPack C exchange API table of this class."""
 
     def __new__(cls, height: int, width: int) -> Image: ...
     def __dlpack__(
@@ -145,6 +148,10 @@ class Image:
         copy: bool | None = None,
     ) -> CapsuleType: ...
     def __dlpack_device__(self) -> tuple[int, int]: ...
+    def __arrow_c_device_array__(
+        self, requested_schema: object | None = None, **kwargs: Any
+    ) -> tuple[CapsuleType, CapsuleType]: ...
+    def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[CapsuleType, CapsuleType]: ...
 
 def from_dlpack(
     source: Any,

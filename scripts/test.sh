@@ -179,13 +179,15 @@ msrv_check() {
     cargo "+$MSRV" check -q --lib --features half,num-complex
 }
 
-# The `dlpack_abi` Python package (python/, pyo3 feature) built with maturin into the venv, then
+# The `dlpack_abi` Python package (python/, pyo3 feature) and the example extension
+# (python/examples/tensor-ops, public API only) built with maturin into the venv, then
 # the interop tests against the pinned NumPy, pyarrow, apache-tvm-ffi, JAX and DuckDB, and its
 # type stubs checked against the built module (mypy.stubtest); its crate is linted too.
 python_tests() {
-  (cd python && cargo fmt -- --check && cargo clippy -q --all-targets -- -D warnings) &&
+  (cd python && cargo fmt --all -- --check &&
+    cargo clippy -q --workspace --all-targets -- -D warnings) &&
     PATH="$PWD/.venv/bin:$PATH" .venv/bin/python -m pip install -q --disable-pip-version-check \
-      --no-build-isolation --no-deps --force-reinstall ./python &&
+      --no-build-isolation --no-deps --force-reinstall ./python ./python/examples/tensor-ops &&
     .venv/bin/python -m pytest -q -p no:cacheprovider python/tests &&
     (cd target && ../.venv/bin/python -m mypy.stubtest dlpack_abi \
       --allowlist ../python/stubtest-allowlist.txt)

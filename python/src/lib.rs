@@ -2,13 +2,14 @@
 //! `counts`, and small examples of Rust functions that export and import.
 
 use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
-use abi::dlpack::{Export, VersionedTensor};
+use abi::dlpack::{ConsumerStream, Export, VersionedTensor};
 use abi::python::{
-    from_dlpack, import_array, AnyArrowArray, AnyArrowStream, ArrowStreamExport, DlpackRequest,
-    PyTensor,
+    from_dlpack, import_array, AnyArrowArray, AnyArrowStream, ArrowStreamExport, DlpackExporter,
+    DlpackRequest, PyTensor,
 };
+use abi::raw::{kDLCPU, DLDevice};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyDict};
+use pyo3::types::PyDict;
 use std::sync::Arc;
 
 /// `[0.0, 1.0, ..., n - 1]` as a read-only f32 tensor owned by Rust (export example).
@@ -62,37 +63,34 @@ struct Image {
     width: i64,
 }
 
-#[pymethods]
-impl Image {
-    /// A `height` x `width` image whose pixel `(i, j)` is `i * width + j` (mod 256).
-    #[new]
-    fn new(height: usize, width: usize) -> PyResult<Self> {
-        let pixels: Arc<[u8]> = (0..height * width).map(|i| i as u8).collect();
-        let height = i64::try_from(height)?;
-        let width = i64::try_from(width)?;
-        Ok(Self {
-            pixels,
-            height,
-            width,
-        })
+impl DlpackExporter for Image {
+    fn dlpack_device(&self) -> DLDevice {
+        DLDevice {
+            device_type: kDLCPU,
+            device_id: 0,
+        }
     }
 
-    /// Delegates to `Tensor.__dlpack__`: versions, copies, devices and streams follow its rules.
-    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
-    fn __dlpack__<'py>(
-        &self,
-        py: Python<'py>,
-        stream: Option<Bound<'py, PyAny>>,
-        max_version: Option<(i64, i64)>,
-        dl_device: Option<(i32, i32)>,
-        copy: Option<bool>,
-    ) -> PyResult<Bound<'py, PyCapsule>> {
-        let tensor = Export::new(Arc::clone(&self.pixels), &[self.height, self.width]).finish()?;
-        PyTensor::new(tensor).__dlpack__(py, stream, max_version, dl_device, copy)
+    /// Shares the pixels (an `Arc` clone, so the export is read-only). CPU memory: no stream.
+    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+        Ok(Export::new(Arc::clone(&self.pixels), &[self.height, self.width]).finish()?)
     }
+}
 
-    fn __dlpack_device__(&self) -> (i32, i32) {
-        (1, 0)
+abi::dlpack_pymethods! {
+    impl Image {
+        /// A `height` x `width` image whose pixel `(i, j)` is `i * width + j` (mod 256).
+        #[new]
+        fn new(height: usize, width: usize) -> PyResult<Self> {
+            let pixels: Arc<[u8]> = (0..height * width).map(|i| i as u8).collect();
+            let height = i64::try_from(height)?;
+            let width = i64::try_from(width)?;
+            Ok(Self {
+                pixels,
+                height,
+                width,
+            })
+        }
     }
 }
 

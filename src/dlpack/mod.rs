@@ -59,6 +59,7 @@ mod managed;
 mod meta;
 #[cfg(feature = "alloc")]
 mod placed;
+mod stream;
 mod strides;
 mod validate;
 mod view;
@@ -79,6 +80,7 @@ pub use lend::{BorrowedTensor, BorrowedTensorMut, DLTensorMut, DLTensorRef};
 pub(crate) use managed::delete;
 pub(crate) use managed::flagless_representable;
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
+pub use stream::{ConsumerStream, ConsumerStreamError};
 pub use strides::Strides;
 #[cfg(feature = "pyo3")]
 pub(crate) use validate::compact_byte_size;

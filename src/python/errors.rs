@@ -31,7 +31,7 @@ use pyo3::exceptions::{PyBufferError, PyIndexError, PyOSError, PyTypeError, PyVa
 use pyo3::PyErr;
 
 use crate::arrow::{ArrowError, BridgeError, ReadError, StreamError, ValidationError};
-use crate::dlpack::{AccessError, ExportError, ImportError, TensorError};
+use crate::dlpack::{AccessError, ConsumerStreamError, ExportError, ImportError, TensorError};
 
 impl From<ImportError> for PyErr {
     fn from(error: ImportError) -> Self {
@@ -69,6 +69,16 @@ impl From<TensorError> for PyErr {
             TensorError::Import(error) => error.into(),
             TensorError::Access(error) => error.into(),
             TensorError::Export(error) => error.into(),
+        }
+    }
+}
+
+impl From<ConsumerStreamError> for PyErr {
+    fn from(error: ConsumerStreamError) -> Self {
+        let message = format!("{error}");
+        match error {
+            ConsumerStreamError::Invalid { .. } => PyValueError::new_err(message),
+            _ => PyBufferError::new_err(message),
         }
     }
 }

@@ -10,7 +10,10 @@ use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
+use pyo3::PyClass;
+
 use super::copy::HostTensor;
+use super::exporter::{self, DlpackExporter};
 use super::{PyTensor, ALLOCATIONS, EXCHANGE_EXPORTS, EXCHANGE_IMPORTS};
 use crate::dlpack::{compact_byte_size, VersionedTensor, MAX_NDIM};
 use crate::raw::{
@@ -28,6 +31,63 @@ impl ExchangeApi {
     /// The C table.
     pub fn as_raw(&self) -> &DLPackExchangeAPI {
         &self.0
+    }
+
+    /// The table of an exporter class `T` ([`dlpack_pymethods!`](crate::dlpack_pymethods) keeps
+    /// one in a `static` per class): `managed_tensor_from_py_object_no_sync` makes the export
+    /// `T`'s `__dlpack__(max_version=(1, 3))` makes, with
+    /// [`ConsumerStream::NoSync`](crate::dlpack::ConsumerStream::NoSync);
+    /// `dltensor_from_py_object_no_sync` refuses (an exporter makes a tensor per export, which
+    /// no borrowed `DLTensor` could outlive); the allocator, `managed_tensor_to_py_object_no_sync`
+    /// (which makes a `dlpack_abi.Tensor`) and `current_work_stream` are [`EXCHANGE_API`]'s.
+    ///
+    /// ```no_run
+    /// # use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
+    /// # use dlpack_abi::python::DlpackExporter;
+    /// # use pyo3::prelude::*;
+    /// # #[pyclass] struct Image;
+    /// # impl DlpackExporter for Image {
+    /// #     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
+    /// #     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+    /// # }
+    /// use dlpack_abi::python::ExchangeApi;
+    ///
+    /// static IMAGE_API: ExchangeApi = ExchangeApi::of::<Image>();
+    /// assert_eq!(IMAGE_API.as_raw().header.version.major, 1);
+    /// ```
+    pub const fn of<T: DlpackExporter + PyClass>() -> Self {
+        Self(DLPackExchangeAPI {
+            header: DLPackExchangeAPIHeader {
+                version: DLPackVersion::CURRENT,
+                prev_api: ptr::null_mut(),
+            },
+            managed_tensor_allocator: Some(allocate),
+            managed_tensor_from_py_object_no_sync: Some(exporter_from_py_object::<T>),
+            managed_tensor_to_py_object_no_sync: Some(to_py_object),
+            dltensor_from_py_object_no_sync: Some(exporter_dltensor),
+            current_work_stream: Some(current_work_stream),
+        })
+    }
+
+    /// The `"dlpack_exchange_api"` capsule over this table, for a `__dlpack_c_exchange_api__`
+    /// class attribute (no destructor: the table is static).
+    ///
+    /// # Errors
+    /// Python's, when the capsule cannot be made.
+    ///
+    /// ```no_run
+    /// use pyo3::prelude::*;
+    ///
+    /// Python::attach(|py| {
+    ///     let capsule = dlpack_abi::python::EXCHANGE_API.capsule(py)?;
+    ///     assert!(capsule.bind(py).is_valid_checked(Some(c"dlpack_exchange_api")));
+    ///     PyResult::Ok(())
+    /// });
+    /// ```
+    pub fn capsule(&'static self, py: Python<'_>) -> PyResult<Py<PyCapsule>> {
+        let table = NonNull::from(&self.0).cast::<c_void>();
+        // SAFETY: a static table, never freed; consumers only read it.
+        unsafe { PyCapsule::new_with_pointer(py, table, c"dlpack_exchange_api") }.map(Bound::unbind)
     }
 }
 
@@ -53,13 +113,6 @@ pub static EXCHANGE_API: ExchangeApi = ExchangeApi(DLPackExchangeAPI {
     dltensor_from_py_object_no_sync: Some(dltensor_from_py_object),
     current_work_stream: Some(current_work_stream),
 });
-
-/// The `"dlpack_exchange_api"` capsule over [`EXCHANGE_API`] (no destructor: the table is static).
-pub(crate) fn table_capsule(py: Python<'_>) -> PyResult<Py<PyCapsule>> {
-    let table = NonNull::from(&EXCHANGE_API.0).cast::<c_void>();
-    // SAFETY: a static table, never freed; consumers only read it.
-    unsafe { PyCapsule::new_with_pointer(py, table, c"dlpack_exchange_api") }.map(Bound::unbind)
-}
 
 /// Runs `body` with the `Python` token the exchange API's caller implies, turning an error into
 /// a raised exception and -1.
@@ -110,6 +163,44 @@ unsafe extern "C" fn from_py_object(
         // SAFETY: `out` is non-NULL and writable (exchange API contract).
         unsafe { *out = tensor.into_raw() };
         Ok(())
+    };
+    // SAFETY: called attached (exchange API contract).
+    unsafe { attached(body) }
+}
+
+/// `managed_tensor_from_py_object_no_sync` of an exporter class `T`.
+///
+/// # Safety
+/// As [`from_py_object`], with objects of `T`.
+unsafe extern "C" fn exporter_from_py_object<T: DlpackExporter + PyClass>(
+    object: *mut c_void,
+    out: *mut *mut DLManagedTensorVersioned,
+) -> c_int {
+    let body = |py: Python<'_>| {
+        if out.is_null() {
+            return Err(PyBufferError::new_err("NULL out"));
+        }
+        // SAFETY: a live object, attached (exchange API contract).
+        let tensor = unsafe { exporter::exchange_export::<T>(py, object) }?;
+        EXCHANGE_EXPORTS.fetch_add(1, Relaxed);
+        // SAFETY: `out` is non-NULL and writable (exchange API contract).
+        unsafe { *out = tensor.into_raw() };
+        Ok(())
+    };
+    // SAFETY: called attached (exchange API contract).
+    unsafe { attached(body) }
+}
+
+/// `dltensor_from_py_object_no_sync` of an exporter class: refused with a `BufferError`, since
+/// each export is a tensor of its own that no borrowed `DLTensor` could outlive.
+///
+/// # Safety
+/// Called attached (exchange API contract).
+unsafe extern "C" fn exporter_dltensor(_object: *mut c_void, _out: *mut DLTensor) -> c_int {
+    let body = |_: Python<'_>| {
+        Err(PyBufferError::new_err(
+            "this exporter has no bare DLTensor; use managed_tensor_from_py_object_no_sync",
+        ))
     };
     // SAFETY: called attached (exchange API contract).
     unsafe { attached(body) }

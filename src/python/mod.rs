@@ -37,6 +37,8 @@
 //! | any other `AccessError` (device, layout, read-only, alignment) | `BufferError` |
 //! | [`ExportError::FlagsNotRepresentable`](crate::dlpack::ExportError::FlagsNotRepresentable) | `BufferError` |
 //! | any other `ExportError` (a description refused) | `ValueError` |
+//! | [`ConsumerStreamError::Invalid`](crate::dlpack::ConsumerStreamError::Invalid): no device's `stream` | `ValueError` |
+//! | any other `ConsumerStreamError` (a `stream` the device's table refuses) | `BufferError` |
 //! | [`ValidationError`](crate::arrow::ValidationError), [`ReadError`](crate::arrow::ReadError) | `ValueError` |
 //! | [`BridgeError`](crate::arrow::BridgeError): data one side cannot describe | `BufferError` |
 //! | [`StreamError::Producer`](crate::arrow::StreamError::Producer) | `OSError(errno, message)` |
@@ -53,6 +55,7 @@ mod convert;
 mod copy;
 mod errors;
 mod exchange;
+pub mod exporter;
 mod gil;
 mod import;
 mod tensor;
@@ -67,6 +70,7 @@ pub use arrow::{
 };
 pub use convert::{AnyArrowArray, AnyArrowStream};
 pub use exchange::{ExchangeApi, EXCHANGE_API};
+pub use exporter::DlpackExporter;
 pub use gil::AttachedDrop;
 pub use import::{from_dlpack, DlpackRequest};
 pub use tensor::PyTensor;

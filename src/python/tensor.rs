@@ -6,18 +6,21 @@ use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use pyo3::exceptions::{PyBufferError, PyMemoryError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyBufferError, PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use super::capsule::{dlpack_capsule, DlpackCapsule};
 use super::copy::{copy_tensor, gather, HostTensor};
+use super::exporter::{copy_requested, wants_versioned};
 use super::gil::Held;
 use super::{arrow, Live};
-use crate::dlpack::{flagless_representable, ManagedTensor, TensorView, VersionedTensor};
+use crate::dlpack::{
+    flagless_representable, ConsumerStream, ManagedTensor, TensorView, VersionedTensor,
+};
 use crate::raw::{
-    kDLCPU, kDLCUDA, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
-    DLManagedTensorVersioned, DLPackFlags,
+    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned,
+    DLPackFlags,
 };
 
 /// A tensor for Python (`dlpack_abi.Tensor`): `__dlpack__`, `__dlpack_device__`,
@@ -68,7 +71,7 @@ impl PyTensor {
         Self::with(Held::imported(tensor), true)
     }
 
-    fn with(tensor: Held<VersionedTensor>, writable: bool) -> Self {
+    pub(crate) fn with(tensor: Held<VersionedTensor>, writable: bool) -> Self {
         let writable = writable && !tensor.view().flags().contains(DLPackFlags::READ_ONLY);
         Self {
             shared: Arc::new(tensor),
@@ -169,26 +172,6 @@ impl core::ops::Deref for Sharing {
     }
 }
 
-/// The `stream` rules of the array API for the device a tensor lives on.
-fn check_stream(device: DLDevice, stream: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
-    let Some(stream) = stream else { return Ok(()) };
-    let value: i64 = stream
-        .extract()
-        .map_err(|_| PyTypeError::new_err("stream must be an int or None"))?;
-    if device.device_type == kDLCPU {
-        return Err(PyBufferError::new_err(
-            "stream must be None for CPU tensors",
-        ));
-    }
-    if device.device_type == kDLCUDA && value == 0 {
-        return Err(PyBufferError::new_err(
-            "stream 0 is ambiguous on CUDA; use 1 (legacy default) or 2 (per-thread default)",
-        ));
-    }
-    // This tensor has no pending work of ours on any stream: nothing to order.
-    Ok(())
-}
-
 #[pymethods]
 impl PyTensor {
     /// The DLPack export of the array API (2023.12): a versioned capsule for `max_version`
@@ -197,71 +180,40 @@ impl PyTensor {
     /// other than ours is a `BufferError` unless it is a copy to the CPU from host-accessible
     /// memory; `stream` is checked per the array API.
     ///
-    /// Public, so that a `#[pyclass]` of your own exports itself by delegating: make (or keep)
-    /// a `VersionedTensor` over its memory and call this.
+    /// A `#[pyclass]` of your own gets the same protocol from
+    /// [`DlpackExporter`](super::DlpackExporter) and [`dlpack_pymethods!`](crate::dlpack_pymethods).
+    ///
+    /// # Errors
+    /// `BufferError` for what the array API refuses (a `stream` on the CPU, another device, a
+    /// legacy capsule of read-only data, `copy=False` when a copy is needed); `ValueError` for
+    /// a `stream` no device allows.
     ///
     /// ```no_run
-    /// use std::sync::Arc;
     /// use dlpack_abi::dlpack::Export;
     /// use dlpack_abi::python::PyTensor;
     /// use pyo3::prelude::*;
-    /// use pyo3::types::PyCapsule;
     ///
-    /// /// An 8-bit grayscale image; NumPy reads it with `np.from_dlpack(image)`, zero-copy.
-    /// #[pyclass(frozen)]
-    /// struct Image { pixels: Arc<[u8]>, height: i64, width: i64 }
-    ///
-    /// #[pymethods]
-    /// impl Image {
-    ///     #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
-    ///     fn __dlpack__<'py>(&self, py: Python<'py>, stream: Option<Bound<'py, PyAny>>,
-    ///         max_version: Option<(i64, i64)>, dl_device: Option<(i32, i32)>, copy: Option<bool>,
-    ///     ) -> PyResult<Bound<'py, PyCapsule>> {
-    ///         // Shares the pixels (an Arc clone; READ_ONLY, as the Arc is shared).
-    ///         let tensor = Export::new(Arc::clone(&self.pixels), &[self.height, self.width]).finish()?;
-    ///         PyTensor::new(tensor).__dlpack__(py, stream, max_version, dl_device, copy)
-    ///     }
-    ///     fn __dlpack_device__(&self) -> (i32, i32) {
-    ///         (1, 0) // kDLCPU, device 0
-    ///     }
-    /// }
+    /// Python::attach(|py| {
+    ///     let tensor = PyTensor::new_writable(Export::new(vec![1.0f32, 2.0], &[2]).finish()?);
+    ///     let capsule = tensor.__dlpack__(py, None, Some((1, 3)), None, None)?;
+    ///     assert!(capsule.is_valid_checked(Some(c"dltensor_versioned")));
+    ///     PyResult::Ok(())
+    /// });
     /// ```
     #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
     pub fn __dlpack__<'py>(
         &self,
         py: Python<'py>,
-        stream: Option<Bound<'py, PyAny>>,
+        stream: Option<i64>,
         max_version: Option<(i64, i64)>,
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         let device = self.view().device();
-        check_stream(device, stream.as_ref())?;
-        let needs_copy = match dl_device {
-            None => false,
-            Some((device_type, device_id)) => {
-                let target = DLDevice {
-                    device_type: DLDeviceType(device_type),
-                    device_id,
-                };
-                if target == device {
-                    false
-                } else if target.device_type == kDLCPU && device.device_type.is_host_accessible() {
-                    if copy == Some(false) {
-                        return Err(PyBufferError::new_err(
-                            "dl_device asks for a copy to the CPU but copy=False",
-                        ));
-                    }
-                    true
-                } else {
-                    return Err(PyBufferError::new_err(format!(
-                        "cannot export a tensor on {device} to {target}"
-                    )));
-                }
-            }
-        };
-        let copy = needs_copy || copy == Some(true);
-        if matches!(max_version, Some((major, _)) if major >= 1) {
+        // CPU data has no pending work of ours on any stream: the check is all there is to do.
+        ConsumerStream::parse(device, stream)?;
+        let copy = copy_requested(device, dl_device, copy)?;
+        if wants_versioned(max_version) {
             dlpack_capsule(py, self.export::<DLManagedTensorVersioned>(copy)?)
         } else {
             dlpack_capsule(py, self.export::<DLManagedTensor>(copy)?)
@@ -277,7 +229,7 @@ impl PyTensor {
     /// The static C exchange API table (a `"dlpack_exchange_api"` capsule without destructor).
     #[classattr]
     fn __dlpack_c_exchange_api__(py: Python<'_>) -> PyResult<Py<PyCapsule>> {
-        super::exchange::table_capsule(py)
+        super::EXCHANGE_API.capsule(py)
     }
 
     /// Imports any object with `__dlpack__` (see `dlpack_abi::python::from_dlpack`).

@@ -1,0 +1,95 @@
+//! `tensor_ops`: what a pyo3 author writes with dlpack-abi, and nothing else (no `unsafe`, no
+//! `map_err`, no glue).
+//!
+//! - `scale(x, k)` takes any DLPack producer (NumPy, pyarrow, JAX, tvm-ffi, ...) as a
+//!   `VersionedTensor` and returns a new tensor that any consumer reads and may write.
+//! - `Grid` is a class of this module's own (`tensor_ops.Grid`) that exports its memory through
+//!   `DlpackExporter`: zero-copy, read-only (the values are shared), and counted, so that a test
+//!   sees every export released.
+
+use std::ops::Mul;
+use std::sync::Arc;
+
+use dlpack_abi::dlpack::{ConsumerStream, Element, Export, TensorView, VersionedTensor};
+use dlpack_abi::python::DlpackExporter;
+use dlpack_abi::raw::{kDLCPU, DLDevice};
+use pyo3::exceptions::PyTypeError;
+use pyo3::prelude::*;
+
+/// `k * x`, element by element, in any layout (strided, reversed, 0-d, empty), as a new
+/// row-major tensor of the same dtype (float32 or float64) and shape.
+#[pyfunction]
+fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
+    let x = x.view();
+    if x.dtype() == f32::DTYPE {
+        // An f32 kernel takes an f32 factor: rounding `k` is the point.
+        #[allow(clippy::cast_possible_truncation)]
+        return scaled(&x, k as f32);
+    }
+    if x.dtype() == f64::DTYPE {
+        return scaled(&x, k);
+    }
+    Err(PyTypeError::new_err(format!(
+        "scale takes float32 or float64, not {}",
+        x.dtype()
+    )))
+}
+
+fn scaled<T: Element + Send + Mul<Output = T>>(
+    x: &TensorView<'_>,
+    k: T,
+) -> PyResult<VersionedTensor> {
+    let values: Vec<T> = x.iter::<T>()?.map(|value| k * value).collect();
+    Ok(Export::new(values, x.shape()).finish()?)
+}
+
+/// A `rows` x `cols` grid of float64 values `i * cols + j`, exported zero-copy.
+#[pyclass(frozen, module = "tensor_ops")]
+struct Grid {
+    values: Arc<[f64]>,
+    shape: [i64; 2],
+}
+
+impl DlpackExporter for Grid {
+    fn dlpack_device(&self) -> DLDevice {
+        DLDevice {
+            device_type: kDLCPU,
+            device_id: 0,
+        }
+    }
+
+    /// Shares the values: an `Arc` clone per export, so exports are read-only. CPU memory has
+    /// no stream to order on.
+    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+        Ok(Export::new(Arc::clone(&self.values), &self.shape).finish()?)
+    }
+}
+
+dlpack_abi::dlpack_pymethods! {
+    impl Grid {
+        #[new]
+        fn new(rows: usize, cols: usize) -> PyResult<Self> {
+            let count = rows
+                .checked_mul(cols)
+                .ok_or_else(|| PyTypeError::new_err("rows * cols overflows"))?;
+            let values: Arc<[f64]> = (0..count).map(|i| i as f64).collect();
+            Ok(Self {
+                values,
+                shape: [i64::try_from(rows)?, i64::try_from(cols)?],
+            })
+        }
+
+        /// How many exports are alive: consumers that have not released theirs yet.
+        #[getter]
+        fn live_exports(&self) -> usize {
+            Arc::strong_count(&self.values) - 1
+        }
+    }
+}
+
+#[pymodule]
+fn tensor_ops(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(scale, module)?)?;
+    module.add_class::<Grid>()?;
+    Ok(())
+}

@@ -1,0 +1,173 @@
+"""`tensor_ops` (python/examples/tensor-ops): an extension module written as a pyo3 author would,
+with dlpack-abi's public API only, exchanging with NumPy, pyarrow, tvm-ffi and JAX."""
+import gc
+
+import jax.numpy as jnp
+import numpy as np
+import pyarrow as pa
+import pytest
+import tvm_ffi
+
+import dlpack_abi
+import tensor_ops
+from tensor_ops import Grid
+
+
+def read_only(array):
+    array.flags.writeable = False
+    return array
+
+
+INPUTS = {
+    "contiguous": np.arange(6.0).reshape(2, 3),
+    "transposed": np.arange(6.0).reshape(2, 3).T,
+    "reversed": np.arange(6.0)[::-1],
+    "0-d": np.array(2.5),
+    "empty": np.zeros((0, 3)),
+    "read-only": read_only(np.arange(4.0)),
+    "float32": np.arange(5, dtype=np.float32)[::2],
+}
+
+
+@pytest.mark.parametrize("name, wrap", [
+    (name, wrap) for wrap in ("numpy", "tvm_ffi", "jax") for name in INPUTS
+    # tvm-ffi refuses to import read-only NumPy arrays (its own limit), so it has none to pass.
+    if (name, wrap) != ("read-only", "tvm_ffi")
+])
+def test_scale_takes_any_producer_in_any_layout(name, wrap):
+    source = INPUTS[name]
+    if wrap == "tvm_ffi":
+        argument = tvm_ffi.from_dlpack(source)  # tvm-ffi's tensor, through its exchange table
+    elif wrap == "jax":
+        source = source.astype(np.float32)  # JAX without x64 has no float64 arrays
+        argument = jnp.asarray(source)
+    else:
+        argument = source
+    result = tensor_ops.scale(argument, 2.0)
+    seen = np.from_dlpack(result)
+    np.testing.assert_array_equal(seen, 2 * source)
+    assert seen.dtype == source.dtype and seen.shape == source.shape
+    assert seen.flags.writeable, "a fresh result is writable"
+
+
+def test_scale_takes_pyarrow_arrays():
+    result = tensor_ops.scale(pa.array([1.0, 2.0, 3.0]), 3.0)  # pyarrow's __dlpack__
+    assert np.from_dlpack(result).tolist() == [3.0, 6.0, 9.0]
+
+
+@pytest.mark.parametrize("consumer", ["numpy", "tvm_ffi", "jax", "pyarrow"])
+def test_every_consumer_reads_the_result(consumer):
+    result = tensor_ops.scale(np.arange(4, dtype=np.float32), 0.5)
+    if consumer == "numpy":
+        values = np.from_dlpack(result)
+    elif consumer == "tvm_ffi":
+        values = np.from_dlpack(tvm_ffi.from_dlpack(result))
+    elif consumer == "jax":
+        values = np.asarray(jnp.from_dlpack(result))
+    else:
+        values = pa.array(result).to_numpy()  # through __arrow_c_array__
+    assert values.tolist() == [0.0, 0.5, 1.0, 1.5]
+
+
+def test_every_error_is_a_python_exception(producer):
+    with pytest.raises(TypeError, match="float32 or float64, not int64"):
+        tensor_ops.scale(np.arange(3), 1.0)
+    with pytest.raises(TypeError):
+        tensor_ops.scale([1.0, 2.0], 1.0)  # not a DLPack producer
+    with pytest.raises(TypeError):
+        tensor_ops.scale(np.arange(3.0), "two")
+    malformed = producer.capsule([1.0], ndim=-1)
+    with pytest.raises(BufferError, match="ndim"):  # refused by validation, left unconsumed
+        tensor_ops.scale(malformed, 1.0)
+    del malformed  # its own destructor deletes it, once
+    gc.collect()
+    assert producer.deleted == 1
+    capsule = np.arange(2.0).__dlpack__(max_version=(1, 3))
+    assert np.from_dlpack(tensor_ops.scale(capsule, 3.0)).tolist() == [0.0, 3.0]
+    with pytest.raises(ValueError, match="already consumed"):
+        tensor_ops.scale(capsule, 3.0)  # a capsule is consumed once
+
+
+def test_the_class_is_the_authors_own():
+    assert Grid.__module__ == "tensor_ops" and Grid.__name__ == "Grid"
+
+
+def test_the_class_exports_itself_zero_copy_and_read_only():
+    grid = Grid(2, 3)
+    seen = np.from_dlpack(grid)
+    assert seen.tolist() == [[0, 1, 2], [3, 4, 5]] and seen.dtype == np.float64
+    assert not seen.flags.writeable, "shared values go out read-only"
+    again = np.from_dlpack(grid)
+    assert again.ctypes.data == seen.ctypes.data
+    assert grid.live_exports == 2
+    copied = np.from_dlpack(grid, copy=True)
+    assert copied.flags.writeable and copied.ctypes.data != seen.ctypes.data
+    assert grid.__dlpack_device__() == (1, 0)
+    with pytest.raises(BufferError, match="READ_ONLY"):
+        grid.__dlpack__()  # a legacy capsule cannot say read-only
+    with pytest.raises(BufferError, match="None for CPU"):
+        grid.__dlpack__(max_version=(1, 3), stream=1)
+    with pytest.raises(BufferError, match="cannot export"):
+        grid.__dlpack__(max_version=(1, 3), dl_device=(2, 0))
+    del seen, again
+    gc.collect()
+    assert grid.live_exports == 0
+
+
+def test_every_export_of_the_class_is_released_exactly_once():
+    grid = Grid(3, 2)
+    unconsumed = grid.__dlpack__(max_version=(1, 3))
+    consumed = grid.__dlpack__(max_version=(1, 3))
+    assert grid.live_exports == 2
+    array = np.from_dlpack(_Capsule(consumed))
+    with pytest.raises(Exception):
+        np.from_dlpack(_Capsule(consumed))  # consumed once
+    del unconsumed  # the capsule's destructor releases an export never consumed
+    gc.collect()
+    assert grid.live_exports == 1
+    del array, consumed
+    gc.collect()
+    assert grid.live_exports == 0
+
+
+class _Capsule:
+    """Hands NumPy a capsule made before: what `np.from_dlpack` calls `__dlpack__` for."""
+
+    def __init__(self, capsule):
+        self.capsule = capsule
+
+    def __dlpack__(self, **kwargs):
+        return self.capsule
+
+    def __dlpack_device__(self):
+        return (1, 0)
+
+
+def test_consumers_use_the_class_exchange_table():
+    grid = Grid(2, 2)
+    before = dlpack_abi.counts()
+    ours = dlpack_abi.Tensor.from_dlpack(grid)  # through Grid's own table: no Python call
+    assert dlpack_abi.counts()["foreign_exchange_imports"] == before["foreign_exchange_imports"] + 1
+    assert ours.shape == (2, 2) and ours.readonly
+    via_tvm = tvm_ffi.from_dlpack(grid)
+    assert via_tvm.data_ptr() == ours.data_ptr
+    assert np.from_dlpack(via_tvm).tolist() == [[0.0, 1.0], [2.0, 3.0]]
+    del ours, via_tvm
+    gc.collect()
+    assert grid.live_exports == 0
+
+
+def test_the_class_reaches_arrow_and_jax_refuses_it_cleanly():
+    grid = Grid(2, 3)
+    tensors = pa.array(grid)  # __arrow_c_array__: one fixed_shape_tensor row per grid row
+    assert tensors.type.extension_name == "arrow.fixed_shape_tensor"
+    assert tensors.to_numpy_ndarray().tolist() == [[0, 1, 2], [3, 4, 5]]
+    schema, device_array = grid.__arrow_c_device_array__()
+    assert "arrow_device_array" in repr(device_array)
+    del tensors, schema, device_array
+    # JAX 0.10.2 asks for legacy capsules only, which cannot say read-only: refused, not
+    # handed out writable.
+    with pytest.raises(BufferError, match="READ_ONLY"):
+        jnp.from_dlpack(grid)
+    gc.collect()
+    assert grid.live_exports == 0

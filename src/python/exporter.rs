@@ -1,0 +1,379 @@
+//! Exporting a `#[pyclass]` of one's own: the [`DlpackExporter`] trait says where the data is and
+//! makes one tensor per consumer; [`dlpack_pymethods!`](crate::dlpack_pymethods) gives the class
+//! every dunder of the DLPack and Arrow PyCapsule protocols on top of it. The functions here are
+//! those dunders' bodies, for a class that writes its own methods and delegates.
+
+use alloc::format;
+
+use pyo3::exceptions::{PyBufferError, PyTypeError};
+use pyo3::prelude::*;
+use pyo3::types::{PyCapsule, PyDict, PyTuple};
+use pyo3::PyClass;
+
+use super::capsule::dlpack_capsule;
+use super::gil::Held;
+use super::{arrow, PyTensor};
+use crate::dlpack::{ConsumerStream, VersionedTensor};
+use crate::raw::{kDLCPU, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned};
+
+/// A Python object that exports its memory as DLPack tensors (and, through the zero-copy
+/// bridge, as Arrow device arrays): the two facts a producer knows, from which
+/// [`dlpack_pymethods!`](crate::dlpack_pymethods) writes the protocol.
+///
+/// - [`dlpack_device`](Self::dlpack_device) is `__dlpack_device__`: where the data lives.
+/// - [`dlpack_tensor`](Self::dlpack_tensor) makes one export: a [`VersionedTensor`] sharing the
+///   object's memory (an `Arc` clone, a reference to the object, ...). It is also the **stream
+///   hook**: it receives the consumer's stream, already checked against the array API's table
+///   for the device ([`ConsumerStream::parse`]), and makes the data ready there before it
+///   returns, or refuses with an exception. CPU data has nothing to order.
+///
+/// Whether consumers may write is the tensor's own `READ_ONLY` flag, which
+/// [`Export`](crate::dlpack::Export) sets from the owner (a shared `Arc<[T]>` is read-only, a
+/// `Vec<T>` moved in is not), so a safe implementation cannot hand out writable memory that Rust
+/// still reads.
+///
+/// The rest is the protocol's, the same for every class: versions (`max_version`, with a legacy
+/// capsule for old consumers), `copy` (64-byte aligned, `IS_COPIED`), `dl_device` (a copy to the
+/// CPU from host-accessible memory), capsule names and destructors, the exchange API's table, and
+/// the Arrow dunders.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
+/// use dlpack_abi::python::DlpackExporter;
+/// use dlpack_abi::raw::{kDLCPU, DLDevice};
+/// use pyo3::prelude::*;
+///
+/// /// An 8-bit image that NumPy, pyarrow or JAX read zero-copy: `np.from_dlpack(image)`.
+/// #[pyclass(frozen)]
+/// struct Image { pixels: Arc<[u8]>, height: i64, width: i64 }
+///
+/// impl DlpackExporter for Image {
+///     fn dlpack_device(&self) -> DLDevice {
+///         DLDevice { device_type: kDLCPU, device_id: 0 }
+///     }
+///     fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+///         // Shares the pixels: read-only, since the Arc is shared.
+///         Ok(Export::new(Arc::clone(&self.pixels), &[self.height, self.width]).finish()?)
+///     }
+/// }
+///
+/// dlpack_abi::dlpack_pymethods! {
+///     impl Image {
+///         #[new]
+///         fn new(height: i64, width: i64) -> PyResult<Self> {
+///             let pixels = vec![0u8; usize::try_from(height * width)?].into();
+///             Ok(Self { pixels, height, width })
+///         }
+///     }
+/// }
+/// ```
+pub trait DlpackExporter {
+    /// The device every tensor of [`dlpack_tensor`](Self::dlpack_tensor) lives on.
+    fn dlpack_device(&self) -> DLDevice;
+
+    /// A new tensor sharing this object's data for one consumer, ready for use on `stream`.
+    ///
+    /// `stream` is [`ConsumerStream::Unspecified`] for CPU data, for consumers that name none,
+    /// and for the Arrow dunders (whose exports must be ready when they return);
+    /// [`ConsumerStream::NoSync`] for the exchange API, whose consumer orders the work itself.
+    ///
+    /// # Errors
+    /// Any exception, raised to the consumer as it is: a stream this producer cannot order on is
+    /// a `BufferError` by the array API's convention.
+    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor>;
+}
+
+/// Asks `exporter` for a tensor and checks that it lies where `__dlpack_device__` says.
+fn tensor_of<E: DlpackExporter + ?Sized>(
+    exporter: &E,
+    device: DLDevice,
+    stream: ConsumerStream,
+) -> PyResult<VersionedTensor> {
+    let tensor = exporter.dlpack_tensor(stream)?;
+    let found = tensor.view().device();
+    if found != device {
+        return Err(PyBufferError::new_err(format!(
+            "the exporter's tensor is on {found}, but its __dlpack_device__ is {device}"
+        )));
+    }
+    Ok(tensor)
+}
+
+/// Whether `__dlpack__(dl_device=..., copy=...)` asks for a copy of data on `device`, or the
+/// `BufferError` that the array API calls for when it cannot be had: another device than
+/// `device` is reachable only by a copy to the CPU from host-accessible memory.
+pub(crate) fn copy_requested(
+    device: DLDevice,
+    dl_device: Option<(i32, i32)>,
+    copy: Option<bool>,
+) -> PyResult<bool> {
+    let Some((device_type, device_id)) = dl_device else {
+        return Ok(copy == Some(true));
+    };
+    let target = DLDevice {
+        device_type: DLDeviceType(device_type),
+        device_id,
+    };
+    if target == device {
+        return Ok(copy == Some(true));
+    }
+    if target.device_type == kDLCPU && device.device_type.is_host_accessible() {
+        if copy == Some(false) {
+            return Err(PyBufferError::new_err(
+                "dl_device asks for a copy to the CPU but copy=False",
+            ));
+        }
+        return Ok(true);
+    }
+    Err(PyBufferError::new_err(format!(
+        "cannot export a tensor on {device} to {target}"
+    )))
+}
+
+/// Whether `max_version` asks for the versioned struct (a major version of 1 or more).
+pub(crate) fn wants_versioned(max_version: Option<(i64, i64)>) -> bool {
+    matches!(max_version, Some((major, _)) if major >= 1)
+}
+
+/// `__dlpack__` of an exporter, with the array API's rules: `stream` checked for the device and
+/// passed to the hook, a versioned capsule for `max_version` 1.x (the exporter's own tensor,
+/// with no further allocation) and a legacy one otherwise (`BufferError` for read-only data,
+/// which a legacy struct cannot mark), `copy` and `dl_device` as [`PyTensor::__dlpack__`]
+/// handles them.
+///
+/// # Errors
+/// `BufferError` (or `ValueError` for a `stream` no device allows) for a request the array API
+/// refuses; the exporter's own exceptions as they are.
+///
+/// ```no_run
+/// use dlpack_abi::python::{exporter, DlpackExporter};
+/// use pyo3::prelude::*;
+/// use pyo3::types::PyCapsule;
+///
+/// // In a `#[pymethods]` block of a class that implements `DlpackExporter`:
+/// fn __dlpack__<'py>(this: &impl DlpackExporter, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
+///     exporter::dlpack(this, py, None, Some((1, 3)), None, None)
+/// }
+/// ```
+pub fn dlpack<'py, E: DlpackExporter + ?Sized>(
+    exporter: &E,
+    py: Python<'py>,
+    stream: Option<i64>,
+    max_version: Option<(i64, i64)>,
+    dl_device: Option<(i32, i32)>,
+    copy: Option<bool>,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let device = exporter.dlpack_device();
+    let stream = ConsumerStream::parse(device, stream)?;
+    let copy = copy_requested(device, dl_device, copy)?;
+    let tensor = tensor_of(exporter, device, stream)?;
+    let versioned = wants_versioned(max_version);
+    if versioned && !copy {
+        return dlpack_capsule(py, tensor);
+    }
+    // A copy, or a legacy struct: the `Tensor` rules, over this one export.
+    let shared = PyTensor::with(Held::local(tensor), true);
+    if versioned {
+        dlpack_capsule(py, shared.export::<DLManagedTensorVersioned>(copy)?)
+    } else {
+        dlpack_capsule(py, shared.export::<DLManagedTensor>(copy)?)
+    }
+}
+
+/// `__dlpack_device__` of an exporter: `(device_type, device_id)` with DLPack numbering.
+///
+/// ```
+/// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
+/// use dlpack_abi::python::{exporter, DlpackExporter};
+/// use dlpack_abi::raw::{kDLCUDA, DLDevice};
+///
+/// struct OnGpu;
+/// impl DlpackExporter for OnGpu {
+///     fn dlpack_device(&self) -> DLDevice {
+///         DLDevice { device_type: kDLCUDA, device_id: 1 }
+///     }
+///     fn dlpack_tensor(&self, _: ConsumerStream) -> pyo3::PyResult<VersionedTensor> {
+///         unimplemented!()
+///     }
+/// }
+/// assert_eq!(exporter::dlpack_device(&OnGpu), (2, 1));
+/// ```
+pub fn dlpack_device<E: DlpackExporter + ?Sized>(exporter: &E) -> (i32, i32) {
+    let device = exporter.dlpack_device();
+    (device.device_type.0, device.device_id)
+}
+
+/// `__arrow_c_device_array__` of an exporter: `(arrow_schema, arrow_device_array)` capsules
+/// through the zero-copy bridge (primitive dtypes, `bool` as `arrow.bool8`, more than one
+/// dimension as `arrow.fixed_shape_tensor`), checked against `requested_schema` when one is given.
+///
+/// # Errors
+/// `BufferError` for a tensor Arrow cannot describe, `NotImplementedError` for keywords other
+/// than `None`, `ValueError` for a `requested_schema` that differs.
+///
+/// ```no_run
+/// use dlpack_abi::python::{exporter, DlpackExporter};
+/// use pyo3::prelude::*;
+/// use pyo3::types::PyTuple;
+///
+/// fn arrow<'py>(this: &impl DlpackExporter, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+///     exporter::arrow_c_device_array(this, py, None, None)
+/// }
+/// ```
+pub fn arrow_c_device_array<'py, E: DlpackExporter + ?Sized>(
+    exporter: &E,
+    py: Python<'py>,
+    requested_schema: Option<&Bound<'py, PyAny>>,
+    kwargs: Option<&Bound<'py, PyDict>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    arrow::check_device_kwargs(kwargs)?;
+    let device = exporter.dlpack_device();
+    let tensor = tensor_of(exporter, device, ConsumerStream::Unspecified)?;
+    arrow::tensor_capsules(py, tensor, requested_schema, true)
+}
+
+/// `__arrow_c_array__` of an exporter of CPU data: `(arrow_schema, arrow_array)` capsules, as
+/// [`arrow_c_device_array`] makes them.
+///
+/// # Errors
+/// As [`arrow_c_device_array`], and `BufferError` for data that is not on the CPU.
+///
+/// ```no_run
+/// use dlpack_abi::python::{exporter, DlpackExporter};
+/// use pyo3::prelude::*;
+/// use pyo3::types::PyTuple;
+///
+/// fn arrow<'py>(this: &impl DlpackExporter, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
+///     exporter::arrow_c_array(this, py, None)
+/// }
+/// ```
+pub fn arrow_c_array<'py, E: DlpackExporter + ?Sized>(
+    exporter: &E,
+    py: Python<'py>,
+    requested_schema: Option<&Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyTuple>> {
+    let device = exporter.dlpack_device();
+    let tensor = tensor_of(exporter, device, ConsumerStream::Unspecified)?;
+    arrow::tensor_capsules(py, tensor, requested_schema, false)
+}
+
+/// The exchange API's owning export for an exporter class `T`: what `__dlpack__(max_version=(1,
+/// 3))` makes, with [`ConsumerStream::NoSync`] (the exchange API's consumer orders the work
+/// through `current_work_stream`).
+///
+/// # Safety
+/// Attached to the interpreter, with `object` a live object.
+pub(crate) unsafe fn exchange_export<T: DlpackExporter + PyClass>(
+    py: Python<'_>,
+    object: *mut core::ffi::c_void,
+) -> PyResult<VersionedTensor> {
+    // SAFETY: a live object, attached (caller), borrowed for the call.
+    let object = unsafe { Bound::from_borrowed_ptr_or_err(py, object.cast()) }?;
+    let object = object
+        .cast_into::<T>()
+        .map_err(|error| PyTypeError::new_err(alloc::string::ToString::to_string(&error)))?;
+    let this = object.try_borrow()?;
+    let device = this.dlpack_device();
+    tensor_of(&*this, device, ConsumerStream::NoSync)
+}
+
+/// Gives a `#[pyclass]` that implements [`DlpackExporter`](crate::python::DlpackExporter) the
+/// whole producer side of the DLPack and Arrow PyCapsule protocols, next to its own methods:
+/// `__dlpack__`, `__dlpack_device__`, `__dlpack_c_exchange_api__` (a table of the class's own),
+/// `__arrow_c_device_array__` and `__arrow_c_array__`.
+///
+/// Write the class's `#[pymethods]` block inside the macro (pyo3 allows one such block per
+/// class); an empty `impl MyClass {}` when it has no methods of its own. The class keeps its
+/// own name and module (`#[pyclass(module = "...")]`).
+///
+/// ```no_run
+/// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
+/// use dlpack_abi::python::DlpackExporter;
+/// use dlpack_abi::raw::{kDLCPU, DLDevice};
+/// use pyo3::prelude::*;
+///
+/// /// A ramp of `n` float32 values that NumPy writes into: each export moves a fresh vector in.
+/// #[pyclass(frozen, module = "my_package")]
+/// struct Ramp { n: usize }
+///
+/// impl DlpackExporter for Ramp {
+///     fn dlpack_device(&self) -> DLDevice {
+///         DLDevice { device_type: kDLCPU, device_id: 0 }
+///     }
+///     fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+///         let values: Vec<f32> = (0..self.n).map(|i| i as f32).collect();
+///         Ok(Export::new(values, &[i64::try_from(self.n)?]).finish()?)
+///     }
+/// }
+///
+/// dlpack_abi::dlpack_pymethods! {
+///     impl Ramp {
+///         #[new]
+///         fn new(n: usize) -> Self {
+///             Self { n }
+///         }
+///     }
+/// }
+/// ```
+#[macro_export]
+macro_rules! dlpack_pymethods {
+    ($(#[$attribute:meta])* impl $class:ty { $($methods:tt)* }) => {
+        #[::pyo3::pymethods]
+        $(#[$attribute])*
+        impl $class {
+            $($methods)*
+
+            /// The DLPack export (array API 2023.12): a versioned capsule for `max_version`
+            /// 1.x, a legacy one otherwise; `stream`, `dl_device` and `copy` per the array API.
+            #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
+            fn __dlpack__<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+                stream: ::core::option::Option<i64>,
+                max_version: ::core::option::Option<(i64, i64)>,
+                dl_device: ::core::option::Option<(i32, i32)>,
+                copy: ::core::option::Option<bool>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyCapsule>> {
+                $crate::python::exporter::dlpack(self, py, stream, max_version, dl_device, copy)
+            }
+
+            /// `(device_type, device_id)` with DLPack numbering.
+            fn __dlpack_device__(&self) -> (i32, i32) {
+                $crate::python::exporter::dlpack_device(self)
+            }
+
+            /// The C exchange API table of this class (a `"dlpack_exchange_api"` capsule).
+            #[classattr]
+            fn __dlpack_c_exchange_api__(
+                py: ::pyo3::Python<'_>,
+            ) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::types::PyCapsule>> {
+                static API: $crate::python::ExchangeApi = $crate::python::ExchangeApi::of::<$class>();
+                API.capsule(py)
+            }
+
+            /// Arrow export through the zero-copy bridge: `(arrow_schema, arrow_device_array)`.
+            #[pyo3(signature = (requested_schema=None, **kwargs))]
+            fn __arrow_c_device_array__<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+                requested_schema: ::core::option::Option<::pyo3::Bound<'py, ::pyo3::PyAny>>,
+                kwargs: ::core::option::Option<::pyo3::Bound<'py, ::pyo3::types::PyDict>>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyTuple>> {
+                $crate::python::exporter::arrow_c_device_array(
+                    self, py, requested_schema.as_ref(), kwargs.as_ref(),
+                )
+            }
+
+            /// Arrow export of CPU data through the bridge: `(arrow_schema, arrow_array)`.
+            #[pyo3(signature = (requested_schema=None))]
+            fn __arrow_c_array__<'py>(
+                &self,
+                py: ::pyo3::Python<'py>,
+                requested_schema: ::core::option::Option<::pyo3::Bound<'py, ::pyo3::PyAny>>,
+            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyTuple>> {
+                $crate::python::exporter::arrow_c_array(self, py, requested_schema.as_ref())
+            }
+        }
+    };
+}
