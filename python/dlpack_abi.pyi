@@ -185,4 +185,5 @@ def int64_stream(batches: Sequence[Sequence[int]], error: str | None = None) -> 
     """A stream of int64 arrays, one per batch, failing with EIO and `error` after them."""
 
 def counts() -> dict[str, int]:
-    """The glue's process-wide counters (live exports and imports, allocations, ...)."""
+    """The glue's process-wide counters (live exports and imports, allocations, ...); only in
+    builds with the `counters` feature (the test builds), not in release wheels."""

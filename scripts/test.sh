@@ -184,18 +184,20 @@ msrv_check() {
 # tests against the pinned NumPy, pyarrow, apache-tvm-ffi, JAX and DuckDB, and the type stubs
 # checked against the built module (mypy.stubtest). Two builds: first the stable-ABI wheel
 # (`--features abi3`, where `from_dlpack` calls `__dlpack__` with a keyword dict) under the
-# NumPy and tvm-ffi tests, then the per-version build (vectorcall) under all of them. Its crates
-# are linted in both configurations.
+# NumPy and tvm-ffi tests, then the per-version build (vectorcall) under all of them, both with
+# the `counters` feature the leak checks read. Its crates are linted in both configurations.
 python_tests() {
   local pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation
     --no-deps --force-reinstall)
   (cd python && cargo fmt --all -- --check &&
-    cargo clippy -q --workspace --all-targets -- -D warnings &&
+    cargo clippy -q --workspace --all-targets --features counters -- -D warnings &&
     cargo clippy -q --workspace --all-targets --features abi3 -- -D warnings) &&
-    PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--features abi3" "${pip[@]}" ./python &&
+    PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--features abi3,counters" "${pip[@]}" \
+      ./python &&
     .venv/bin/python -m pytest -q -p no:cacheprovider python/tests/test_numpy.py \
       python/tests/test_tvm_ffi.py &&
-    PATH="$PWD/.venv/bin:$PATH" "${pip[@]}" ./python ./python/examples/tensor-ops &&
+    PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--features counters" "${pip[@]}" ./python &&
+    PATH="$PWD/.venv/bin:$PATH" "${pip[@]}" ./python/examples/tensor-ops &&
     .venv/bin/python -m pytest -q -p no:cacheprovider python/tests &&
     (cd target && ../.venv/bin/python -m mypy.stubtest dlpack_abi \
       --allowlist ../python/stubtest-allowlist.txt)

@@ -9,7 +9,6 @@ use abi::python::{
 };
 use abi::raw::{kDLCPU, DLDevice};
 use pyo3::prelude::*;
-use pyo3::types::PyDict;
 use std::sync::Arc;
 
 /// `[0.0, 1.0, ..., n - 1]` as a read-only f32 tensor owned by Rust (export example).
@@ -136,11 +135,12 @@ fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<Arrow
     Ok(ArrowStreamExport::new(stream))
 }
 
-/// The process-wide counters of the Python glue, as a dict.
+/// The process-wide counters of the Python glue, as a dict (builds with `--features counters`).
+#[cfg(feature = "counters")]
 #[pyfunction]
-fn counts(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+fn counts(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     let counts = abi::python::counts();
-    let dict = PyDict::new(py);
+    let dict = pyo3::types::PyDict::new(py);
     dict.set_item("live_exports", counts.live_exports)?;
     dict.set_item("live_imports", counts.live_imports)?;
     dict.set_item("exchange_exports", counts.exchange_exports)?;
@@ -165,6 +165,7 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(total, module)?)?;
     module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;
+    #[cfg(feature = "counters")]
     module.add_function(wrap_pyfunction!(counts, module)?)?;
     Ok(())
 }

@@ -4,7 +4,6 @@
 use alloc::string::ToString;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::Ordering::Relaxed;
 
 use pyo3::exceptions::{PyBufferError, PyTypeError};
 use pyo3::prelude::*;
@@ -159,7 +158,7 @@ unsafe extern "C" fn from_py_object(
         }
         // SAFETY: a live object, attached (exchange API contract).
         let tensor = unsafe { tensor_of(py, object) }?.get().export(false)?;
-        EXCHANGE_EXPORTS.fetch_add(1, Relaxed);
+        EXCHANGE_EXPORTS.add();
         // SAFETY: `out` is non-NULL and writable (exchange API contract).
         unsafe { *out = tensor.into_raw() };
         Ok(())
@@ -182,7 +181,7 @@ unsafe extern "C" fn exporter_from_py_object<T: DlpackExporter + PyClass>(
         }
         // SAFETY: a live object, attached (exchange API contract).
         let tensor = unsafe { exporter::exchange_export::<T>(py, object) }?;
-        EXCHANGE_EXPORTS.fetch_add(1, Relaxed);
+        EXCHANGE_EXPORTS.add();
         // SAFETY: `out` is non-NULL and writable (exchange API contract).
         unsafe { *out = tensor.into_raw() };
         Ok(())
@@ -216,7 +215,7 @@ unsafe extern "C" fn to_py_object(
     out: *mut *mut c_void,
 ) -> c_int {
     let body = |py: Python<'_>| {
-        EXCHANGE_IMPORTS.fetch_add(1, Relaxed);
+        EXCHANGE_IMPORTS.add();
         // SAFETY: the function steals `tensor` (exchange API contract); `from_raw` calls its
         // deleter on every refusal.
         let tensor = unsafe { VersionedTensor::from_raw(tensor) }?;
@@ -326,7 +325,7 @@ unsafe extern "C" fn allocate(
     };
     match VersionedTensor::from_owner(owner) {
         Ok(tensor) => {
-            ALLOCATIONS.fetch_add(1, Relaxed);
+            ALLOCATIONS.add();
             // SAFETY: writable (checked non-NULL; contract).
             unsafe { *out = tensor.into_raw() };
             0

@@ -4,7 +4,6 @@
 use alloc::format;
 use core::ffi::CStr;
 use core::ptr::{self, NonNull};
-use core::sync::atomic::Ordering::Relaxed;
 
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -351,7 +350,7 @@ fn import_through(source: &Bound<'_, PyAny>, api: &DLPackExchangeAPI) -> PyResul
             PyBufferError::new_err(format!("the exchange API failed with {status}"))
         }));
     }
-    FOREIGN_EXCHANGE_IMPORTS.fetch_add(1, Relaxed);
+    FOREIGN_EXCHANGE_IMPORTS.add();
     // SAFETY: on success `out` is an owning tensor handed to us.
     unsafe { VersionedTensor::from_raw(out) }.map_err(|error| match error {
         ImportError::NullTensor => PyBufferError::new_err("the exchange API returned NULL"),

@@ -60,6 +60,7 @@ mod gil;
 mod import;
 mod tensor;
 
+#[cfg(feature = "counters")]
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 
 use pyo3::prelude::*;
@@ -92,7 +93,15 @@ pub fn add_to_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     Ok(())
 }
 
-/// Process-wide counters of this module's exports and imports, for leak checks.
+/// Process-wide counters of this module's exports and imports, for leak checks (feature
+/// `counters`, which the test builds enable: each live count costs two atomic operations per
+/// exchange, so release builds leave it out).
+///
+/// ```no_run
+/// let counts = dlpack_abi::python::counts();
+/// assert_eq!(counts.live_exports, 0, "an export was never released");
+/// ```
+#[cfg(feature = "counters")]
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct Counts {
@@ -110,42 +119,82 @@ pub struct Counts {
     pub allocations: usize,
 }
 
-static LIVE_EXPORTS: AtomicUsize = AtomicUsize::new(0);
-static LIVE_IMPORTS: AtomicUsize = AtomicUsize::new(0);
-static EXCHANGE_EXPORTS: AtomicUsize = AtomicUsize::new(0);
-static EXCHANGE_IMPORTS: AtomicUsize = AtomicUsize::new(0);
-static FOREIGN_EXCHANGE_IMPORTS: AtomicUsize = AtomicUsize::new(0);
-static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+/// One process-wide counter: an atomic with the `counters` feature, nothing without it.
+pub(crate) struct Counter(#[cfg(feature = "counters")] AtomicUsize);
 
-/// The counters now.
-pub fn counts() -> Counts {
-    Counts {
-        live_exports: LIVE_EXPORTS.load(Relaxed),
-        live_imports: LIVE_IMPORTS.load(Relaxed),
-        exchange_exports: EXCHANGE_EXPORTS.load(Relaxed),
-        exchange_imports: EXCHANGE_IMPORTS.load(Relaxed),
-        foreign_exchange_imports: FOREIGN_EXCHANGE_IMPORTS.load(Relaxed),
-        allocations: ALLOCATIONS.load(Relaxed),
+impl Counter {
+    const fn new() -> Self {
+        Self(
+            #[cfg(feature = "counters")]
+            AtomicUsize::new(0),
+        )
+    }
+
+    /// Counts one.
+    #[inline]
+    pub(crate) fn add(&self) {
+        #[cfg(feature = "counters")]
+        self.0.fetch_add(1, Relaxed);
+    }
+
+    #[inline]
+    fn sub(&self) {
+        #[cfg(feature = "counters")]
+        self.0.fetch_sub(1, Relaxed);
+    }
+
+    #[cfg(feature = "counters")]
+    fn get(&self) -> usize {
+        self.0.load(Relaxed)
     }
 }
 
-/// Counts one live item while it exists.
-pub(crate) struct Live(&'static AtomicUsize);
+static LIVE_EXPORTS: Counter = Counter::new();
+static LIVE_IMPORTS: Counter = Counter::new();
+pub(crate) static EXCHANGE_EXPORTS: Counter = Counter::new();
+pub(crate) static EXCHANGE_IMPORTS: Counter = Counter::new();
+pub(crate) static FOREIGN_EXCHANGE_IMPORTS: Counter = Counter::new();
+pub(crate) static ALLOCATIONS: Counter = Counter::new();
+
+/// The counters now.
+///
+/// ```no_run
+/// let before = dlpack_abi::python::counts().allocations;
+/// // ... a consumer allocates through `Tensor.__dlpack_c_exchange_api__` ...
+/// assert!(dlpack_abi::python::counts().allocations >= before);
+/// ```
+#[cfg(feature = "counters")]
+pub fn counts() -> Counts {
+    Counts {
+        live_exports: LIVE_EXPORTS.get(),
+        live_imports: LIVE_IMPORTS.get(),
+        exchange_exports: EXCHANGE_EXPORTS.get(),
+        exchange_imports: EXCHANGE_IMPORTS.get(),
+        foreign_exchange_imports: FOREIGN_EXCHANGE_IMPORTS.get(),
+        allocations: ALLOCATIONS.get(),
+    }
+}
+
+/// Counts one live item while it exists (with the `counters` feature; nothing without it).
+pub(crate) struct Live(&'static Counter);
 
 impl Live {
+    #[inline]
     fn export() -> Self {
-        LIVE_EXPORTS.fetch_add(1, Relaxed);
+        LIVE_EXPORTS.add();
         Self(&LIVE_EXPORTS)
     }
 
+    #[inline]
     fn import() -> Self {
-        LIVE_IMPORTS.fetch_add(1, Relaxed);
+        LIVE_IMPORTS.add();
         Self(&LIVE_IMPORTS)
     }
 }
 
 impl Drop for Live {
+    #[inline]
     fn drop(&mut self) {
-        self.0.fetch_sub(1, Relaxed);
+        self.0.sub();
     }
 }
