@@ -77,8 +77,12 @@ unsafe extern "C" fn dlpack_destructor<M: DlpackCapsule>(capsule: *mut ffi::PyOb
     if unsafe { ffi::PyCapsule_IsValid(capsule, M::USED_NAME.as_ptr()) } == 1 {
         return;
     }
+    // Only an exception in flight needs saving (the common case has none, and saves two calls).
     // SAFETY: attached (above).
-    let saved = unsafe { SavedError::fetch() };
+    let saved = (!unsafe { ffi::PyErr_Occurred() }.is_null()).then(|| {
+        // SAFETY: attached (above).
+        unsafe { SavedError::fetch() }
+    });
     // SAFETY: a live capsule; a wrong name gives NULL and sets an exception.
     let pointer = unsafe { ffi::PyCapsule_GetPointer(capsule, M::NAME.as_ptr()) };
     match NonNull::new(pointer.cast::<M>()) {
@@ -87,8 +91,17 @@ unsafe extern "C" fn dlpack_destructor<M: DlpackCapsule>(capsule: *mut ffi::PyOb
         // SAFETY: an unconsumed capsule of ours holds a live tensor whose deleter has not run.
         Some(tensor) => unsafe { delete(tensor) },
     }
-    // SAFETY: attached.
-    unsafe { saved.restore() };
+    match saved {
+        // SAFETY: attached; gives back the exception that was in flight.
+        Some(saved) => unsafe { saved.restore() },
+        // A deleter that left an exception set is reported, not passed to the caller.
+        // SAFETY: attached.
+        None if !unsafe { ffi::PyErr_Occurred() }.is_null() => {
+            // SAFETY: attached, with an exception set.
+            unsafe { ffi::PyErr_WriteUnraisable(capsule) }
+        }
+        None => {}
+    }
 }
 
 /// The exception in flight, taken out and put back.

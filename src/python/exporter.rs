@@ -11,6 +11,7 @@ use pyo3::types::{PyCapsule, PyDict, PyTuple};
 use pyo3::PyClass;
 
 use super::capsule::dlpack_capsule;
+use super::fastcall::{self, MethodDef};
 use super::gil::Held;
 use super::{arrow, PyTensor};
 use crate::dlpack::{ConsumerStream, VersionedTensor};
@@ -258,6 +259,71 @@ pub fn arrow_c_array<'py, E: DlpackExporter + ?Sized>(
     arrow::tensor_capsules(py, tensor, requested_schema, false)
 }
 
+/// The `__dlpack__` method of an exporter class `T`: a method descriptor whose keywords are
+/// parsed by hand (the protocol's hottest call), calling [`dlpack`].
+/// [`dlpack_pymethods!`](crate::dlpack_pymethods) keeps one in a `static` per class.
+///
+/// ```no_run
+/// # use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
+/// # use dlpack_abi::python::DlpackExporter;
+/// # use pyo3::prelude::*;
+/// # #[pyclass] struct Image;
+/// # impl DlpackExporter for Image {
+/// #     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
+/// #     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+/// # }
+/// use dlpack_abi::python::exporter::DlpackMethod;
+///
+/// static IMAGE_DLPACK: DlpackMethod<Image> = DlpackMethod::of();
+/// Python::attach(|py| {
+///     let method = IMAGE_DLPACK.descriptor(py)?; // the class attribute `Image.__dlpack__`
+///     PyResult::Ok(())
+/// });
+/// ```
+pub struct DlpackMethod<T>(MethodDef<T>);
+
+impl<T: DlpackExporter + PyClass> DlpackMethod<T> {
+    /// The method of `T`.
+    pub const fn of() -> Self {
+        // SAFETY: `exporter_dlpack::<T>` takes its `self` for a `T`.
+        Self(unsafe { MethodDef::dlpack(exporter_dlpack::<T>) })
+    }
+
+    /// The method descriptor, for a `#[classattr]` named `__dlpack__`.
+    ///
+    /// # Errors
+    /// Python's, when the descriptor cannot be made.
+    pub fn descriptor(&'static self, py: Python<'_>) -> PyResult<Py<PyAny>> {
+        self.0.descriptor(py)
+    }
+}
+
+/// `__dlpack__` of an exporter class `T` (`METH_FASTCALL | METH_KEYWORDS`).
+///
+/// # Safety
+/// Called by CPython through `T`'s method descriptor: attached, `slf` a `T`, vectorcall
+/// arguments.
+unsafe extern "C" fn exporter_dlpack<T: DlpackExporter + PyClass>(
+    slf: *mut pyo3::ffi::PyObject,
+    args: *const *mut pyo3::ffi::PyObject,
+    nargs: pyo3::ffi::Py_ssize_t,
+    kwnames: *mut pyo3::ffi::PyObject,
+) -> *mut pyo3::ffi::PyObject {
+    let export: fastcall::Export<T> = |object, args| {
+        let this = object.try_borrow()?;
+        dlpack(
+            &*this,
+            object.py(),
+            args.stream,
+            args.max_version,
+            args.dl_device,
+            args.copy,
+        )
+    };
+    // SAFETY: as this function's contract.
+    unsafe { fastcall::call(export, slf, args, nargs, kwnames) }
+}
+
 /// The exchange API's owning export for an exporter class `T`: what `__dlpack__(max_version=(1,
 /// 3))` makes, with [`ConsumerStream::NoSync`] (the exchange API's consumer orders the work
 /// through `current_work_stream`).
@@ -324,18 +390,15 @@ macro_rules! dlpack_pymethods {
         impl $class {
             $($methods)*
 
-            /// The DLPack export (array API 2023.12): a versioned capsule for `max_version`
-            /// 1.x, a legacy one otherwise; `stream`, `dl_device` and `copy` per the array API.
-            #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
-            fn __dlpack__<'py>(
-                &self,
-                py: ::pyo3::Python<'py>,
-                stream: ::core::option::Option<i64>,
-                max_version: ::core::option::Option<(i64, i64)>,
-                dl_device: ::core::option::Option<(i32, i32)>,
-                copy: ::core::option::Option<bool>,
-            ) -> ::pyo3::PyResult<::pyo3::Bound<'py, ::pyo3::types::PyCapsule>> {
-                $crate::python::exporter::dlpack(self, py, stream, max_version, dl_device, copy)
+            /// `__dlpack__`, array API 2023.12 (see `dlpack_abi::python::exporter::dlpack`).
+            #[classattr]
+            #[pyo3(name = "__dlpack__")]
+            fn __dlpack_abi_dlpack_method(
+                py: ::pyo3::Python<'_>,
+            ) -> ::pyo3::PyResult<::pyo3::Py<::pyo3::PyAny>> {
+                static DLPACK: $crate::python::exporter::DlpackMethod<$class> =
+                    $crate::python::exporter::DlpackMethod::of();
+                DLPACK.descriptor(py)
             }
 
             /// `(device_type, device_id)` with DLPack numbering.

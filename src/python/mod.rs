@@ -56,6 +56,7 @@ mod copy;
 mod errors;
 mod exchange;
 pub mod exporter;
+mod fastcall;
 mod gil;
 mod import;
 mod tensor;

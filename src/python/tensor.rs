@@ -13,6 +13,7 @@ use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 use super::capsule::{dlpack_capsule, DlpackCapsule};
 use super::copy::{copy_tensor, gather, HostTensor};
 use super::exporter::{copy_requested, wants_versioned};
+use super::fastcall::{self, MethodDef};
 use super::gil::Held;
 use super::{arrow, Live};
 use crate::dlpack::{
@@ -156,24 +157,7 @@ impl PyTensor {
         unsafe { ManagedTensor::share(owner, flags) }
             .map_err(|error| PyBufferError::new_err(error.to_string()))
     }
-}
 
-/// The owner of one export: a reference to the shared tensor, which it re-exports.
-struct Sharing {
-    shared: Arc<Held<VersionedTensor>>,
-    _live: Live,
-}
-
-impl core::ops::Deref for Sharing {
-    type Target = VersionedTensor;
-
-    fn deref(&self) -> &VersionedTensor {
-        &self.shared
-    }
-}
-
-#[pymethods]
-impl PyTensor {
     /// The DLPack export of the array API (2023.12): a versioned capsule for `max_version`
     /// 1.x, a legacy one otherwise (`BufferError` for read-only data, which it cannot mark);
     /// `copy=True` copies (64-byte aligned, `IS_COPIED`), `copy=False` never does; `dl_device`
@@ -200,7 +184,6 @@ impl PyTensor {
     ///     PyResult::Ok(())
     /// });
     /// ```
-    #[pyo3(signature = (*, stream=None, max_version=None, dl_device=None, copy=None))]
     pub fn __dlpack__<'py>(
         &self,
         py: Python<'py>,
@@ -218,6 +201,54 @@ impl PyTensor {
         } else {
             dlpack_capsule(py, self.export::<DLManagedTensor>(copy)?)
         }
+    }
+}
+
+/// `__dlpack__` of `Tensor` (`METH_FASTCALL | METH_KEYWORDS`).
+///
+/// # Safety
+/// Called by CPython through `Tensor`'s method descriptor: attached, `slf` a `Tensor`, vectorcall
+/// arguments.
+unsafe extern "C" fn tensor_dlpack(
+    slf: *mut pyo3::ffi::PyObject,
+    args: *const *mut pyo3::ffi::PyObject,
+    nargs: pyo3::ffi::Py_ssize_t,
+    kwnames: *mut pyo3::ffi::PyObject,
+) -> *mut pyo3::ffi::PyObject {
+    let export: fastcall::Export<PyTensor> = |tensor, args| {
+        let py = tensor.py();
+        tensor
+            .get()
+            .__dlpack__(py, args.stream, args.max_version, args.dl_device, args.copy)
+    };
+    // SAFETY: as this function's contract.
+    unsafe { fastcall::call(export, slf, args, nargs, kwnames) }
+}
+
+/// The owner of one export: a reference to the shared tensor, which it re-exports.
+struct Sharing {
+    shared: Arc<Held<VersionedTensor>>,
+    _live: Live,
+}
+
+impl core::ops::Deref for Sharing {
+    type Target = VersionedTensor;
+
+    fn deref(&self) -> &VersionedTensor {
+        &self.shared
+    }
+}
+
+#[pymethods]
+impl PyTensor {
+    /// `__dlpack__`: a method descriptor whose keywords are parsed by hand (see
+    /// [`PyTensor::__dlpack__`] for what it does).
+    #[classattr]
+    #[pyo3(name = "__dlpack__")]
+    fn dlpack_method(py: Python<'_>) -> PyResult<Py<PyAny>> {
+        // SAFETY: `tensor_dlpack` takes its `self` for a `Tensor`.
+        static DLPACK: MethodDef<PyTensor> = unsafe { MethodDef::dlpack(tensor_dlpack) };
+        DLPACK.descriptor(py)
     }
 
     /// `(device_type, device_id)` with DLPack numbering.
