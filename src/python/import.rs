@@ -4,6 +4,8 @@
 use alloc::format;
 use core::ffi::CStr;
 use core::ptr::{self, NonNull};
+use core::sync::atomic::AtomicUsize;
+use core::sync::atomic::Ordering::{Acquire, Relaxed, Release};
 
 use pyo3::exceptions::{PyBufferError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -258,11 +260,55 @@ fn take<M: DlpackCapsule>(capsule: &Bound<'_, PyCapsule>) -> PyResult<ManagedTen
 
 /// Immutable types and the address of their major-1 exchange API table (0: none), so that a
 /// type without one (NumPy's `ndarray`, for one) is not asked again: the failed lookup raises
-/// and discards an `AttributeError` every time, about half the cost of a NumPy import. Each
-/// entry holds a reference to its type, so that a type's address is never reused while cached.
-/// At most [`EXCHANGE_CACHE_CAPACITY`] types are remembered; later ones are asked every time.
-static EXCHANGE_CACHE: std::sync::Mutex<alloc::vec::Vec<(Py<PyType>, usize)>> =
-    std::sync::Mutex::new(alloc::vec::Vec::new());
+/// and discards an `AttributeError` every time, about half the cost of a NumPy import.
+///
+/// Reads take no lock: entries are only ever appended, each written before `len` is published
+/// with release ordering, so a reader that loads `len` with acquire ordering sees every entry
+/// below it whole. Writers append under `owners`' lock, which also holds a reference to each
+/// cached type, so that a type's address is never reused while it is cached. At most
+/// [`EXCHANGE_CACHE_CAPACITY`] types are remembered; later ones are asked every time.
+struct ExchangeCache {
+    /// How many entries are published.
+    len: AtomicUsize,
+    /// `(type address, table address)` pairs.
+    entries: [(AtomicUsize, AtomicUsize); EXCHANGE_CACHE_CAPACITY],
+    /// The cached types, kept alive; the writers' lock.
+    owners: std::sync::Mutex<alloc::vec::Vec<Py<PyType>>>,
+}
+
+impl ExchangeCache {
+    /// The table address cached for the type at `ty`, if it is cached.
+    fn get(&self, ty: usize) -> Option<usize> {
+        let len = self.len.load(Acquire);
+        self.entries[..len]
+            .iter()
+            .find(|(cached, _)| cached.load(Relaxed) == ty)
+            .map(|(_, address)| address.load(Relaxed))
+    }
+
+    /// Caches `address` for `ty`, unless it is cached already or the cache is full.
+    fn insert(&self, ty: &Bound<'_, PyType>, address: usize) {
+        let mut owners = self
+            .owners
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let len = self.len.load(Relaxed);
+        let key = ty.as_ptr() as usize;
+        if len == EXCHANGE_CACHE_CAPACITY || self.get(key).is_some() {
+            return;
+        }
+        owners.push(ty.clone().unbind());
+        self.entries[len].0.store(key, Relaxed);
+        self.entries[len].1.store(address, Relaxed);
+        self.len.store(len + 1, Release);
+    }
+}
+
+static EXCHANGE_CACHE: ExchangeCache = ExchangeCache {
+    len: AtomicUsize::new(0),
+    entries: [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; EXCHANGE_CACHE_CAPACITY],
+    owners: std::sync::Mutex::new(alloc::vec::Vec::new()),
+};
 
 /// `Py_TPFLAGS_IMMUTABLETYPE` (CPython 3.10; the bit is unused before, where only static types,
 /// which lack `Py_TPFLAGS_HEAPTYPE`, are immutable). pyo3 names it only for 3.10 and later.
@@ -282,27 +328,13 @@ fn exchange_api_of(source: &Bound<'_, PyAny>) -> Option<&'static DLPackExchangeA
     if !immutable {
         return lookup_exchange_api(&ty);
     }
-    let cache = || {
-        EXCHANGE_CACHE
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    };
-    let cached = cache()
-        .iter()
-        .find(|(cached, _)| cached.as_ptr() == ty.as_ptr())
-        .map(|&(_, address)| address);
-    let address = match cached {
+    let address = match EXCHANGE_CACHE.get(ty.as_ptr() as usize) {
         Some(address) => address,
         None => {
-            // Looked up without the lock: the lookup runs Python code (a descriptor, a
+            // Looked up outside the writers' lock: the lookup runs Python code (a descriptor, a
             // metaclass), which may come back here.
             let address = lookup_exchange_api(&ty).map_or(0, |table| table as *const _ as usize);
-            let mut cache = cache();
-            if cache.len() < EXCHANGE_CACHE_CAPACITY
-                && !cache.iter().any(|(t, _)| t.as_ptr() == ty.as_ptr())
-            {
-                cache.push((ty.clone().unbind(), address));
-            }
+            EXCHANGE_CACHE.insert(&ty, address);
             address
         }
     };
