@@ -157,7 +157,8 @@ unsafe extern "C" fn from_py_object(
             return Err(PyBufferError::new_err("NULL out"));
         }
         // SAFETY: a live object, attached (exchange API contract).
-        let tensor = unsafe { tensor_of(py, object) }?.get().export(false)?;
+        let object = unsafe { tensor_of(py, object) }?;
+        let tensor = PyTensor::export_object(&object, false)?;
         EXCHANGE_EXPORTS.add();
         // SAFETY: `out` is non-NULL and writable (exchange API contract).
         unsafe { *out = tensor.into_raw() };
