@@ -208,28 +208,3 @@ class _Capsule:
 
     def __arrow_c_stream__(self, requested_schema=None):
         return self.capsule
-
-
-def test_a_deleter_run_without_the_gil_gives_the_tensor_back_once():
-    """An export holds a reference to its `Tensor` object. A consumer may call the deleter on a
-    thread that does not hold the GIL (ctypes releases it around a CFUNCTYPE call): the deleter
-    attaches to give the reference back, exactly once."""
-    import sys
-
-    import numpy as np
-
-    tensor = dlpack_abi.Tensor.from_dlpack(np.arange(3.0))
-    references = sys.getrefcount(tensor)
-    capsule = tensor.__dlpack__(max_version=(1, 3))
-    assert sys.getrefcount(tensor) == references + 1  # the export's reference
-    get = ctypes.pythonapi.PyCapsule_GetPointer
-    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    rename = ctypes.pythonapi.PyCapsule_SetName
-    rename.restype, rename.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_char_p]
-    address = get(capsule, b"dltensor_versioned")
-    assert rename(capsule, b"used_dltensor_versioned") == 0  # consumed: ours to delete
-    managed = DLManagedTensorVersioned.from_address(address)
-    managed.deleter(ctypes.cast(address, ctypes.POINTER(DLManagedTensorVersioned)))
-    assert sys.getrefcount(tensor) == references
-    del capsule  # consumed: its destructor does nothing
-    assert sys.getrefcount(tensor) == references

@@ -157,8 +157,7 @@ unsafe extern "C" fn from_py_object(
             return Err(PyBufferError::new_err("NULL out"));
         }
         // SAFETY: a live object, attached (exchange API contract).
-        let object = unsafe { tensor_of(py, object) }?;
-        let tensor = PyTensor::export_object(&object, false)?;
+        let tensor = unsafe { tensor_of(py, object) }?.get().export(false)?;
         EXCHANGE_EXPORTS.add();
         // SAFETY: `out` is non-NULL and writable (exchange API contract).
         unsafe { *out = tensor.into_raw() };

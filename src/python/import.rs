@@ -85,7 +85,7 @@ pub fn from_dlpack(
         // Our own tensor: the export its exchange table would make, without the round trip
         // through the table and a second validation of what was validated already.
         if let Ok(ours) = source.cast::<PyTensor>() {
-            return PyTensor::export_object::<DLManagedTensorVersioned>(ours, false);
+            return ours.get().export::<DLManagedTensorVersioned>(false);
         }
         if let Some(api) = exchange_api_of(source) {
             return import_through(source, api);

@@ -5,7 +5,6 @@ use alloc::format;
 use alloc::string::{String, ToString};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
-use core::mem::ManuallyDrop;
 
 use pyo3::exceptions::{PyBufferError, PyMemoryError, PyValueError};
 use pyo3::prelude::*;
@@ -15,7 +14,7 @@ use super::capsule::{dlpack_capsule, DlpackCapsule};
 use super::copy::{copy_tensor, gather, HostTensor};
 use super::exporter::{copy_requested, wants_versioned};
 use super::fastcall::{self, MethodDef};
-use super::gil::{drop_attached, Held};
+use super::gil::Held;
 use super::{arrow, Live};
 use crate::dlpack::{
     flagless_representable, ConsumerStream, ManagedTensor, TensorView, VersionedTensor,
@@ -128,9 +127,19 @@ impl PyTensor {
         Ok(raw)
     }
 
-    /// The flags an export sharing the tensor as a struct `M` carries, or why a struct `M`
-    /// cannot carry them (a legacy struct has no `READ_ONLY`).
-    fn share_flags_for<M: DlpackCapsule>(&self) -> PyResult<DLPackFlags> {
+    /// A new managed struct sharing the tensor, or a copy of it.
+    pub(crate) fn export<M: DlpackCapsule>(&self, copy: bool) -> PyResult<ManagedTensor<M>> {
+        let view = self.view();
+        if copy {
+            // The copy is the consumer's own: only the storage flag carries over.
+            let padded = view.flags() & DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
+            let copied = if M::VERSIONED {
+                DLPackFlags::IS_COPIED
+            } else {
+                DLPackFlags::empty()
+            };
+            return copy_tensor(&view, padded | copied);
+        }
         let flags = self.share_flags();
         if !M::VERSIONED {
             flagless_representable(flags).map_err(|error| {
@@ -139,29 +148,6 @@ impl PyTensor {
                 ))
             })?;
         }
-        Ok(flags)
-    }
-
-    /// A copy for the consumer: only the storage flag carries over, and `IS_COPIED` where `M`
-    /// can say so.
-    fn export_copy<M: DlpackCapsule>(&self) -> PyResult<ManagedTensor<M>> {
-        let view = self.view();
-        let padded = view.flags() & DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
-        let copied = if M::VERSIONED {
-            DLPackFlags::IS_COPIED
-        } else {
-            DLPackFlags::empty()
-        };
-        copy_tensor(&view, padded | copied)
-    }
-
-    /// A new managed struct sharing the tensor (its owner a reference to the shared `Arc`), or
-    /// a copy of it: for a `Tensor` that is no Python object (see [`Self::export_object`]).
-    pub(crate) fn export<M: DlpackCapsule>(&self, copy: bool) -> PyResult<ManagedTensor<M>> {
-        if copy {
-            return self.export_copy();
-        }
-        let flags = self.share_flags_for::<M>()?;
         let owner = Sharing {
             shared: Arc::clone(&self.shared),
             _live: Live::export(),
@@ -170,43 +156,6 @@ impl PyTensor {
         // no Rust reference reads the memory), and `READ_ONLY` is set otherwise.
         unsafe { ManagedTensor::share(owner, flags) }
             .map_err(|error| PyBufferError::new_err(error.to_string()))
-    }
-
-    /// A new managed struct sharing the tensor of the Python object `this`, its owner a
-    /// reference to the object (no atomic operation, where an `Arc` clone and drop cost about a
-    /// tenth of an export), or a copy of it.
-    pub(crate) fn export_object<M: DlpackCapsule>(
-        this: &Bound<'_, Self>,
-        copy: bool,
-    ) -> PyResult<ManagedTensor<M>> {
-        let tensor = this.get();
-        if copy {
-            return tensor.export_copy();
-        }
-        let flags = tensor.share_flags_for::<M>()?;
-        let owner = ObjectSharing {
-            object: ManuallyDrop::new(this.clone().unbind()),
-            _live: Live::export(),
-        };
-        // SAFETY: as in `export`.
-        unsafe { ManagedTensor::share(owner, flags) }
-            .map_err(|error| PyBufferError::new_err(error.to_string()))
-    }
-
-    /// The array API's checks of a `__dlpack__` request against this tensor: whether it asks
-    /// for a versioned struct, and whether for a copy.
-    fn dlpack_request(
-        &self,
-        stream: Option<i64>,
-        max_version: Option<(i64, i64)>,
-        dl_device: Option<(i32, i32)>,
-        copy: Option<bool>,
-    ) -> PyResult<(bool, bool)> {
-        let device = self.view().device();
-        // CPU data has no pending work of ours on any stream: the check is all there is to do.
-        ConsumerStream::parse(device, stream)?;
-        let copy = copy_requested(device, dl_device, copy)?;
-        Ok((wants_versioned(max_version), copy))
     }
 
     /// The DLPack export of the array API (2023.12): a versioned capsule for `max_version`
@@ -243,9 +192,14 @@ impl PyTensor {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        match self.dlpack_request(stream, max_version, dl_device, copy)? {
-            (true, copy) => dlpack_capsule(py, self.export::<DLManagedTensorVersioned>(copy)?),
-            (false, copy) => dlpack_capsule(py, self.export::<DLManagedTensor>(copy)?),
+        let device = self.view().device();
+        // CPU data has no pending work of ours on any stream: the check is all there is to do.
+        ConsumerStream::parse(device, stream)?;
+        let copy = copy_requested(device, dl_device, copy)?;
+        if wants_versioned(max_version) {
+            dlpack_capsule(py, self.export::<DLManagedTensorVersioned>(copy)?)
+        } else {
+            dlpack_capsule(py, self.export::<DLManagedTensor>(copy)?)
         }
     }
 }
@@ -263,70 +217,12 @@ unsafe extern "C" fn tensor_dlpack(
 ) -> *mut pyo3::ffi::PyObject {
     let export: fastcall::Export<PyTensor> = |tensor, args| {
         let py = tensor.py();
-        let request = tensor.get().dlpack_request(
-            args.stream,
-            args.max_version,
-            args.dl_device,
-            args.copy,
-        )?;
-        match request {
-            (true, copy) => dlpack_capsule(
-                py,
-                PyTensor::export_object::<DLManagedTensorVersioned>(tensor, copy)?,
-            ),
-            (false, copy) => dlpack_capsule(
-                py,
-                PyTensor::export_object::<DLManagedTensor>(tensor, copy)?,
-            ),
-        }
+        tensor
+            .get()
+            .__dlpack__(py, args.stream, args.max_version, args.dl_device, args.copy)
     };
     // SAFETY: as this function's contract.
     unsafe { fastcall::call(export, slf, args, nargs, kwnames) }
-}
-
-/// The owner of one export of a `Tensor` object: a reference to the object, whose tensor it
-/// re-exports. Dropped attached to the interpreter: at once when the thread that runs the deleter
-/// holds it (the usual case: a capsule's destructor, NumPy's deleter), otherwise by attaching
-/// (or, when the interpreter is finalizing, leaked).
-struct ObjectSharing {
-    object: ManuallyDrop<Py<PyTensor>>,
-    _live: Live,
-}
-
-impl core::ops::Deref for ObjectSharing {
-    type Target = VersionedTensor;
-
-    fn deref(&self) -> &VersionedTensor {
-        // `Tensor` is frozen: its fields are read without attaching.
-        &self.object.get().shared
-    }
-}
-
-impl Drop for ObjectSharing {
-    fn drop(&mut self) {
-        // SAFETY: taken once, here, and never used again.
-        let object = unsafe { ManuallyDrop::take(&mut self.object) };
-        if holds_gil() {
-            // SAFETY: this thread holds the GIL; the reference is ours to give back.
-            unsafe { pyo3::ffi::Py_DecRef(object.into_ptr()) };
-        } else {
-            drop_attached(object);
-        }
-    }
-}
-
-/// Whether this thread holds the GIL, cheaply where the build's API can tell (the stable ABI
-/// cannot: there the answer is `false`, and the caller attaches, which is always right).
-fn holds_gil() -> bool {
-    #[cfg(not(Py_LIMITED_API))]
-    {
-        // SAFETY: callable on any thread, attached or not.
-        unsafe { pyo3::ffi::PyGILState_Check() == 1 }
-    }
-    #[cfg(Py_LIMITED_API)]
-    {
-        false
-    }
 }
 
 /// The owner of one export: a reference to the shared tensor, which it re-exports.
@@ -434,25 +330,23 @@ impl PyTensor {
     /// Arrow export through the bridge: `(arrow_schema, arrow_device_array)` capsules.
     #[pyo3(signature = (requested_schema=None, **kwargs))]
     fn __arrow_c_device_array__<'py>(
-        slf: &Bound<'py, Self>,
+        &self,
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
         kwargs: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         arrow::check_device_kwargs(kwargs.as_ref())?;
-        let export = Self::export_object(slf, false)?;
-        arrow::tensor_capsules(py, export, requested_schema.as_ref(), true)
+        arrow::tensor_capsules(py, self.export(false)?, requested_schema.as_ref(), true)
     }
 
     /// Arrow export through the bridge for CPU tensors: `(arrow_schema, arrow_array)` capsules.
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_array__<'py>(
-        slf: &Bound<'py, Self>,
+        &self,
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        let export = Self::export_object(slf, false)?;
-        arrow::tensor_capsules(py, export, requested_schema.as_ref(), false)
+        arrow::tensor_capsules(py, self.export(false)?, requested_schema.as_ref(), false)
     }
 
     /// The extents.
