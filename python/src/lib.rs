@@ -2,7 +2,7 @@
 //! `counts`, and small examples of Rust functions that export and import.
 
 use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
-use abi::dlpack::{ConsumerStream, Export, VersionedTensor};
+use abi::dlpack::{AlignedVec, ConsumerStream, Export, VersionedTensor};
 use abi::python::{
     from_dlpack, import_array, AnyArrowArray, AnyArrowStream, ArrowStreamExport, DlpackExporter,
     DlpackRequest, PyTensor,
@@ -14,9 +14,9 @@ use std::sync::Arc;
 /// `[0.0, 1.0, ..., n - 1]` as a read-only f32 tensor owned by Rust (export example).
 #[pyfunction]
 fn ramp(n: usize) -> PyResult<PyTensor> {
-    let values: Vec<f32> = (0..n).map(|i| i as f32).collect();
-    let n = values.len() as i64;
-    let tensor: VersionedTensor = Export::new(values, &[n]).finish()?;
+    // 64-byte aligned, as every buffer of ours: JAX imports it with `copy=False`.
+    let values: AlignedVec<f32> = (0..n).map(|i| i as f32).collect();
+    let tensor: VersionedTensor = Export::new(values, &[i64::try_from(n)?]).finish()?;
     Ok(PyTensor::new(tensor))
 }
 
@@ -24,7 +24,7 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
 /// argument and return types a pyo3 author writes, with no `unsafe` and no `map_err`.
 #[pyfunction]
 fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
-    let values: Vec<f64> = x.view().iter::<f64>()?.map(|v| k * v).collect();
+    let values: AlignedVec<f64> = x.view().iter::<f64>()?.map(|v| k * v).collect();
     Ok(Export::new(values, x.view().shape()).finish()?)
 }
 
@@ -57,7 +57,7 @@ fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
 /// `np.from_dlpack(image)`, zero-copy and read-only (the pixels are shared).
 #[pyclass(frozen)]
 struct Image {
-    pixels: Arc<[u8]>,
+    pixels: Arc<AlignedVec<u8>>,
     height: i64,
     width: i64,
 }
@@ -81,7 +81,7 @@ abi::dlpack_pymethods! {
         /// A `height` x `width` image whose pixel `(i, j)` is `i * width + j` (mod 256).
         #[new]
         fn new(height: usize, width: usize) -> PyResult<Self> {
-            let pixels: Arc<[u8]> = (0..height * width).map(|i| i as u8).collect();
+            let pixels: Arc<AlignedVec<u8>> = Arc::new((0..height * width).map(|i| i as u8).collect());
             let height = i64::try_from(height)?;
             let width = i64::try_from(width)?;
             Ok(Self {

@@ -36,3 +36,18 @@ def test_read_only_tensors_are_refused_to_a_legacy_request_never_lost():
     frozen = Tensor.from_bytes(bytes(8), (2, 32, 1), [2], readonly=True)
     with pytest.raises(BufferError, match="READ_ONLY"):
         jnp.from_dlpack(frozen, copy=False)
+
+
+def test_jax_imports_pyfunction_results_without_a_copy():
+    """Results built in Rust (`AlignedVec`) are 64-byte aligned, so JAX takes them as they are."""
+    import dlpack_abi
+    import tensor_ops
+
+    result = tensor_ops.scale(np.arange(4, dtype=np.float32), 2.0)
+    seen = jnp.from_dlpack(result, copy=False)
+    assert seen.unsafe_buffer_pointer() == result.data_ptr
+    np.testing.assert_array_equal(np.asarray(seen), [0.0, 2.0, 4.0, 6.0])
+    # float64 (which JAX without x64 converts, so copies) and shared pixels: aligned as well.
+    for made in (dlpack_abi.scale(np.arange(4.0), 2.0), dlpack_abi.Image(2, 3),
+                 dlpack_abi.ramp(5)):
+        assert np.from_dlpack(made).ctypes.data % 64 == 0

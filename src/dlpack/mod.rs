@@ -46,6 +46,8 @@
 
 #[cfg(feature = "alloc")]
 mod adapt;
+#[cfg(feature = "alloc")]
+mod aligned;
 mod borrowed;
 mod description;
 mod element;
@@ -66,6 +68,8 @@ mod view;
 
 #[cfg(feature = "alloc")]
 pub use adapt::IntoLegacyError;
+#[cfg(feature = "alloc")]
+pub use aligned::{AlignedVec, HOST_ALIGNMENT};
 pub use borrowed::TensorViewMut;
 pub use description::{Dims, TensorDescription};
 pub(crate) use element::assert_size_matches;

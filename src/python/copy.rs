@@ -9,7 +9,9 @@ use core::ptr;
 use pyo3::exceptions::{PyBufferError, PyMemoryError};
 use pyo3::PyResult;
 
-use crate::dlpack::{ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, TensorView};
+use crate::dlpack::{
+    AlignedVec, ManagedStruct, ManagedTensor, TensorDescription, TensorOwner, TensorView,
+};
 use crate::raw::{kDLCPU, DLDataType, DLDevice, DLPackFlags};
 
 /// The elements of a host-accessible tensor in row-major order, as bytes.
@@ -60,28 +62,11 @@ pub(crate) fn gather(view: &TensorView<'_>) -> PyResult<Vec<u8>> {
     Ok(out)
 }
 
-/// The alignment of every buffer the Python glue allocates, in bytes: what JAX requires for a
-/// zero-copy import (`copy=False`), a cache line, and enough for every DLPack element type.
-pub(crate) const HOST_ALIGN: usize = 64;
-
-/// One aligned block of host storage.
-#[derive(Clone, Copy)]
-#[repr(C, align(64))]
-struct Block([u8; HOST_ALIGN]);
-
-// SAFETY: `Block` is `repr(C)` over a byte array whose size equals its alignment (no padding);
-// zero is a valid value.
-unsafe impl bytemuck::Zeroable for Block {}
-// SAFETY: as above: no padding, every bit pattern is valid, `Copy` and `'static`.
-unsafe impl bytemuck::Pod for Block {}
-
 /// CPU memory Rust owns, exported as a tensor: copies, `Tensor.from_bytes`, and the exchange
-/// API's allocator. Aligned to [`HOST_ALIGN`] bytes.
+/// API's allocator. Aligned to [`HOST_ALIGNMENT`](crate::dlpack::HOST_ALIGNMENT) bytes.
 pub(crate) struct HostTensor {
-    /// The storage, in aligned blocks.
-    blocks: Vec<Block>,
-    /// The bytes of `blocks` the tensor may reach (at most `HOST_ALIGN * blocks.len()`).
-    len: usize,
+    /// The bytes the tensor may reach.
+    bytes: AlignedVec<u8>,
     shape: Vec<i64>,
     /// `None`: row-major.
     strides: Option<Vec<i64>>,
@@ -90,8 +75,8 @@ pub(crate) struct HostTensor {
 }
 
 impl HostTensor {
-    /// Zeroed storage for `len` bytes aligned to [`HOST_ALIGN`], or `None` if the allocation
-    /// fails.
+    /// Zeroed storage for `len` bytes aligned to [`HOST_ALIGNMENT`](crate::dlpack::HOST_ALIGNMENT), or `None` if the
+    /// allocation fails.
     pub(crate) fn zeroed(
         len: usize,
         shape: Vec<i64>,
@@ -99,13 +84,8 @@ impl HostTensor {
         dtype: DLDataType,
         flags: DLPackFlags,
     ) -> Option<Self> {
-        let count = len.div_ceil(HOST_ALIGN);
-        let mut blocks = Vec::new();
-        blocks.try_reserve_exact(count).ok()?;
-        blocks.resize(count, Block([0; HOST_ALIGN]));
         Some(Self {
-            blocks,
-            len,
+            bytes: AlignedVec::try_zeroed(len)?,
             shape,
             strides,
             dtype,
@@ -115,23 +95,24 @@ impl HostTensor {
 
     /// The first `len` bytes of the storage, to fill.
     pub(crate) fn bytes_mut(&mut self) -> &mut [u8] {
-        &mut bytemuck::cast_slice_mut::<Block, u8>(&mut self.blocks)[..self.len]
+        self.bytes.as_mut_slice()
     }
 }
 
-// SAFETY: `blocks` is the owner's own allocation of at least `len` bytes, which nothing else
-// references; the export checks that every byte the shape and strides reach lies in the first
-// `len` (so no constructor can under-allocate); 64-byte blocks are aligned for every element.
+// SAFETY: `bytes` is the owner's own allocation, which nothing else references; the export
+// checks that every byte the shape and strides reach lies in it (so no constructor can
+// under-allocate); 64-byte alignment suits every element.
 unsafe impl TensorOwner for HostTensor {
     fn describe(&mut self) -> TensorDescription<'_> {
         let cpu = DLDevice {
             device_type: kDLCPU,
             device_id: 0,
         };
-        // An empty `Vec` gives a dangling pointer aligned to 64: fine for an empty tensor.
-        let data = self.blocks.as_mut_ptr().cast();
-        let description = TensorDescription::new(data, self.len, cpu, self.dtype, &self.shape)
-            .with_flags(self.flags);
+        // No bytes give a dangling pointer aligned to 64: fine for an empty tensor.
+        let len = self.bytes.len();
+        let data = self.bytes.as_mut_slice().as_mut_ptr().cast();
+        let description =
+            TensorDescription::new(data, len, cpu, self.dtype, &self.shape).with_flags(self.flags);
         match &self.strides {
             Some(strides) => description.with_strides(strides),
             None => description,

@@ -700,3 +700,38 @@ fn share_refuses_a_handle_tensor_that_reaches_before_its_data_as_from_owner_does
     let described = TensorDescription::of(&foreign.view());
     assert_eq!((described.byte_offset, described.len), (0, 4));
 }
+
+/// `AlignedVec`: every element type starts on a 64-byte boundary, through growth across blocks,
+/// and exports as written, writable.
+#[test]
+fn aligned_vectors_stay_aligned_through_growth_and_export() {
+    use dlpack_abi::dlpack::{AlignedVec, HOST_ALIGNMENT};
+
+    fn check<T: dlpack_abi::dlpack::Element + Send + PartialEq + core::fmt::Debug>(values: &[T]) {
+        let mut grown = AlignedVec::<T>::new();
+        for &value in values {
+            grown.push(value);
+            assert_eq!(grown.as_ptr() as usize % HOST_ALIGNMENT, 0);
+        }
+        assert_eq!(grown.as_slice(), values);
+        let collected: AlignedVec<T> = values.iter().copied().collect();
+        assert_eq!(collected.as_slice(), values);
+        let n = i64::try_from(values.len()).unwrap();
+        let tensor = dlpack_abi::dlpack::Export::new(collected, &[n])
+            .finish()
+            .unwrap();
+        assert_eq!(tensor.view().as_slice::<T>().unwrap(), values);
+        assert_eq!(tensor.view().data_ptr() as usize % HOST_ALIGNMENT, 0);
+        assert!(!tensor.view().flags().contains(DLPackFlags::READ_ONLY));
+    }
+    check::<u8>(&(0..=200).collect::<Vec<u8>>());
+    check::<i16>(&(-40..40).collect::<Vec<i16>>());
+    check::<f64>(&(0..33).map(f64::from).collect::<Vec<f64>>());
+    check::<u32>(&[]);
+    let zeroed = AlignedVec::<u64>::try_zeroed(9).unwrap();
+    assert_eq!(zeroed.as_slice(), [0; 9]);
+    assert!(
+        AlignedVec::<u64>::try_zeroed(usize::MAX).is_none(),
+        "size overflow is refused"
+    );
+}

@@ -10,7 +10,9 @@
 use std::ops::Mul;
 use std::sync::Arc;
 
-use dlpack_abi::dlpack::{ConsumerStream, Element, Export, TensorView, VersionedTensor};
+use dlpack_abi::dlpack::{
+    AlignedVec, ConsumerStream, Element, Export, TensorView, VersionedTensor,
+};
 use dlpack_abi::python::DlpackExporter;
 use dlpack_abi::raw::{kDLCPU, DLDevice};
 use pyo3::exceptions::PyTypeError;
@@ -39,7 +41,8 @@ fn scaled<T: Element + Send + Mul<Output = T>>(
     x: &TensorView<'_>,
     k: T,
 ) -> PyResult<VersionedTensor> {
-    let values: Vec<T> = x.iter::<T>()?.map(|value| k * value).collect();
+    // 64-byte aligned: JAX imports it without a copy.
+    let values: AlignedVec<T> = x.iter::<T>()?.map(|value| k * value).collect();
     Ok(Export::new(values, x.shape()).finish()?)
 }
 
