@@ -1,5 +1,5 @@
-"""Type stubs for `dlpack_abi`: zero-copy DLPack and Arrow PyCapsule exchange, built on the
-dlpack-abi Rust crate. Checked against the built module by `mypy.stubtest` in the test command."""
+"""Type stubs for ``dlpack_abi``: zero-copy DLPack and Arrow PyCapsule exchange, built on the
+dlpack-abi Rust crate. Checked against the built module by ``mypy.stubtest`` in the test command."""
 
 from collections.abc import Sequence
 from typing import Any, final
@@ -23,7 +23,7 @@ __all__ = [
 ]
 
 _Dtype = tuple[int, int, int]
-"""A DLPack dtype: `(code, bits, lanes)`, e.g. `(2, 32, 1)` for float32."""
+"""A DLPack dtype: ``(code, bits, lanes)``, e.g. ``(2, 32, 1)`` for float32."""
 
 @final
 class Tensor:
@@ -31,7 +31,7 @@ class Tensor:
     one allocation per export, no copy unless asked for."""
 
     __dlpack_c_exchange_api__: CapsuleType
-    """The DLPack C exchange API table of this type (a `dlpack_exchange_api` capsule)."""
+    """The DLPack C exchange API table of this type (a ``dlpack_exchange_api`` capsule)."""
 
     @staticmethod
     def from_dlpack(
@@ -53,12 +53,12 @@ class Tensor:
         strides: Sequence[int] | None = None,
         readonly: bool = False,
     ) -> Tensor:
-        """A copy of `data` (64-byte aligned) as a CPU tensor; strides are in elements, and every
-        byte the shape and strides reach must lie in `data` (`ValueError` otherwise)."""
+        """A copy of ``data`` (64-byte aligned) as a CPU tensor; strides are in elements, and every
+        byte the shape and strides reach must lie in ``data`` (``ValueError`` otherwise)."""
 
     @staticmethod
     def from_arrow(source: Any) -> Tensor:
-        """A primitive or `arrow.fixed_shape_tensor` Arrow array without nulls, zero-copy."""
+        """A primitive or ``arrow.fixed_shape_tensor`` Arrow array without nulls, zero-copy."""
 
     def __dlpack__(
         self,
@@ -81,10 +81,10 @@ class Tensor:
         """The strides, in elements."""
     @property
     def dtype(self) -> _Dtype:
-        """`(code, bits, lanes)`."""
+        """DLPack's ``(code, bits, lanes)``: ``(2, 32, 1)`` is float32."""
     @property
     def data_ptr(self) -> int:
-        """The address of the first element (`data + byte_offset`)."""
+        """The address of the first element (``data + byte_offset``)."""
     @property
     def readonly(self) -> bool:
         """Whether consumers get read-only views."""
@@ -103,7 +103,7 @@ class ArrowArray:
 
     @staticmethod
     def from_arrow(source: Any) -> ArrowArray:
-        """Imports any object with `__arrow_c_device_array__` or `__arrow_c_array__`."""
+        """Imports any object with ``__arrow_c_device_array__`` or ``__arrow_c_array__``."""
     def __arrow_c_schema__(self) -> CapsuleType: ...
     def __arrow_c_array__(self, requested_schema: object | None = None) -> tuple[CapsuleType, CapsuleType]: ...
     def __arrow_c_device_array__(
@@ -111,7 +111,7 @@ class ArrowArray:
     ) -> tuple[CapsuleType, CapsuleType]: ...
     @property
     def device(self) -> tuple[int, int]:
-        """`(ArrowDeviceType, device_id)`."""
+        """Arrow's ``(device_type, device_id)``: ``(1, 0)`` for the CPU."""
     @property
     def format(self) -> str:
         """The root's Arrow format string."""
@@ -124,7 +124,7 @@ class ArrowStream:
 
     @staticmethod
     def from_arrow(source: Any) -> ArrowStream:
-        """Imports any object with `__arrow_c_stream__` (nothing is read yet)."""
+        """Imports any object with ``__arrow_c_stream__`` (nothing is read yet)."""
     def __arrow_c_schema__(self) -> CapsuleType:
         """The stream's schema, without consuming the stream."""
     def __arrow_c_stream__(self, requested_schema: object | None = None) -> CapsuleType: ...
@@ -133,7 +133,7 @@ class ArrowStream:
 @final
 class Image:
     """An 8-bit grayscale image that exports itself through DLPack and Arrow (an example of a class
-    of one's own with the `DlpackExporter` trait and `dlpack_pymethods!`)."""
+    of one's own with the ``DlpackExporter`` trait and ``dlpack_pymethods!``)."""
 
     __dlpack_c_exchange_api__: CapsuleType
     """The DLPack C exchange API table of this class."""
@@ -161,19 +161,19 @@ def from_dlpack(
     dl_device: tuple[int, int] | None = None,
     copy: bool | None = None,
 ) -> Tensor:
-    """`Tensor.from_dlpack`."""
+    """``Tensor.from_dlpack``."""
 
 def scale(x: Any, k: float) -> Tensor:
-    """`k * x` for a float64 array from any DLPack producer, as a new writable tensor."""
+    """``k * x`` for a float64 array from any DLPack producer, as a new writable tensor."""
 
 def arrow_passthrough(x: Any) -> ArrowArray:
-    """Any Arrow array (`__arrow_c_device_array__` or `__arrow_c_array__`), returned as ours."""
+    """Any Arrow array (``__arrow_c_device_array__`` or ``__arrow_c_array__``), returned as ours."""
 
 def count_rows(stream: Any) -> int:
-    """The number of rows of any Arrow stream; a producer's error is raised as `OSError`."""
+    """The number of rows of any Arrow stream; a producer's error is raised as ``OSError``."""
 
 def ramp(n: int) -> Tensor:
-    """`[0.0, 1.0, ..., n - 1]` as a read-only float32 tensor owned by Rust."""
+    """``[0.0, 1.0, ..., n - 1]`` as a read-only float32 tensor owned by Rust."""
 
 def total(array: Any) -> float:
     """The sum of a contiguous float64 array from any DLPack producer."""
@@ -182,8 +182,8 @@ def sum_int64(array: Any) -> int:
     """The sum of an int64 Arrow array, nulls skipped."""
 
 def int64_stream(batches: Sequence[Sequence[int]], error: str | None = None) -> ArrowStream:
-    """A stream of int64 arrays, one per batch, failing with EIO and `error` after them."""
+    """A stream of int64 arrays, one per batch, failing with EIO and ``error`` after them."""
 
 def counts() -> dict[str, int]:
     """The glue's process-wide counters (live exports and imports, allocations, ...); only in
-    builds with the `counters` feature (the test builds), not in release wheels."""
+    builds with the ``counters`` feature (the test builds), not in release wheels."""

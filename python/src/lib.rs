@@ -11,7 +11,7 @@ use abi::raw::{kDLCPU, DLDevice};
 use pyo3::prelude::*;
 use std::sync::Arc;
 
-/// `[0.0, 1.0, ..., n - 1]` as a read-only f32 tensor owned by Rust (export example).
+/// Return ``[0.0, 1.0, ..., n - 1]`` as a read-only float32 ``Tensor`` whose memory Rust owns.
 #[pyfunction]
 fn ramp(n: usize) -> PyResult<PyTensor> {
     // 64-byte aligned, as every buffer of ours: JAX imports it with `copy=False`.
@@ -20,21 +20,26 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
     Ok(PyTensor::new(tensor))
 }
 
-/// `k * x` for a float64 array from any DLPack producer, as a new tensor NumPy can write: the
-/// argument and return types a pyo3 author writes, with no `unsafe` and no `map_err`.
+/// Return ``k * x`` for a float64 array ``x`` from any DLPack producer, in any layout, as a
+/// new writable ``Tensor``.
+///
+/// Raises ``TypeError`` when ``x`` is not float64 or not a DLPack producer.
 #[pyfunction]
 fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
     let values: AlignedVec<f64> = x.view().iter::<f64>()?.map(|v| k * v).collect();
     Ok(Export::new(values, x.view().shape()).finish()?)
 }
 
-/// Any Arrow array, returned as ours: the Arrow argument and return types.
+/// Return any Arrow array (an object with ``__arrow_c_array__`` or
+/// ``__arrow_c_device_array__``) as an ``ArrowArray`` over the same memory.
 #[pyfunction]
 fn arrow_passthrough(x: AnyArrowArray) -> AnyArrowArray {
     x
 }
 
-/// The number of rows of any Arrow stream (CPU or device); a producer's error is an `OSError`.
+/// Return the number of rows of any Arrow stream (CPU or device).
+///
+/// Raises ``OSError`` (with the producer's errno and message) when the stream fails.
 #[pyfunction]
 fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
     let mut rows = 0;
@@ -53,8 +58,8 @@ fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
     Ok(rows)
 }
 
-/// A `#[pyclass]` of one's own that exports itself: an 8-bit image whose pixels NumPy reads with
-/// `np.from_dlpack(image)`, zero-copy and read-only (the pixels are shared).
+/// An 8-bit image that exports its pixels through DLPack and Arrow, zero-copy and read-only
+/// (``numpy.from_dlpack(image)``): a class of its own, built with ``DlpackExporter``.
 #[pyclass(frozen)]
 struct Image {
     pixels: Arc<AlignedVec<u8>>,
@@ -78,7 +83,8 @@ impl DlpackExporter for Image {
 
 abi::dlpack_pymethods! {
     impl Image {
-        /// A `height` x `width` image whose pixel `(i, j)` is `i * width + j` (mod 256).
+        /// Make a ``height`` x ``width`` image whose pixel ``(i, j)`` is ``i * width + j``
+        /// (mod 256).
         #[new]
         fn new(height: usize, width: usize) -> PyResult<Self> {
             let pixels: Arc<AlignedVec<u8>> = Arc::new((0..height * width).map(|i| i as u8).collect());
@@ -93,7 +99,7 @@ abi::dlpack_pymethods! {
     }
 }
 
-/// The sum of a float64 array from any DLPack producer (import example).
+/// Return the sum of a contiguous float64 array from any DLPack producer.
 #[pyfunction]
 fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
     let tensor = from_dlpack(array, &DlpackRequest::default())?;
@@ -102,8 +108,8 @@ fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
     Ok(values.iter().sum())
 }
 
-/// The sum of an int64 Arrow array from any producer of `__arrow_c_array__` (or, for CPU data,
-/// `__arrow_c_device_array__`), nulls skipped (Arrow import example).
+/// Return the sum of an int64 Arrow array (``__arrow_c_array__``, or
+/// ``__arrow_c_device_array__`` for CPU data), nulls skipped.
 #[pyfunction]
 fn sum_int64(array: &Bound<'_, PyAny>) -> PyResult<i64> {
     let (schema, array) = import_array(array, None)?;
@@ -118,8 +124,8 @@ fn sum_int64(array: &Bound<'_, PyAny>) -> PyResult<i64> {
         .sum())
 }
 
-/// A stream of int64 arrays, one per batch, failing with EIO and `message` after them when a
-/// message is given.
+/// Return an ``ArrowStream`` of int64 batches, one per list in ``batches``, which fails with
+/// ``EIO`` and ``error`` after them when ``error`` is given.
 #[pyfunction]
 #[pyo3(signature = (batches, error=None))]
 fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<ArrowStreamExport> {
@@ -135,7 +141,8 @@ fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<Arrow
     Ok(ArrowStreamExport::new(stream))
 }
 
-/// The process-wide counters of the Python glue, as a dict (builds with `--features counters`).
+/// Return the glue's process-wide counters as a dict: live exports and imports, exchange-API
+/// calls and allocations (only in builds with ``--features counters``, for leak tests).
 #[cfg(feature = "counters")]
 #[pyfunction]
 fn counts(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
@@ -150,6 +157,9 @@ fn counts(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     Ok(dict)
 }
 
+/// Zero-copy DLPack and Arrow PyCapsule exchange, validated: ``Tensor``, ``ArrowArray``,
+/// ``ArrowStream`` and ``from_dlpack``, with small examples of Rust functions that take and
+/// return them.
 #[pymodule]
 fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     abi::python::add_to_module(module)?;

@@ -171,3 +171,26 @@ def test_the_class_reaches_arrow_and_jax_refuses_it_cleanly():
         jnp.from_dlpack(grid)
     gc.collect()
     assert grid.live_exports == 0
+
+
+def test_docstrings_are_python_not_rust():
+    """What ``help()`` shows: reST literals, no Rust markdown (links, code fences, paths)."""
+    import inspect
+    import re
+
+    seen = 0
+    for module in (dlpack_abi, tensor_ops):
+        for name, value in vars(module).items():
+            if name.startswith("_") or not callable(value):
+                continue
+            members = [value] + [member for _, member in inspect.getmembers(value)
+                                 if inspect.isclass(value)]
+            for member in members:
+                doc = inspect.getdoc(member) or ""
+                if getattr(member, "__module__", None) not in (None, module.__name__,
+                                                               "dlpack_abi", "tensor_ops"):
+                    continue
+                seen += 1
+                assert "```" not in doc and "](" not in doc and "::" not in doc, (name, doc)
+                assert not re.search(r"(?<!`)`[^`\n]+`(?!`)", doc), (name, doc)
+    assert seen > 20

@@ -124,29 +124,37 @@ pub(crate) fn tensor_capsules<'py>(
 /// A schema and an array, validated against each other.
 type Pair = (Schema, DeviceArray);
 
-/// An Arrow array for Python (`dlpack_abi.ArrowArray`): `__arrow_c_schema__`,
-/// `__arrow_c_array__` (CPU data) and `__arrow_c_device_array__`, any number of times.
+/// An Arrow array (schema and data) that any Arrow PyCapsule consumer reads without a copy.
 ///
-/// Each export is a fresh tree of structs over the same buffers, holding the array alive: a
-/// consumer may move children out of one export without touching another.
-///
-/// ```no_run
-/// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
-/// use dlpack_abi::python::ArrowArrayExport;
-/// use pyo3::prelude::*;
-///
-/// fn err(error: impl std::fmt::Display) -> PyErr {
-///     pyo3::exceptions::PyValueError::new_err(error.to_string())
-/// }
-///
-/// #[pyfunction]
-/// fn squares() -> PyResult<ArrowArrayExport> {
-///     let array = Array::from_vec((0..5i64).map(|i| i * i).collect::<Vec<_>>()).map_err(err)?;
-///     let schema = SchemaDef::of::<i64>().map_err(err)?.export().map_err(err)?;
-///     ArrowArrayExport::new(schema, DeviceArray::from_cpu(array)).map_err(err)
-///     // pyarrow.array(squares()) sees the same buffer
-/// }
-/// ```
+/// ``__arrow_c_schema__``, ``__arrow_c_array__`` (CPU data) and ``__arrow_c_device_array__``
+/// may be called any number of times: each export is a fresh tree of structs over the same
+/// buffers, which stay alive until every export is released. ``pyarrow.array(x)``,
+/// ``polars.from_arrow(x)`` and DuckDB take it directly; ``ArrowArray.from_arrow(obj)`` imports
+/// any array that offers those methods.
+#[cfg_attr(
+    doc,
+    doc = r#"
+**In Rust** ([`ArrowArrayExport`], the type of `dlpack_abi.ArrowArray`): a consumer may move
+children out of one export without touching another.
+
+```no_run
+use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
+use dlpack_abi::python::ArrowArrayExport;
+use pyo3::prelude::*;
+
+fn err(error: impl std::fmt::Display) -> PyErr {
+    pyo3::exceptions::PyValueError::new_err(error.to_string())
+}
+
+#[pyfunction]
+fn squares() -> PyResult<ArrowArrayExport> {
+    let array = Array::from_vec((0..5i64).map(|i| i * i).collect::<Vec<_>>()).map_err(err)?;
+    let schema = SchemaDef::of::<i64>().map_err(err)?.export().map_err(err)?;
+    ArrowArrayExport::new(schema, DeviceArray::from_cpu(array)).map_err(err)
+    // pyarrow.array(squares()) sees the same buffer
+}
+```"#
+)]
 #[pyclass(frozen, module = "dlpack_abi", name = "ArrowArray")]
 pub struct ArrowArrayExport {
     shared: Arc<Held<Pair>>,
@@ -233,7 +241,8 @@ fn share_node(view: ArrayView<'_>, shared: &Arc<Held<Pair>>, live: Option<Live>)
 
 #[pymethods]
 impl ArrowArrayExport {
-    /// Imports any object with `__arrow_c_device_array__` or `__arrow_c_array__`.
+    /// Import any object with ``__arrow_c_device_array__`` or ``__arrow_c_array__``, validated
+    /// against its schema, without a copy.
     #[staticmethod]
     fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
         // `import_device_array` validated the array against the schema.
@@ -274,7 +283,8 @@ impl ArrowArrayExport {
         array_capsules(py, schema, array, true)
     }
 
-    /// The array bridged to DLPack (zero-copy; primitive, `bool8` and fixed-shape tensors).
+    /// Return the array as a ``Tensor`` sharing its memory (primitive arrays without nulls,
+    /// ``arrow.bool8`` and ``arrow.fixed_shape_tensor``).
     fn to_tensor(&self) -> PyResult<PyTensor> {
         let (schema, array) = self.share()?;
         let tensor = array.into_tensor(schema.view()).map_err(arrow_error)?;
@@ -285,13 +295,13 @@ impl ArrowArrayExport {
         self.shared.1.len()
     }
 
-    /// `(ArrowDeviceType, device_id)`.
+    /// Arrow's ``(device_type, device_id)``: ``(1, 0)`` for the CPU.
     #[getter]
     fn device(&self) -> (i32, i64) {
         (self.shared.1.device_type().0, self.shared.1.device_id())
     }
 
-    /// The format string of the root.
+    /// The Arrow format string of the root (``"l"`` is int64).
     #[getter]
     fn format(&self) -> String {
         String::from_utf8_lossy(self.shared.0.view().format()).into_owned()
@@ -304,10 +314,34 @@ enum AnyStream {
     Device(DeviceArrayStream),
 }
 
-/// An Arrow stream for Python (`dlpack_abi.ArrowStream`): `__arrow_c_stream__` for CPU streams,
-/// `__arrow_c_device_stream__` for device streams. A stream has one consumer: the first export
-/// moves it out, and later calls raise `ValueError`; a refused call leaves it in place (while a
-/// call checks a `requested_schema`, a concurrent one finds the stream taken).
+/// An Arrow stream of record batches that one Arrow PyCapsule consumer reads.
+///
+/// ``__arrow_c_stream__`` exports a CPU stream, ``__arrow_c_device_stream__`` a device stream,
+/// and ``__arrow_c_schema__`` the schema without consuming the stream (DuckDB reads it first).
+/// A stream has one consumer: the first export moves it out, and later calls raise
+/// ``ValueError``; a refused call (a ``requested_schema`` that differs) leaves it in place.
+/// ``ArrowStream.from_arrow(obj)`` imports any stream that offers ``__arrow_c_stream__``.
+#[cfg_attr(
+    doc,
+    doc = r#"
+**In Rust** ([`ArrowStreamExport`], the type of `dlpack_abi.ArrowStream`): while one call
+checks a `requested_schema`, a concurrent one finds the stream taken.
+
+```no_run
+use dlpack_abi::arrow::{errno, Array, ArrayStream, ProducerError, SchemaDef};
+use dlpack_abi::python::ArrowStreamExport;
+use pyo3::prelude::*;
+
+#[pyfunction]
+fn batches() -> PyResult<ArrowStreamExport> {
+    let arrays = (0..3i64).map(|i| {
+        Array::from_vec(vec![i, i + 1]).map_err(|_| ProducerError::code_only(errno::EINVAL))
+    });
+    let stream = ArrayStream::from_iter(SchemaDef::of::<i64>()?, arrays)?;
+    Ok(ArrowStreamExport::new(stream)) // pyarrow.RecordBatchReader.from_stream(batches())
+}
+```"#
+)]
 #[pyclass(frozen, module = "dlpack_abi", name = "ArrowStream")]
 pub struct ArrowStreamExport {
     stream: Mutex<Option<AnyStream>>,
@@ -432,16 +466,17 @@ impl Drop for ArrowStreamExport {
 
 #[pymethods]
 impl ArrowStreamExport {
-    /// Imports any object with `__arrow_c_stream__` (a CPU stream; nothing is read yet).
+    /// Import any object with ``__arrow_c_stream__`` (a CPU stream; nothing is read yet).
     #[staticmethod]
     fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
         let stream = import_stream(source, None)?;
         Ok(Self::with(AnyStream::Cpu(stream), Some(Live::import())))
     }
 
-    /// The stream's schema, without consuming the stream: what the PyCapsule interface asks
-    /// streams to offer, so that a consumer (DuckDB, for one) reads the schema first and then
-    /// the stream. `ValueError` once the stream has been exported.
+    /// Return the stream's schema capsule without consuming the stream, as the PyCapsule
+    /// interface asks streams to (DuckDB reads the schema first, then the stream).
+    ///
+    /// Raises ``ValueError`` once the stream has been exported.
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
         let taken = self.slot().take();
         let mut stream =

@@ -390,7 +390,7 @@ macro_rules! dlpack_pymethods {
         impl $class {
             $($methods)*
 
-            /// `__dlpack__`, array API 2023.12 (see `dlpack_abi::python::exporter::dlpack`).
+            /// The DLPack export (array API 2023.12).
             #[classattr]
             #[pyo3(name = "__dlpack__")]
             fn __dlpack_abi_dlpack_method(
@@ -401,12 +401,12 @@ macro_rules! dlpack_pymethods {
                 DLPACK.descriptor(py)
             }
 
-            /// `(device_type, device_id)` with DLPack numbering.
+            /// Return ``(device_type, device_id)``, with DLPack's numbering.
             fn __dlpack_device__(&self) -> (i32, i32) {
                 $crate::python::exporter::dlpack_device(self)
             }
 
-            /// The C exchange API table of this class (a `"dlpack_exchange_api"` capsule).
+            /// The DLPack C exchange API table of this class (a ``dlpack_exchange_api`` capsule).
             #[classattr]
             fn __dlpack_c_exchange_api__(
                 py: ::pyo3::Python<'_>,
@@ -415,7 +415,7 @@ macro_rules! dlpack_pymethods {
                 API.capsule(py)
             }
 
-            /// Arrow export through the zero-copy bridge: `(arrow_schema, arrow_device_array)`.
+            /// Return ``(arrow_schema, arrow_device_array)`` capsules sharing the memory.
             #[pyo3(signature = (requested_schema=None, **kwargs))]
             fn __arrow_c_device_array__<'py>(
                 &self,
@@ -428,7 +428,7 @@ macro_rules! dlpack_pymethods {
                 )
             }
 
-            /// Arrow export of CPU data through the bridge: `(arrow_schema, arrow_array)`.
+            /// Return ``(arrow_schema, arrow_array)`` capsules sharing the memory (CPU data).
             #[pyo3(signature = (requested_schema=None))]
             fn __arrow_c_array__<'py>(
                 &self,

@@ -24,31 +24,36 @@ use crate::raw::{
     DLPackFlags,
 };
 
-/// A tensor for Python (`dlpack_abi.Tensor`): `__dlpack__`, `__dlpack_device__`,
-/// `__dlpack_c_exchange_api__`, and `__arrow_c_device_array__`/`__arrow_c_array__` through the
-/// zero-copy bridge.
+/// A DLPack tensor that shares its memory with every consumer.
 ///
-/// Every export shares the tensor (one allocation per export, no copy unless asked for); the
-/// tensor's own deleter runs when the `Tensor` and every export are gone.
+/// Every export (``__dlpack__``, the C exchange API ``__dlpack_c_exchange_api__``, and
+/// ``__arrow_c_device_array__`` / ``__arrow_c_array__`` through the zero-copy Arrow bridge)
+/// shares the memory, one small allocation each, and copies only when asked to. The memory is
+/// freed when the Tensor and every export are gone.
 ///
-/// Made with [`new`](Self::new), the exports are `READ_ONLY` and Rust keeps shared access
-/// ([`tensor`](Self::tensor)). Made with [`new_writable`](Self::new_writable), consumers may
-/// write (unless the tensor itself is `READ_ONLY`), so Rust gives up access to the elements.
-///
-/// ```no_run
-/// use dlpack_abi::dlpack::{Export, VersionedTensor};
-/// use dlpack_abi::python::PyTensor;
-/// use pyo3::prelude::*;
-///
-/// #[pyfunction]
-/// fn ramp(n: usize) -> PyResult<PyTensor> {
-///     let values: Vec<f32> = (0..n).map(|i| i as f32).collect();
-///     let n = values.len() as i64;
-///     let tensor: VersionedTensor = Export::new(values, &[n]).finish()
-///         .map_err(|e| pyo3::exceptions::PyValueError::new_err(e.to_string()))?;
-///     Ok(PyTensor::new(tensor)) // numpy.from_dlpack(ramp(4)) is a read-only view
-/// }
-/// ```
+/// Make one with ``Tensor.from_dlpack(obj)`` (any DLPack producer), ``Tensor.from_bytes(...)`` or
+/// ``Tensor.from_arrow(obj)``; hand it to NumPy, pyarrow, JAX or tvm-ffi with their own
+/// ``from_dlpack``.
+#[cfg_attr(
+    doc,
+    doc = r#"
+**In Rust** ([`PyTensor`], the type of `dlpack_abi.Tensor`): made with [`new`](Self::new), the exports are `READ_ONLY` and Rust keeps shared access
+([`tensor`](Self::tensor)). Made with [`new_writable`](Self::new_writable), consumers may
+write (unless the tensor itself is `READ_ONLY`), so Rust gives up access to the elements.
+
+```no_run
+use dlpack_abi::dlpack::{AlignedVec, Export, VersionedTensor};
+use dlpack_abi::python::PyTensor;
+use pyo3::prelude::*;
+
+#[pyfunction]
+fn ramp(n: usize) -> PyResult<PyTensor> {
+    let values: AlignedVec<f32> = (0..n).map(|i| i as f32).collect();
+    let tensor: VersionedTensor = Export::new(values, &[i64::try_from(n)?]).finish()?;
+    Ok(PyTensor::new(tensor)) // numpy.from_dlpack(ramp(4)) is a read-only view
+}
+```"#
+)]
 #[pyclass(frozen, module = "dlpack_abi", name = "Tensor")]
 pub struct PyTensor {
     shared: Arc<Held<VersionedTensor>>,
@@ -251,19 +256,30 @@ impl PyTensor {
         DLPACK.descriptor(py)
     }
 
-    /// `(device_type, device_id)` with DLPack numbering.
+    /// Return ``(device_type, device_id)``, with DLPack's numbering (``(1, 0)`` for the CPU).
     pub fn __dlpack_device__(&self) -> (i32, i32) {
         let device = self.view().device();
         (device.device_type.0, device.device_id)
     }
 
-    /// The static C exchange API table (a `"dlpack_exchange_api"` capsule without destructor).
+    /// The DLPack C exchange API table of this type: a ``"dlpack_exchange_api"`` capsule that
+    /// C consumers (tvm-ffi, ...) call without going through Python.
     #[classattr]
     fn __dlpack_c_exchange_api__(py: Python<'_>) -> PyResult<Py<PyCapsule>> {
         super::EXCHANGE_API.capsule(py)
     }
 
-    /// Imports any object with `__dlpack__` (see `dlpack_abi::python::from_dlpack`).
+    /// Import any DLPack producer (or an unconsumed ``dltensor`` capsule) without a copy.
+    ///
+    /// The producer's C exchange API is used when its type has one, then
+    /// ``__dlpack__(max_version=(1, 3), ...)``, then the legacy call. The tensor is validated
+    /// before use, and a capsule is consumed once.
+    ///
+    /// Parameters: ``stream``, ``dl_device`` and ``copy`` are passed on as the array API
+    /// defines them.
+    ///
+    /// Raises ``BufferError`` for a malformed tensor or one that cannot be provided as asked,
+    /// ``TypeError`` for an object without the protocol, ``ValueError`` for a consumed capsule.
     #[staticmethod]
     #[pyo3(signature = (source, /, *, stream=None, dl_device=None, copy=None))]
     fn from_dlpack(
@@ -293,9 +309,13 @@ impl PyTensor {
         Ok(Self::imported(super::from_dlpack(source, &request)?))
     }
 
-    /// A Rust-owned CPU tensor holding a copy of `data` (any bytes-like object), with dtype
-    /// `(code, bits, lanes)`, `shape`, and optional element `strides`; every byte the shape and
-    /// strides reach must lie in `data` (`ValueError` otherwise).
+    /// Return a CPU tensor holding a copy of ``data`` (any bytes-like object), 64-byte aligned.
+    ///
+    /// ``dtype`` is DLPack's ``(code, bits, lanes)``, for example ``(2, 32, 1)`` for float32;
+    /// ``strides`` are in elements (row-major when omitted). ``readonly=True`` makes every
+    /// export read-only.
+    ///
+    /// Raises ``ValueError`` when the shape and strides reach bytes outside ``data``.
     #[staticmethod]
     #[pyo3(signature = (data, dtype, shape, *, strides=None, readonly=false))]
     fn from_bytes(
@@ -320,14 +340,17 @@ impl PyTensor {
         })
     }
 
-    /// Imports an Arrow array (`__arrow_c_device_array__` or `__arrow_c_array__`) through the
-    /// zero-copy bridge: primitive, `arrow.bool8` and `arrow.fixed_shape_tensor` arrays.
+    /// Import an Arrow array (``__arrow_c_device_array__`` or ``__arrow_c_array__``) without a
+    /// copy: primitive arrays, ``arrow.bool8`` and ``arrow.fixed_shape_tensor``.
+    ///
+    /// Raises ``BufferError`` for arrays a tensor cannot describe (nulls, offsets of bits).
     #[staticmethod]
     fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
         arrow::tensor_from_arrow(source).map(Self::imported)
     }
 
-    /// Arrow export through the bridge: `(arrow_schema, arrow_device_array)` capsules.
+    /// Return ``(arrow_schema, arrow_device_array)`` capsules sharing the memory (Arrow
+    /// PyCapsule interface); more than one dimension is an ``arrow.fixed_shape_tensor``.
     #[pyo3(signature = (requested_schema=None, **kwargs))]
     fn __arrow_c_device_array__<'py>(
         &self,
@@ -339,7 +362,7 @@ impl PyTensor {
         arrow::tensor_capsules(py, self.export(false)?, requested_schema.as_ref(), true)
     }
 
-    /// Arrow export through the bridge for CPU tensors: `(arrow_schema, arrow_array)` capsules.
+    /// Return ``(arrow_schema, arrow_array)`` capsules sharing the memory of a CPU tensor.
     #[pyo3(signature = (requested_schema=None))]
     fn __arrow_c_array__<'py>(
         &self,
@@ -349,7 +372,7 @@ impl PyTensor {
         arrow::tensor_capsules(py, self.export(false)?, requested_schema.as_ref(), false)
     }
 
-    /// The extents.
+    /// The extents, as a tuple of ints.
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.view().shape())
@@ -361,38 +384,38 @@ impl PyTensor {
         PyTuple::new(py, self.view().strides().iter())
     }
 
-    /// `(code, bits, lanes)`.
+    /// DLPack's ``(code, bits, lanes)``: ``(2, 32, 1)`` is float32 (``repr`` names it).
     #[getter]
     fn dtype(&self) -> (u8, u8, u16) {
         let dtype = self.view().dtype();
         (dtype.code.0, dtype.bits, dtype.lanes)
     }
 
-    /// The address of the first element (`data + byte_offset`).
+    /// The address of the first element (DLPack's ``data + byte_offset``), as an int.
     #[getter]
     fn data_ptr(&self) -> usize {
         self.view().data_ptr() as usize
     }
 
-    /// Whether exports are read-only.
+    /// Whether consumers receive the memory read-only.
     #[getter]
     fn readonly(&self) -> bool {
         !self.writable
     }
 
-    /// The tensor's DLPack flags.
+    /// DLPack's flag bits of the tensor (1: read-only, 2: copied, 4: padded sub-byte type).
     #[getter]
     fn flags(&self) -> u64 {
         self.view().flags().bits()
     }
 
-    /// Bytes of the elements stored compactly.
+    /// The size of the elements in bytes, stored compactly.
     #[getter]
     fn nbytes(&self) -> usize {
         self.view().byte_size()
     }
 
-    /// The elements in row-major order, as bytes (a copy; host-accessible memory only).
+    /// Return the elements in row-major order as bytes (a copy; CPU-accessible memory only).
     fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &gather(&self.view())?))
     }

@@ -18,8 +18,10 @@ use dlpack_abi::raw::{kDLCPU, DLDevice};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
-/// `k * x`, element by element, in any layout (strided, reversed, 0-d, empty), as a new
-/// row-major tensor of the same dtype (float32 or float64) and shape.
+/// Return ``k * x`` for a float32 or float64 array ``x`` from any DLPack producer, in any
+/// layout, as a new writable tensor of the same dtype and shape.
+///
+/// Raises ``TypeError`` for other dtypes and for objects that are not DLPack producers.
 #[pyfunction]
 fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
     let x = x.view();
@@ -46,7 +48,8 @@ fn scaled<T: Element + Send + Mul<Output = T>>(
     Ok(Export::new(values, x.shape()).finish()?)
 }
 
-/// A `rows` x `cols` grid of float64 values `i * cols + j`, exported zero-copy.
+/// A ``rows`` x ``cols`` grid of float64 values ``i * cols + j`` that DLPack and Arrow
+/// consumers read zero-copy and read-only.
 #[pyclass(frozen, module = "tensor_ops")]
 struct Grid {
     values: Arc<[f64]>,
@@ -82,7 +85,7 @@ dlpack_abi::dlpack_pymethods! {
             })
         }
 
-        /// How many exports are alive: consumers that have not released theirs yet.
+        /// The number of exports alive: consumers that have not released theirs yet.
         #[getter]
         fn live_exports(&self) -> usize {
             Arc::strong_count(&self.values) - 1
