@@ -119,8 +119,13 @@ impl<'a> TensorDescription<'a> {
     /// # Ok::<(), dlpack_abi::dlpack::ExportError>(())
     /// ```
     pub fn of(view: &TensorView<'a>) -> Self {
+        Self::of_reach(view, view.reach_from_data())
+    }
+
+    /// [`of`](Self::of), given the view's reach from its `data` in bytes
+    /// (`TensorView::reach_from_data`), for a caller that needs it too.
+    pub(crate) fn of_reach(view: &TensorView<'a>, (first, end): (i128, i128)) -> Self {
         let raw = view.raw();
-        let (first, end) = view.reach_from_data();
         let (data, byte_offset, end) = if first < 0 && raw.device.device_type.is_addressable() {
             // Validated: the reach lies in the address space, so these fit.
             let before = first.unsigned_abs() as usize;

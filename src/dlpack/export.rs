@@ -180,13 +180,13 @@ impl<M: ManagedStruct> ManagedTensor<M> {
             flags.difference(DLPackFlags::IS_COPIED | DLPackFlags::IS_SUBBYTE_TYPE_PADDED) | padded;
         // On error `placed` is dropped, and the owner with it.
         M::representable(flags)?;
-        let description = TensorDescription::of(&view).with_flags(flags);
+        let (first, end) = view.reach_from_data();
+        let description = TensorDescription::of_reach(&view, (first, end)).with_flags(flags);
         // The one check validation of the new struct could fail: a tensor that reaches before
         // its `data` on a device whose `data` is a handle (`of` cannot start the buffer
         // earlier there). `of` keeps the first element where it was, so the reach shifts by
         // the change of `byte_offset`.
         let shift = i128::from(description.byte_offset) - i128::from(view.raw().byte_offset);
-        let (first, end) = view.reach_from_data();
         check_inside(first + shift, end + shift, description.len)?;
         let validated = source.meta();
         // What validation of the new struct returns: the same shape, strides, dtype and storage

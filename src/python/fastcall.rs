@@ -10,8 +10,9 @@ use core::ptr;
 
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyCapsule, PyString, PyTuple};
-use pyo3::{ffi, intern, PyClass};
+use pyo3::{ffi, intern, Borrowed, PyClass};
 
 /// The keyword-only arguments of `__dlpack__` (array API 2023.12).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -26,46 +27,61 @@ pub(crate) struct DlpackArgs {
     pub(crate) copy: Option<bool>,
 }
 
-/// The four keyword names, interned (call sites pass interned names, so a pointer comparison
-/// finds them; equality is the fallback), in [`DlpackArgs::set`]'s order.
-fn names(py: Python<'_>) -> [&Bound<'_, PyString>; 4] {
-    [
-        intern!(py, "stream"),
-        intern!(py, "max_version"),
-        intern!(py, "dl_device"),
-        intern!(py, "copy"),
-    ]
+/// The four keyword names, interned once (call sites pass interned names, so a pointer
+/// comparison finds them; equality is the fallback), in [`DlpackArgs::set`]'s order.
+fn names(py: Python<'_>) -> PyResult<&[Py<PyString>; 4]> {
+    static NAMES: PyOnceLock<[Py<PyString>; 4]> = PyOnceLock::new();
+    NAMES.get_or_try_init(py, || {
+        Ok([
+            intern!(py, "stream").clone().unbind(),
+            intern!(py, "max_version").clone().unbind(),
+            intern!(py, "dl_device").clone().unbind(),
+            intern!(py, "copy").clone().unbind(),
+        ])
+    })
 }
 
-/// `(a, b)` from a tuple of two ints, without pyo3's generic extraction.
-fn pair<T: TryFrom<i64>>(value: &Bound<'_, PyAny>) -> Option<(T, T)> {
+/// An int's value (or an object's `__index__`), or `None` (with no exception left set) for
+/// anything else and for values outside `i64`.
+fn int(value: Borrowed<'_, '_, PyAny>) -> Option<i64> {
+    // SAFETY: attached (a `Borrowed` proves it), a live object.
+    let number = unsafe { ffi::PyLong_AsLongLong(value.as_ptr()) };
+    if number == -1 {
+        // `take` clears the exception that marks a failure (and `-1` may be the value).
+        if let Some(_error) = PyErr::take(value.py()) {
+            return None;
+        }
+    }
+    Some(number)
+}
+
+/// `(a, b)` from a tuple of two ints, read without new references.
+fn pair<T: TryFrom<i64>>(value: Borrowed<'_, '_, PyAny>) -> Option<(T, T)> {
     let tuple = value.cast::<PyTuple>().ok()?;
     if tuple.len() != 2 {
         return None;
     }
-    let item = |index| {
-        let item = tuple.get_item(index).ok()?;
-        T::try_from(item.extract::<i64>().ok()?).ok()
-    };
-    Some((item(0)?, item(1)?))
+    // SAFETY: indices below the tuple's length; the items are borrowed from the live tuple.
+    let item = |index| int(unsafe { tuple.get_borrowed_item_unchecked(index) });
+    Some((T::try_from(item(0)?).ok()?, T::try_from(item(1)?).ok()?))
 }
 
 impl DlpackArgs {
     /// Sets keyword `index` (of [`names`]) to `value`, `None` meaning not given.
-    fn set(&mut self, index: usize, value: &Bound<'_, PyAny>) -> PyResult<()> {
+    fn set(&mut self, index: usize, value: Borrowed<'_, '_, PyAny>) -> PyResult<()> {
         if value.is_none() {
             return Ok(());
         }
         let wrong = |name: &str, expected: &str| {
             PyTypeError::new_err(format!(
                 "__dlpack__() argument '{name}' must be {expected}, not {}",
-                super::capsule::type_name(value)
+                super::capsule::type_name(&value)
             ))
         };
         match index {
             0 => {
-                let stream = value.extract::<i64>();
-                self.stream = Some(stream.map_err(|_| wrong("stream", "an int or None"))?);
+                let stream = int(value);
+                self.stream = Some(stream.ok_or_else(|| wrong("stream", "an int or None"))?);
             }
             1 => {
                 let version = pair(value);
@@ -107,10 +123,10 @@ impl DlpackArgs {
             return Ok(parsed);
         }
         // SAFETY: a live tuple of names, borrowed for the call (vectorcall protocol).
-        let kwnames = unsafe { Bound::from_borrowed_ptr(py, kwnames) };
+        let kwnames = unsafe { Borrowed::from_ptr(py, kwnames) };
         // SAFETY: as above.
-        let kwnames = unsafe { kwnames.cast_into_unchecked::<PyTuple>() };
-        let known = names(py);
+        let kwnames = unsafe { kwnames.cast_unchecked::<PyTuple>() };
+        let known = names(py)?;
         for (index, name) in kwnames.iter_borrowed().enumerate() {
             let which = match known
                 .iter()
@@ -133,8 +149,7 @@ impl DlpackArgs {
             // SAFETY: as above: a readable slot.
             let value = unsafe { *slot };
             // SAFETY: a live value, borrowed for the call.
-            let value = unsafe { Bound::from_borrowed_ptr(py, value) };
-            parsed.set(which, &value)?;
+            parsed.set(which, unsafe { Borrowed::from_ptr(py, value) })?;
         }
         Ok(parsed)
     }
