@@ -18,6 +18,7 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
 import numpy as np  # noqa: E402
 import tvm_ffi  # noqa: E402
+from tvm_ffi.core import DLTensorTestWrapper  # noqa: E402
 
 import dlpack_abi  # noqa: E402
 from dlpack_abi import Tensor  # noqa: E402
@@ -40,7 +41,8 @@ def build():
 def main():
     array = np.ones(1000, dtype=np.float32)
     ours = Tensor.from_dlpack(array)
-    peer = tvm_ffi.from_dlpack(array)  # a tensor whose type has an exchange table
+    # A tensor whose type has an exchange table (tvm-ffi's Tensor itself has none).
+    peer = DLTensorTestWrapper(tvm_ffi.from_dlpack(array))
     # Callables bound once, so that no side pays an attribute lookup the other does not.
     names = dict(ours_from_dlpack=Tensor.from_dlpack, peer_from_dlpack=tvm_ffi.from_dlpack,
                  np_from_dlpack=np.from_dlpack, array=array, ours=ours, peer=peer)
