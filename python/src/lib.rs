@@ -60,7 +60,11 @@ fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
 
 /// An 8-bit image that exports its pixels through DLPack and Arrow, zero-copy and read-only
 /// (``numpy.from_dlpack(image)``): a class of its own, built with ``DlpackExporter``.
-#[pyclass(frozen)]
+#[cfg_attr(
+    not(feature = "abi3"),
+    pyclass(frozen, immutable_type, module = "dlpack_abi")
+)]
+#[cfg_attr(feature = "abi3", pyclass(frozen, module = "dlpack_abi"))]
 struct Image {
     pixels: Arc<AlignedVec<u8>>,
     height: i64,
@@ -95,6 +99,33 @@ abi::dlpack_pymethods! {
                 height,
                 width,
             })
+        }
+    }
+}
+
+/// An exporter whose tensor method panics, for the tests: every path reports a ``PanicException``
+/// instead of unwinding into C.
+#[pyclass(frozen, module = "dlpack_abi", name = "_PanickingExporter")]
+struct PanickingExporter;
+
+impl DlpackExporter for PanickingExporter {
+    fn dlpack_device(&self) -> DLDevice {
+        DLDevice {
+            device_type: kDLCPU,
+            device_id: 0,
+        }
+    }
+
+    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+        panic!("the exporter failed")
+    }
+}
+
+abi::dlpack_pymethods! {
+    impl PanickingExporter {
+        #[new]
+        fn new() -> Self {
+            Self
         }
     }
 }
@@ -160,6 +191,11 @@ fn counts(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
 /// Zero-copy DLPack and Arrow PyCapsule exchange, validated: ``Tensor``, ``ArrowArray``,
 /// ``ArrowStream`` and ``from_dlpack``, with small examples of Rust functions that take and
 /// return them.
+/// The Python type of a class.
+fn py_type<T: pyo3::PyTypeInfo>(py: Python<'_>) -> Bound<'_, pyo3::types::PyType> {
+    T::type_object(py)
+}
+
 #[pymodule]
 fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     abi::python::add_to_module(module)?;
@@ -172,6 +208,11 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(arrow_passthrough, module)?)?;
     module.add_function(wrap_pyfunction!(count_rows, module)?)?;
     module.add_class::<Image>()?;
+    // A test helper: in the module, not in its `__all__`.
+    module.setattr(
+        "_PanickingExporter",
+        py_type::<PanickingExporter>(module.py()),
+    )?;
     module.add_function(wrap_pyfunction!(total, module)?)?;
     module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;

@@ -54,11 +54,12 @@ class ExchangeTable(ctypes.Structure):
             "current_work_stream")]
 
 
-def exchange_table():
-    """The table behind `dlpack_abi.Tensor.__dlpack_c_exchange_api__`."""
+def exchange_table(cls=None):
+    """The table behind `cls.__dlpack_c_exchange_api__` (`dlpack_abi.Tensor`'s by default)."""
     get = ctypes.pythonapi.PyCapsule_GetPointer
     get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
-    address = get(dlpack_abi.Tensor.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
+    cls = dlpack_abi.Tensor if cls is None else cls
+    address = get(cls.__dlpack_c_exchange_api__, b"dlpack_exchange_api")
     return ExchangeTable.from_address(address)
 
 

@@ -10,9 +10,10 @@ from conftest import PyCapsule_GetName
 from dlpack_abi import Tensor
 
 ABSENT = object()
-STREAMS = [ABSENT, None, 1, -1, "1", 1.0]
-VERSIONS = [ABSENT, None, (1, 3), (1, 0), (0, 8), (2, 0), (1,), (1, "3"), [1, 3], "1.3", (1 << 70, 0)]
-DEVICES = [ABSENT, None, (1, 0), (2, 0), (1,), "cpu", (1, 1 << 40)]
+STREAMS = [ABSENT, None, 1, -1, "1", 1.0, True, 1 << 70]
+VERSIONS = [ABSENT, None, (1, 3), (1, 0), (0, 8), (2, 0), (1,), (1, "3"), [1, 3], "1.3", (1 << 70, 0),
+            (True, 3)]
+DEVICES = [ABSENT, None, (1, 0), (2, 0), (1,), "cpu", (1, 1 << 40), (True, 0)]
 COPIES = [ABSENT, None, True, False, 1, "yes"]
 
 
@@ -29,8 +30,10 @@ def expected(stream, max_version, dl_device, copy, readonly):
     """The outcome the array API (2023.12) and our choices call for: an exception type, or the
     capsule's name."""
     given = lambda value: value is not ABSENT and value is not None  # noqa: E731
-    if given(stream) and not (is_int(stream) and -(1 << 63) <= stream < 1 << 63):
-        return TypeError
+    if given(stream) and not is_int(stream):
+        return TypeError  # bools too: an int by inheritance, a mistake by intent
+    if given(stream) and not -(1 << 63) <= stream < 1 << 63:
+        return ValueError
     if given(max_version) and not pair_of_ints(max_version, 64):
         return TypeError
     if given(dl_device) and not pair_of_ints(dl_device, 32):

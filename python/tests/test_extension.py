@@ -120,8 +120,8 @@ def test_every_export_of_the_class_is_released_exactly_once():
     consumed = grid.__dlpack__(max_version=(1, 3))
     assert grid.live_exports == 2
     array = np.from_dlpack(_Capsule(consumed))
-    with pytest.raises(Exception):
-        np.from_dlpack(_Capsule(consumed))  # consumed once
+    with pytest.raises(ValueError, match="incorrect name"):
+        np.from_dlpack(_Capsule(consumed))  # consumed once: renamed used_dltensor_versioned
     del unconsumed  # the capsule's destructor releases an export never consumed
     gc.collect()
     assert grid.live_exports == 1
@@ -141,6 +141,50 @@ class _Capsule:
 
     def __dlpack_device__(self):
         return (1, 0)
+
+
+def test_the_stream_hook_sees_what_each_path_asks_for():
+    grid = Grid(1, 2)
+    assert grid.last_stream is None
+    np.from_dlpack(grid)  # __dlpack__ with no stream: a CPU tensor has none to order on
+    assert grid.last_stream == "Unspecified"
+    dlpack_abi.Tensor.from_dlpack(grid)  # the exchange table: its consumer orders the work
+    assert grid.last_stream == "NoSync"
+    grid.__arrow_c_device_array__()  # an Arrow export must be ready when it returns
+    assert grid.last_stream == "Unspecified"
+    with pytest.raises(BufferError, match="None for CPU"):
+        grid.__dlpack__(max_version=(1, 3), stream=-1)  # refused before the hook runs
+    assert grid.last_stream == "Unspecified"
+
+
+def test_the_class_table_refuses_objects_of_another_type():
+    import ctypes
+
+    from conftest import DLManagedTensorVersioned, exchange_table
+
+    table = exchange_table(Grid)
+    assert (table.major, table.minor) == (1, 3)
+    assert table.dltensor_from_py_object_no_sync is None  # NULL: use the owning export
+    export = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object,
+                               ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)))(
+        table.managed_tensor_from_py_object_no_sync)
+    out = ctypes.POINTER(DLManagedTensorVersioned)()
+    with pytest.raises(TypeError):
+        export(np.arange(3.0), ctypes.byref(out))
+    grid = Grid(1, 2)
+    assert export(grid, ctypes.byref(out)) == 0 and grid.live_exports == 1
+    out.contents.deleter(out)
+    assert grid.live_exports == 0
+
+
+def test_a_panicking_exporter_raises_on_every_path():
+    panicking = dlpack_abi.dlpack_abi._PanickingExporter()  # private: not re-exported
+    for attempt in (lambda: panicking.__dlpack__(max_version=(1, 3)),
+                    lambda: np.from_dlpack(panicking),
+                    lambda: dlpack_abi.Tensor.from_dlpack(panicking),  # its exchange table
+                    lambda: panicking.__arrow_c_device_array__()):
+        with pytest.raises(BaseException, match="the exporter failed"):
+            attempt()
 
 
 def test_consumers_use_the_class_exchange_table():

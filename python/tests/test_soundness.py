@@ -208,3 +208,46 @@ class _Capsule:
 
     def __arrow_c_stream__(self, requested_schema=None):
         return self.capsule
+
+
+def test_an_exception_in_flight_survives_a_capsule_destructor():
+    """A capsule that dies while an exception propagates (a temporary the eval loop drops) runs
+    its destructor, which deletes the export and leaves the exception as it was."""
+    import numpy as np
+
+    tensor = dlpack_abi.Tensor.from_dlpack(np.arange(3.0))
+    with pytest.raises(KeyError):
+        {}[tensor.__dlpack__(max_version=(1, 3))]  # the capsule is a key never found
+    assert dlpack_abi.counts()["live_exports"] == 0
+
+
+# A capsule name must outlive the capsule: kept here for the life of the module.
+_FOREIGN_NAME = ctypes.create_string_buffer(b"someone_elses_name")
+
+
+def test_a_capsule_renamed_by_a_stranger_is_reported_not_deleted(monkeypatch):
+    """A capsule whose name is neither ours nor the consumed one holds a pointer we cannot trust:
+    its destructor reports it (unraisable) and leaves the tensor alone. The report names the
+    destructor, not the dying capsule: with the capsule as its object (the python_spec reference
+    code's choice) the hook's arguments destroyed it a second time, and this test crashed."""
+    import sys
+
+    import numpy as np
+
+    reported = []  # what the hook saw, as text: keeping its arguments would keep their objects
+    monkeypatch.setattr(sys, "unraisablehook",
+                        lambda args: reported.append((str(args.exc_value), str(args.object))))
+    tensor = dlpack_abi.Tensor.from_dlpack(np.arange(3.0))
+    capsule = tensor.__dlpack__(max_version=(1, 3))
+    get = ctypes.pythonapi.PyCapsule_GetPointer
+    get.restype, get.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_char_p]
+    rename = ctypes.pythonapi.PyCapsule_SetName
+    rename.restype, rename.argtypes = ctypes.c_int, [ctypes.py_object, ctypes.c_void_p]
+    address = get(capsule, b"dltensor_versioned")
+    assert rename(capsule, ctypes.addressof(_FOREIGN_NAME)) == 0
+    del capsule
+    assert reported == [("PyCapsule_GetPointer called with incorrect name",
+                         "a DLPack capsule's destructor")]
+    assert dlpack_abi.counts()["live_exports"] == 1  # left alone: release it ourselves
+    managed = DLManagedTensorVersioned.from_address(address)
+    managed.deleter(ctypes.cast(address, ctypes.POINTER(DLManagedTensorVersioned)))

@@ -12,7 +12,8 @@ use super::{Element, ExportError, ManagedStruct, ManagedTensor};
 use crate::raw::DLPackFlags;
 
 /// Host memory holding `len` elements of one [`Element`] type: what [`Export`] needs from a
-/// buffer. Implemented for `Vec<T>`, `Box<[T]>` and `Arc<[T]>`.
+/// buffer. Implemented for `Vec<T>`, `Box<[T]>`, `Arc<[T]>`, [`AlignedVec<T>`](super::AlignedVec)
+/// and `Arc<AlignedVec<T>>`.
 ///
 /// # Safety
 /// [`memory`](Self::memory) is called once, after the buffer has been moved to the place where it

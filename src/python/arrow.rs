@@ -155,7 +155,16 @@ fn squares() -> PyResult<ArrowArrayExport> {
 }
 ```"#
 )]
-#[pyclass(frozen, module = "dlpack_abi", name = "ArrowArray")]
+// Immutable where the build allows it (the stable ABI only from 3.14): `from_dlpack` then
+// remembers the type's exchange table.
+#[cfg_attr(
+    not(Py_LIMITED_API),
+    pyclass(frozen, immutable_type, module = "dlpack_abi", name = "ArrowArray")
+)]
+#[cfg_attr(
+    Py_LIMITED_API,
+    pyclass(frozen, module = "dlpack_abi", name = "ArrowArray")
+)]
 pub struct ArrowArrayExport {
     shared: Arc<Held<Pair>>,
 }
@@ -342,7 +351,16 @@ fn batches() -> PyResult<ArrowStreamExport> {
 }
 ```"#
 )]
-#[pyclass(frozen, module = "dlpack_abi", name = "ArrowStream")]
+// Immutable where the build allows it (the stable ABI only from 3.14): `from_dlpack` then
+// remembers the type's exchange table.
+#[cfg_attr(
+    not(Py_LIMITED_API),
+    pyclass(frozen, immutable_type, module = "dlpack_abi", name = "ArrowStream")
+)]
+#[cfg_attr(
+    Py_LIMITED_API,
+    pyclass(frozen, module = "dlpack_abi", name = "ArrowStream")
+)]
 pub struct ArrowStreamExport {
     stream: Mutex<Option<AnyStream>>,
     /// Set for streams imported from Python, dropped attached to the interpreter.

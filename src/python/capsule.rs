@@ -87,7 +87,7 @@ unsafe extern "C" fn dlpack_destructor<M: DlpackCapsule>(capsule: *mut ffi::PyOb
     let pointer = unsafe { ffi::PyCapsule_GetPointer(capsule, M::NAME.as_ptr()) };
     match NonNull::new(pointer.cast::<M>()) {
         // SAFETY: attached, with the exception `PyCapsule_GetPointer` set.
-        None => unsafe { ffi::PyErr_WriteUnraisable(capsule) },
+        None => unsafe { report_unraisable(c"a DLPack capsule's destructor") },
         // SAFETY: an unconsumed capsule of ours holds a live tensor whose deleter has not run.
         Some(tensor) => unsafe { delete(tensor) },
     }
@@ -98,9 +98,34 @@ unsafe extern "C" fn dlpack_destructor<M: DlpackCapsule>(capsule: *mut ffi::PyOb
         // SAFETY: attached.
         None if !unsafe { ffi::PyErr_Occurred() }.is_null() => {
             // SAFETY: attached, with an exception set.
-            unsafe { ffi::PyErr_WriteUnraisable(capsule) }
+            unsafe { report_unraisable(c"a DLPack capsule's destructor") }
         }
         None => {}
+    }
+}
+
+/// Reports the exception set as unraisable, naming `site`: never with the dying capsule as the
+/// object (the python_spec reference code passes it), because the hook's arguments take a
+/// reference to it, and a capsule is destroyed with no references left: giving that one back
+/// destroys it again, recursively, or, if the hook keeps it, frees it while it is held.
+///
+/// # Safety
+/// Attached to the interpreter, with an exception set.
+unsafe fn report_unraisable(site: &CStr) {
+    // The string is made with no exception set, and the exception put back for the report.
+    // SAFETY: attached (caller).
+    let error = unsafe { SavedError::fetch() };
+    // SAFETY: attached (caller); a NUL-terminated string. On failure (NULL) its own exception
+    // is replaced by ours below.
+    let site = unsafe { ffi::PyUnicode_FromString(site.as_ptr()) };
+    // SAFETY: attached.
+    unsafe { error.restore() };
+    // SAFETY: attached, with the exception set; `site` is a new string, or NULL (then only the
+    // traceback is reported).
+    unsafe { ffi::PyErr_WriteUnraisable(site) };
+    if !site.is_null() {
+        // SAFETY: our reference, given back once.
+        unsafe { ffi::Py_DecRef(site) };
     }
 }
 
@@ -218,7 +243,7 @@ unsafe extern "C" fn arrow_destructor<R: ArrowCapsule>(capsule: *mut ffi::PyObje
     let pointer = unsafe { ffi::PyCapsule_GetPointer(capsule, R::NAME.as_ptr()) };
     if pointer.is_null() {
         // SAFETY: attached, with the exception set.
-        unsafe { ffi::PyErr_WriteUnraisable(capsule) };
+        unsafe { report_unraisable(c"an Arrow PyCapsule's destructor") };
     } else {
         let raw = pointer.cast::<R>();
         // SAFETY: the box `arrow_capsule` made; its struct is ours unless moved out (released).

@@ -28,7 +28,7 @@ use alloc::format;
 use alloc::string::ToString;
 
 use pyo3::exceptions::{PyBufferError, PyIndexError, PyOSError, PyTypeError, PyValueError};
-use pyo3::PyErr;
+use pyo3::{PyErr, PyResult};
 
 use crate::arrow::{ArrowError, BridgeError, ReadError, StreamError, ValidationError};
 use crate::dlpack::{AccessError, ConsumerStreamError, ExportError, ImportError, TensorError};
@@ -123,4 +123,24 @@ impl From<StreamError> for PyErr {
             StreamError::Invalid(error) => error.into(),
         }
     }
+}
+
+/// Runs `body`, turning a panic into a `PanicException` (with the panic's message) instead of
+/// letting it unwind into C, which would abort the process: the guard of every function this
+/// crate hands to C that runs code it does not control (an exporter's `dlpack_tensor`, say).
+pub(crate) fn catching_panics<R>(what: &str, body: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| {
+                payload
+                    .downcast_ref::<alloc::string::String>()
+                    .map(|s| s.as_str())
+            })
+            .unwrap_or("a panic without a message");
+        Err(pyo3::panic::PanicException::new_err(format!(
+            "{what} panicked: {message}"
+        )))
+    })
 }

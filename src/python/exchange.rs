@@ -36,8 +36,9 @@ impl ExchangeApi {
     /// one in a `static` per class): `managed_tensor_from_py_object_no_sync` makes the export
     /// `T`'s `__dlpack__(max_version=(1, 3))` makes, with
     /// [`ConsumerStream::NoSync`](crate::dlpack::ConsumerStream::NoSync);
-    /// `dltensor_from_py_object_no_sync` refuses (an exporter makes a tensor per export, which
-    /// no borrowed `DLTensor` could outlive); the allocator, `managed_tensor_to_py_object_no_sync`
+    /// `dltensor_from_py_object_no_sync` is NULL, which the header allows and which sends
+    /// consumers to the owning export (an exporter makes a tensor per export, which no borrowed
+    /// `DLTensor` could outlive); the allocator, `managed_tensor_to_py_object_no_sync`
     /// (which makes a `dlpack_abi.Tensor`) and `current_work_stream` are [`EXCHANGE_API`]'s.
     ///
     /// ```no_run
@@ -63,7 +64,7 @@ impl ExchangeApi {
             managed_tensor_allocator: Some(allocate),
             managed_tensor_from_py_object_no_sync: Some(exporter_from_py_object::<T>),
             managed_tensor_to_py_object_no_sync: Some(to_py_object),
-            dltensor_from_py_object_no_sync: Some(exporter_dltensor),
+            dltensor_from_py_object_no_sync: None,
             current_work_stream: Some(current_work_stream),
         })
     }
@@ -113,8 +114,8 @@ pub static EXCHANGE_API: ExchangeApi = ExchangeApi(DLPackExchangeAPI {
     current_work_stream: Some(current_work_stream),
 });
 
-/// Runs `body` with the `Python` token the exchange API's caller implies, turning an error into
-/// a raised exception and -1.
+/// Runs `body` with the `Python` token the exchange API's caller implies, turning an error (or
+/// a panic, which must not unwind into the C caller) into a raised exception and -1.
 ///
 /// # Safety
 /// The caller is attached to the interpreter (the exchange API functions that take Python
@@ -122,7 +123,7 @@ pub static EXCHANGE_API: ExchangeApi = ExchangeApi(DLPackExchangeAPI {
 unsafe fn attached(body: impl FnOnce(Python<'_>) -> PyResult<()>) -> c_int {
     // SAFETY: attached (caller).
     let py = unsafe { Python::assume_attached() };
-    match body(py) {
+    match super::errors::catching_panics("the DLPack exchange API", || body(py)) {
         Ok(()) => 0,
         Err(error) => {
             error.restore(py);
@@ -185,21 +186,6 @@ unsafe extern "C" fn exporter_from_py_object<T: DlpackExporter + PyClass>(
         // SAFETY: `out` is non-NULL and writable (exchange API contract).
         unsafe { *out = tensor.into_raw() };
         Ok(())
-    };
-    // SAFETY: called attached (exchange API contract).
-    unsafe { attached(body) }
-}
-
-/// `dltensor_from_py_object_no_sync` of an exporter class: refused with a `BufferError`, since
-/// each export is a tensor of its own that no borrowed `DLTensor` could outlive.
-///
-/// # Safety
-/// Called attached (exchange API contract).
-unsafe extern "C" fn exporter_dltensor(_object: *mut c_void, _out: *mut DLTensor) -> c_int {
-    let body = |_: Python<'_>| {
-        Err(PyBufferError::new_err(
-            "this exporter has no bare DLTensor; use managed_tensor_from_py_object_no_sync",
-        ))
     };
     // SAFETY: called attached (exchange API contract).
     unsafe { attached(body) }

@@ -23,7 +23,7 @@ use crate::raw::{kDLCPU, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTenso
 ///
 /// - [`dlpack_device`](Self::dlpack_device) is `__dlpack_device__`: where the data lives.
 /// - [`dlpack_tensor`](Self::dlpack_tensor) makes one export: a [`VersionedTensor`] sharing the
-///   object's memory (an `Arc` clone, a reference to the object, ...). It is also the **stream
+///   object's memory (an `Arc` clone of it, typically). It is also the **stream
 ///   hook**: it receives the consumer's stream, already checked against the array API's table
 ///   for the device ([`ConsumerStream::parse`]), and makes the data ready there before it
 ///   returns, or refuses with an exception. CPU data has nothing to order.
@@ -46,7 +46,7 @@ use crate::raw::{kDLCPU, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTenso
 /// use pyo3::prelude::*;
 ///
 /// /// An 8-bit image that NumPy, pyarrow or JAX read zero-copy: `np.from_dlpack(image)`.
-/// #[pyclass(frozen)]
+/// #[pyclass(frozen, immutable_type)]
 /// struct Image { pixels: Arc<[u8]>, height: i64, width: i64 }
 ///
 /// impl DlpackExporter for Image {
@@ -101,10 +101,28 @@ fn tensor_of<E: DlpackExporter + ?Sized>(
     Ok(tensor)
 }
 
+/// The array API's checks of a `__dlpack__` request for data on `device`: the consumer's stream
+/// (which must be `None` when `dl_device` is the CPU, where the producer synchronises), and
+/// whether the request asks for a copy.
+pub(crate) fn check_request(
+    device: DLDevice,
+    stream: Option<i64>,
+    dl_device: Option<(i32, i32)>,
+    copy: Option<bool>,
+) -> PyResult<(ConsumerStream, bool)> {
+    if stream.is_some() && matches!(dl_device, Some((device_type, _)) if device_type == kDLCPU.0) {
+        return Err(PyBufferError::new_err(
+            "stream must be None when dl_device is the CPU (the producer synchronises)",
+        ));
+    }
+    let stream = ConsumerStream::parse(device, stream)?;
+    Ok((stream, copy_requested(device, dl_device, copy)?))
+}
+
 /// Whether `__dlpack__(dl_device=..., copy=...)` asks for a copy of data on `device`, or the
 /// `BufferError` that the array API calls for when it cannot be had: another device than
 /// `device` is reachable only by a copy to the CPU from host-accessible memory.
-pub(crate) fn copy_requested(
+fn copy_requested(
     device: DLDevice,
     dl_device: Option<(i32, i32)>,
     copy: Option<bool>,
@@ -166,8 +184,7 @@ pub fn dlpack<'py, E: DlpackExporter + ?Sized>(
     copy: Option<bool>,
 ) -> PyResult<Bound<'py, PyCapsule>> {
     let device = exporter.dlpack_device();
-    let stream = ConsumerStream::parse(device, stream)?;
-    let copy = copy_requested(device, dl_device, copy)?;
+    let (stream, copy) = check_request(device, stream, dl_device, copy)?;
     let tensor = tensor_of(exporter, device, stream)?;
     let versioned = wants_versioned(max_version);
     if versioned && !copy {
@@ -351,7 +368,9 @@ pub(crate) unsafe fn exchange_export<T: DlpackExporter + PyClass>(
 ///
 /// Write the class's `#[pymethods]` block inside the macro (pyo3 allows one such block per
 /// class); an empty `impl MyClass {}` when it has no methods of its own. The class keeps its
-/// own name and module (`#[pyclass(module = "...")]`).
+/// own name and module (`#[pyclass(module = "...")]`). Make it `immutable_type` where the build
+/// allows (pyo3 refuses it in stable-ABI builds before CPython 3.14): consumers such as
+/// `from_dlpack` then look its exchange table up once per type instead of once per call.
 ///
 /// ```no_run
 /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
@@ -360,7 +379,7 @@ pub(crate) unsafe fn exchange_export<T: DlpackExporter + PyClass>(
 /// use pyo3::prelude::*;
 ///
 /// /// A ramp of `n` float32 values that NumPy writes into: each export moves a fresh vector in.
-/// #[pyclass(frozen, module = "my_package")]
+/// #[pyclass(frozen, immutable_type, module = "my_package")]
 /// struct Ramp { n: usize }
 ///
 /// impl DlpackExporter for Ramp {

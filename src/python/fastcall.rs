@@ -8,10 +8,10 @@ use core::ffi::CStr;
 use core::marker::PhantomData;
 use core::ptr;
 
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
-use pyo3::types::{PyCapsule, PyString, PyTuple};
+use pyo3::types::{PyBool, PyCapsule, PyString, PyTuple};
 use pyo3::{ffi, intern, Borrowed, PyClass};
 
 /// The keyword-only arguments of `__dlpack__` (array API 2023.12).
@@ -41,18 +41,33 @@ fn names(py: Python<'_>) -> PyResult<&[Py<PyString>; 4]> {
     })
 }
 
-/// An int's value (or an object's `__index__`), or `None` (with no exception left set) for
-/// anything else and for values outside `i64`.
-fn int(value: Borrowed<'_, '_, PyAny>) -> Option<i64> {
+/// Why a value is not an `i64`.
+enum NotInt {
+    /// Not an int (a `bool` is not taken for one), nor an object with `__index__`.
+    Type,
+    /// An int outside `i64`.
+    Range,
+}
+
+/// An int's value (or an object's `__index__`), with no exception left set on failure.
+fn int(value: Borrowed<'_, '_, PyAny>) -> Result<i64, NotInt> {
+    if value.is_instance_of::<PyBool>() {
+        return Err(NotInt::Type);
+    }
     // SAFETY: attached (a `Borrowed` proves it), a live object.
     let number = unsafe { ffi::PyLong_AsLongLong(value.as_ptr()) };
     if number == -1 {
         // `take` clears the exception that marks a failure (and `-1` may be the value).
-        if let Some(_error) = PyErr::take(value.py()) {
-            return None;
+        if let Some(error) = PyErr::take(value.py()) {
+            let overflow = error.is_instance_of::<PyOverflowError>(value.py());
+            return Err(if overflow {
+                NotInt::Range
+            } else {
+                NotInt::Type
+            });
         }
     }
-    Some(number)
+    Ok(number)
 }
 
 /// `(a, b)` from a tuple of two ints, read without new references.
@@ -62,7 +77,7 @@ fn pair<T: TryFrom<i64>>(value: Borrowed<'_, '_, PyAny>) -> Option<(T, T)> {
         return None;
     }
     // SAFETY: indices below the tuple's length; the items are borrowed from the live tuple.
-    let item = |index| int(unsafe { tuple.get_borrowed_item_unchecked(index) });
+    let item = |index| int(unsafe { tuple.get_borrowed_item_unchecked(index) }).ok();
     Some((T::try_from(item(0)?).ok()?, T::try_from(item(1)?).ok()?))
 }
 
@@ -80,8 +95,12 @@ impl DlpackArgs {
         };
         match index {
             0 => {
-                let stream = int(value);
-                self.stream = Some(stream.ok_or_else(|| wrong("stream", "an int or None"))?);
+                self.stream = Some(int(value).map_err(|error| match error {
+                    NotInt::Type => wrong("stream", "an int or None"),
+                    NotInt::Range => PyValueError::new_err(
+                        "__dlpack__() argument 'stream' is out of range for a stream handle",
+                    ),
+                })?);
             }
             1 => {
                 let version = pair(value);
@@ -183,9 +202,7 @@ pub(crate) unsafe fn call<T: PyClass>(
         let object = unsafe { object.cast_into_unchecked::<T>() };
         export(&object, parsed)
     };
-    let result = std::panic::catch_unwind(std::panic::AssertUnwindSafe(body))
-        .unwrap_or_else(|_| Err(pyo3::panic::PanicException::new_err("__dlpack__ panicked")));
-    match result {
+    match super::errors::catching_panics("__dlpack__", body) {
         Ok(capsule) => capsule.into_ptr(),
         Err(error) => {
             error.restore(py);

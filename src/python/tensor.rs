@@ -12,13 +12,11 @@ use pyo3::types::{PyBytes, PyCapsule, PyDict, PyTuple};
 
 use super::capsule::{dlpack_capsule, DlpackCapsule};
 use super::copy::{copy_tensor, gather, HostTensor};
-use super::exporter::{copy_requested, wants_versioned};
+use super::exporter::{check_request, wants_versioned};
 use super::fastcall::{self, MethodDef};
 use super::gil::Held;
 use super::{arrow, Live};
-use crate::dlpack::{
-    flagless_representable, ConsumerStream, ManagedTensor, TensorView, VersionedTensor,
-};
+use crate::dlpack::{flagless_representable, ManagedTensor, TensorView, VersionedTensor};
 use crate::raw::{
     DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned,
     DLPackFlags,
@@ -54,7 +52,16 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
 }
 ```"#
 )]
-#[pyclass(frozen, module = "dlpack_abi", name = "Tensor")]
+// Immutable where the build allows it (the stable ABI only from 3.14): `from_dlpack` then
+// remembers the type's exchange table.
+#[cfg_attr(
+    not(Py_LIMITED_API),
+    pyclass(frozen, immutable_type, module = "dlpack_abi", name = "Tensor")
+)]
+#[cfg_attr(
+    Py_LIMITED_API,
+    pyclass(frozen, module = "dlpack_abi", name = "Tensor")
+)]
 pub struct PyTensor {
     shared: Arc<Held<VersionedTensor>>,
     writable: bool,
@@ -197,10 +204,8 @@ impl PyTensor {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        let device = self.view().device();
         // CPU data has no pending work of ours on any stream: the check is all there is to do.
-        ConsumerStream::parse(device, stream)?;
-        let copy = copy_requested(device, dl_device, copy)?;
+        let (_stream, copy) = check_request(self.view().device(), stream, dl_device, copy)?;
         if wants_versioned(max_version) {
             dlpack_capsule(py, self.export::<DLManagedTensorVersioned>(copy)?)
         } else {

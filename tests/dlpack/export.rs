@@ -735,3 +735,30 @@ fn aligned_vectors_stay_aligned_through_growth_and_export() {
         "size overflow is refused"
     );
 }
+
+/// `Arc<AlignedVec<T>>`: a unique one exports writable, a shared one read-only (the other
+/// holder may read), as `Arc<[T]>` does.
+#[test]
+fn shared_aligned_vectors_export_read_only_and_unique_ones_writable() {
+    use dlpack_abi::dlpack::AlignedVec;
+
+    let values: Arc<AlignedVec<u16>> = Arc::new((1..=4).collect());
+    let other = Arc::clone(&values);
+    let shared = dlpack_abi::dlpack::Export::new(values, &[4])
+        .finish()
+        .unwrap();
+    assert!(shared.view().flags().contains(DLPackFlags::READ_ONLY));
+    assert_eq!(shared.view().as_slice::<u16>().unwrap(), other.as_slice());
+    drop(shared);
+    assert_eq!(
+        Arc::strong_count(&other),
+        1,
+        "the export gave its holder back"
+    );
+    let mut unique = dlpack_abi::dlpack::Export::new(other, &[2, 2])
+        .finish()
+        .unwrap();
+    assert!(!unique.view().flags().contains(DLPackFlags::READ_ONLY));
+    unique.as_mut_slice::<u16>().unwrap()[3] = 40;
+    assert_eq!(unique.view().get::<u16>(&[1, 1]).unwrap(), 40);
+}

@@ -8,7 +8,7 @@
 //!   sees every export released.
 
 use std::ops::Mul;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use dlpack_abi::dlpack::{
     AlignedVec, ConsumerStream, Element, Export, TensorView, VersionedTensor,
@@ -50,10 +50,17 @@ fn scaled<T: Element + Send + Mul<Output = T>>(
 
 /// A ``rows`` x ``cols`` grid of float64 values ``i * cols + j`` that DLPack and Arrow
 /// consumers read zero-copy and read-only.
-#[pyclass(frozen, module = "tensor_ops")]
+// Immutable (the stable ABI allows it only from CPython 3.14): consumers remember its table.
+#[cfg_attr(
+    not(feature = "abi3"),
+    pyclass(frozen, immutable_type, module = "tensor_ops")
+)]
+#[cfg_attr(feature = "abi3", pyclass(frozen, module = "tensor_ops"))]
 struct Grid {
     values: Arc<[f64]>,
     shape: [i64; 2],
+    /// The stream the last consumer asked for, as the hook saw it.
+    last_stream: Mutex<Option<ConsumerStream>>,
 }
 
 impl DlpackExporter for Grid {
@@ -65,8 +72,11 @@ impl DlpackExporter for Grid {
     }
 
     /// Shares the values: an `Arc` clone per export, so exports are read-only. CPU memory has
-    /// no stream to order on.
-    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    /// no stream to order on; the hook only records what it was asked for.
+    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
+        if let Ok(mut last) = self.last_stream.lock() {
+            *last = Some(stream);
+        }
         Ok(Export::new(Arc::clone(&self.values), &self.shape).finish()?)
     }
 }
@@ -82,7 +92,16 @@ dlpack_abi::dlpack_pymethods! {
             Ok(Self {
                 values,
                 shape: [i64::try_from(rows)?, i64::try_from(cols)?],
+                last_stream: Mutex::new(None),
             })
+        }
+
+        /// The stream the last export was asked to be ready on (``"Unspecified"``, ``"NoSync"``,
+        /// ...), or ``None`` before the first export.
+        #[getter]
+        fn last_stream(&self) -> Option<String> {
+            let last = self.last_stream.lock().ok()?;
+            last.map(|stream| format!("{stream:?}"))
         }
 
         /// The number of exports alive: consumers that have not released theirs yet.
