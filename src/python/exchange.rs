@@ -153,18 +153,32 @@ unsafe extern "C" fn from_py_object(
     object: *mut c_void,
     out: *mut *mut DLManagedTensorVersioned,
 ) -> c_int {
+    // SAFETY: a live object, attached (exchange API contract).
+    let make = |py: Python<'_>| unsafe { tensor_of(py, object) }?.get().export(false);
+    // SAFETY: called attached, `out` NULL or writable (exchange API contract).
+    unsafe { export_into(out, make) }
+}
+
+/// The frame of every `managed_tensor_from_py_object_no_sync`: `make` the export and hand it
+/// over through `out`.
+///
+/// # Safety
+/// Called attached; `out` NULL or writable.
+unsafe fn export_into(
+    out: *mut *mut DLManagedTensorVersioned,
+    make: impl FnOnce(Python<'_>) -> PyResult<VersionedTensor>,
+) -> c_int {
     let body = |py: Python<'_>| {
         if out.is_null() {
             return Err(PyBufferError::new_err("NULL out"));
         }
-        // SAFETY: a live object, attached (exchange API contract).
-        let tensor = unsafe { tensor_of(py, object) }?.get().export(false)?;
+        let tensor = make(py)?;
         EXCHANGE_EXPORTS.add();
-        // SAFETY: `out` is non-NULL and writable (exchange API contract).
+        // SAFETY: `out` is non-NULL and writable (caller).
         unsafe { *out = tensor.into_raw() };
         Ok(())
     };
-    // SAFETY: called attached (exchange API contract).
+    // SAFETY: called attached (caller).
     unsafe { attached(body) }
 }
 
@@ -176,19 +190,10 @@ unsafe extern "C" fn exporter_from_py_object<T: DlpackExporter + PyClass>(
     object: *mut c_void,
     out: *mut *mut DLManagedTensorVersioned,
 ) -> c_int {
-    let body = |py: Python<'_>| {
-        if out.is_null() {
-            return Err(PyBufferError::new_err("NULL out"));
-        }
-        // SAFETY: a live object, attached (exchange API contract).
-        let tensor = unsafe { exporter::exchange_export::<T>(py, object) }?;
-        EXCHANGE_EXPORTS.add();
-        // SAFETY: `out` is non-NULL and writable (exchange API contract).
-        unsafe { *out = tensor.into_raw() };
-        Ok(())
-    };
-    // SAFETY: called attached (exchange API contract).
-    unsafe { attached(body) }
+    // SAFETY: a live object, attached (exchange API contract).
+    let make = |py: Python<'_>| unsafe { exporter::exchange_export::<T>(py, object) };
+    // SAFETY: called attached, `out` NULL or writable (exchange API contract).
+    unsafe { export_into(out, make) }
 }
 
 /// `managed_tensor_to_py_object_no_sync`: steals `tensor` into a new `Tensor`.
