@@ -40,7 +40,7 @@
 
 #[cfg(any(feature = "alloc", test))]
 extern crate alloc;
-#[cfg(feature = "pyo3")]
+#[cfg(any(feature = "pyo3", feature = "arrow-rs"))]
 extern crate std;
 
 /// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
@@ -58,6 +58,8 @@ macro_rules! wraps {
 pub mod raw;
 
 pub mod arrow;
+#[cfg(feature = "arrow-rs")]
+pub mod arrow_rs;
 pub mod dlpack;
 #[cfg(feature = "ndarray")]
 pub mod ndarray;

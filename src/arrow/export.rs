@@ -356,6 +356,39 @@ impl Array {
         Ok(unsafe { Self::from_parts(parts, buffer) }.bound_to(layout))
     }
 
+    /// The array, bound to `layout` instead of the schema it was validated against, so that it
+    /// can be read (or streamed) with any schema of that layout: `schema` must be the array's
+    /// own, and `layout` must have exactly its layout (formats, children and dictionaries, node
+    /// for node; names, flags and metadata do not size buffers). For a stream of arrays that each
+    /// came with a schema of their own, such as batches exported by another library.
+    ///
+    /// # Errors
+    /// [`ValidationError::SchemaMismatch`] when `schema` is not the array's own, or `layout`
+    /// differs from it. The array has been released then.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    ///
+    /// let one = SchemaDef::new("l")?.with_name("first").export()?;
+    /// let array = Array::from_vec(vec![1i64, 2])?;
+    /// let layout = SchemaDef::new("l")?.with_name("any name");
+    /// let array = array.with_layout(one.view(), layout.clone())?;
+    /// let other = layout.export()?;
+    /// assert_eq!(array.view(other.view())?.values::<i64>()?, [1, 2]);
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
+    pub fn with_layout(
+        self,
+        schema: SchemaRef<'_>,
+        layout: SchemaDef,
+    ) -> Result<Self, ValidationError> {
+        self.binding().check(schema)?;
+        if !layout.same_layout(schema) {
+            return Err(ValidationError::SchemaMismatch);
+        }
+        Ok(self.bound_to(layout))
+    }
+
     /// A fixed-size list array (no nulls) whose values are `values`, `list_size` per list.
     /// `values.len()` must be a multiple of `list_size` (`list_size` 0 gives an empty array).
     /// `values` must be an array this crate built ([`from_vec`](Self::from_vec),

@@ -1,0 +1,308 @@
+//! arrow-rs interop (feature `arrow-rs`): `ArrayRef`, `RecordBatch` and `RecordBatchReader` to
+//! and from this crate's [`Array`], [`DeviceArray`], [`ArrayStream`] and [`DeviceArrayStream`],
+//! zero-copy, one call each.
+//!
+//! **Out of arrow-rs** ([`export_array`], [`export_device_array`], [`export_record_batch`],
+//! [`export_reader`], [`export_device_reader`]): arrow-rs exports through its own C Data
+//! Interface (`to_ffi`), which shares its buffers (their `release` drops arrow-rs's references),
+//! and this crate takes the structs over and validates them as it validates any producer's. A
+//! device array or stream is on the CPU (`kArrowCPU`, no event). arrow-rs has no C Device
+//! interface of its own; this is the way to speak it.
+//!
+//! **Into arrow-rs** ([`import_array`], [`import_device_array`], [`import_record_batch`],
+//! [`import_stream`], [`import_device_stream`]): a validated array is handed to arrow-rs's
+//! `from_ffi_and_data_type`, which keeps the struct (and so the producer's buffers) alive for as
+//! long as any arrow-rs buffer refers to it, and releases it once. A device array must be
+//! host-readable with no pending `sync_event`. Streams become a [`StreamReader`], a
+//! `RecordBatchReader` that validates each batch and passes a producer's error on with its
+//! message.
+//!
+//! Errors are an [`InteropError`]: arrow-rs's, with its message, or this crate's. Nothing is
+//! lost on either: every struct is released exactly once, on every path.
+#![allow(unsafe_code)]
+
+mod stream;
+
+use core::fmt;
+use core::mem::{align_of, size_of};
+use core::ptr;
+
+use arrow_array::ffi::{from_ffi_and_data_type, to_ffi, FFI_ArrowArray};
+use arrow_array::ffi_stream::FFI_ArrowArrayStream;
+use arrow_array::{ArrayRef, RecordBatch, StructArray};
+use arrow_schema::ffi::FFI_ArrowSchema;
+use arrow_schema::Field;
+
+use crate::arrow::{
+    Array, ArrowError, DeviceArray, ReadError, Schema, SchemaRef, StreamError, ValidationError,
+};
+use crate::raw::{ArrowArray, ArrowArrayStream, ArrowSchema, DLDeviceType};
+
+pub use stream::{
+    export_device_reader, export_reader, import_device_stream, import_stream, StreamReader,
+};
+
+// arrow-rs's FFI structs are `#[repr(C)]` mirrors of the same C structs as ours: moving one into
+// the other is a bitwise move.
+static_assertions::assert_eq_size!(FFI_ArrowSchema, ArrowSchema);
+static_assertions::assert_eq_size!(FFI_ArrowArray, ArrowArray);
+static_assertions::assert_eq_size!(FFI_ArrowArrayStream, ArrowArrayStream);
+static_assertions::const_assert_eq!(align_of::<FFI_ArrowSchema>(), align_of::<ArrowSchema>());
+static_assertions::const_assert_eq!(align_of::<FFI_ArrowArray>(), align_of::<ArrowArray>());
+static_assertions::const_assert_eq!(
+    align_of::<FFI_ArrowArrayStream>(),
+    align_of::<ArrowArrayStream>()
+);
+const _: () = assert!(size_of::<ArrowArray>() == 80 || size_of::<usize>() != 8);
+
+/// Why an exchange with arrow-rs failed: arrow-rs refused (its own error, message included), or
+/// this crate did. Whatever was handed over has been released, exactly once.
+///
+/// ```
+/// # use dlpack_abi::arrow_rs::InteropError;
+/// let error = InteropError::from(arrow_schema::ArrowError::SchemaError("no such type".into()));
+/// assert_eq!(error.to_string(), "arrow-rs: Schema error: no such type");
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum InteropError {
+    /// arrow-rs refused, or its reader failed.
+    ArrowRs(arrow_schema::ArrowError),
+    /// This crate refused what arrow-rs produced, or what it was asked to hand over.
+    Arrow(ArrowError),
+    /// A stream of this crate's failed: its producer's code and message, or a refused item.
+    Stream(StreamError),
+}
+
+impl fmt::Display for InteropError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::ArrowRs(error) => write!(f, "arrow-rs: {error}"),
+            Self::Arrow(error) => write!(f, "{error}"),
+            Self::Stream(error) => write!(f, "{error}"),
+        }
+    }
+}
+
+impl std::error::Error for InteropError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        match self {
+            Self::ArrowRs(error) => Some(error),
+            Self::Arrow(error) => Some(error),
+            Self::Stream(error) => Some(error),
+        }
+    }
+}
+
+impl From<arrow_schema::ArrowError> for InteropError {
+    fn from(error: arrow_schema::ArrowError) -> Self {
+        Self::ArrowRs(error)
+    }
+}
+
+impl From<ArrowError> for InteropError {
+    fn from(error: ArrowError) -> Self {
+        Self::Arrow(error)
+    }
+}
+
+impl From<ValidationError> for InteropError {
+    fn from(error: ValidationError) -> Self {
+        Self::Arrow(error.into())
+    }
+}
+
+impl From<ReadError> for InteropError {
+    fn from(error: ReadError) -> Self {
+        Self::Arrow(error.into())
+    }
+}
+
+impl From<StreamError> for InteropError {
+    fn from(error: StreamError) -> Self {
+        Self::Stream(error)
+    }
+}
+
+/// Takes over a schema arrow-rs exported, validated.
+fn take_schema(mut exported: FFI_ArrowSchema) -> Result<Schema, InteropError> {
+    let raw = ptr::from_mut(&mut exported).cast::<ArrowSchema>();
+    // SAFETY: an `FFI_ArrowSchema` is an `ArrowSchema` (layouts asserted above) that arrow-rs
+    // exported by the C Data Interface. `from_raw` moves it out and sets its `release` to NULL,
+    // so dropping the husk does nothing.
+    Ok(unsafe { Schema::from_raw(raw) }?)
+}
+
+/// Exports an arrow-rs array as this crate's schema and array, sharing its buffers.
+///
+/// # Errors
+/// [`InteropError::ArrowRs`] when arrow-rs cannot export the array; [`InteropError::Arrow`]
+/// when the export breaks the C Data Interface.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{Array, ArrayRef, Int64Array};
+///
+/// let values: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, Some(3)]));
+/// let (schema, array) = dlpack_abi::arrow_rs::export_array(values.as_ref())?;
+/// let view = array.view(schema.view())?;
+/// assert_eq!(view.values::<i64>()?[2], 3);
+/// assert_eq!(view.null_count(), Some(1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_array(array: &dyn arrow_array::Array) -> Result<(Schema, Array), InteropError> {
+    let (mut exported, schema) = to_ffi(&array.to_data())?;
+    let schema = take_schema(schema)?;
+    let raw = ptr::from_mut(&mut exported).cast::<ArrowArray>();
+    // SAFETY: as in `take_schema`: arrow-rs's array for this schema, CPU memory, moved out (the
+    // husk's `release` is NULL afterwards, on error too).
+    let array = unsafe { Array::from_raw(raw, schema.view()) }?;
+    Ok((schema, array))
+}
+
+/// Exports an arrow-rs array as a CPU device array (`kArrowCPU`, no event): what the C Device
+/// interface's consumers (`__arrow_c_device_array__`, ...) take.
+///
+/// # Errors
+/// As [`export_array`].
+///
+/// ```
+/// use arrow_array::StringArray;
+///
+/// let names = StringArray::from(vec!["ada", "grace"]);
+/// let (schema, array) = dlpack_abi::arrow_rs::export_device_array(&names)?;
+/// assert_eq!((array.device_type(), array.len()), (dlpack_abi::raw::ARROW_DEVICE_CPU, 2));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_device_array(
+    array: &dyn arrow_array::Array,
+) -> Result<(Schema, DeviceArray), InteropError> {
+    let (schema, array) = export_array(array)?;
+    Ok((schema, DeviceArray::from_cpu(array)))
+}
+
+/// Exports a record batch as a struct array (one child per column), as the C Stream Interface
+/// carries batches.
+///
+/// # Errors
+/// As [`export_array`].
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{ArrayRef, Float32Array, RecordBatch};
+///
+/// let column: ArrayRef = Arc::new(Float32Array::from(vec![0.5, 1.5]));
+/// let batch = RecordBatch::try_from_iter([("x", column)])?;
+/// let (schema, array) = dlpack_abi::arrow_rs::export_record_batch(&batch)?;
+/// assert_eq!(schema.view().format(), b"+s");
+/// assert_eq!(schema.view().child(0).unwrap().name(), Some("x"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_record_batch(batch: &RecordBatch) -> Result<(Schema, Array), InteropError> {
+    export_array(&StructArray::from(batch.clone()))
+}
+
+/// Hands this crate's array (validated against `schema`) to arrow-rs, zero-copy: arrow-rs keeps
+/// the struct, and with it the producer's buffers, until its last buffer goes.
+///
+/// # Errors
+/// [`InteropError::Arrow`] when `array` was not imported with `schema`;
+/// [`InteropError::ArrowRs`] when arrow-rs refuses the type. `array` has been released then.
+///
+/// ```
+/// use arrow_array::{cast::AsArray, types::Int64Type, Int64Array};
+///
+/// let (schema, array) = dlpack_abi::arrow_rs::export_array(&Int64Array::from(vec![4, 5]))?;
+/// let back = dlpack_abi::arrow_rs::import_array(schema.view(), array)?;
+/// assert_eq!(back.as_primitive::<Int64Type>().values(), &[4, 5]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn import_array(schema: SchemaRef<'_>, array: Array) -> Result<ArrayRef, InteropError> {
+    // Only the schema the array was checked against says how large its buffers are.
+    array.view(schema)?;
+    let field = field_of(schema)?;
+    hand_over(array.into_raw(), field)
+}
+
+/// Hands this crate's device array to arrow-rs, zero-copy, when the host can read it: a
+/// host-accessible device type and no pending `sync_event` (wait on it, then import the
+/// array's [`Array`] part).
+///
+/// # Errors
+/// [`ReadError::NotHostAccessible`] (in [`InteropError::Arrow`]) for device memory or a pending
+/// event; otherwise as [`import_array`]. `array` has been released then.
+///
+/// ```
+/// use arrow_array::{cast::AsArray, BooleanArray};
+///
+/// let (schema, array) = dlpack_abi::arrow_rs::export_device_array(&BooleanArray::from(vec![true, false]))?;
+/// let back = dlpack_abi::arrow_rs::import_device_array(schema.view(), array)?;
+/// assert!(back.as_boolean().value(0));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn import_device_array(
+    schema: SchemaRef<'_>,
+    array: DeviceArray,
+) -> Result<ArrayRef, InteropError> {
+    array.view(schema)?;
+    let device_type = DLDeviceType::from(array.device_type());
+    if !device_type.is_host_accessible() || array.sync_event().is_some() {
+        return Err(ReadError::NotHostAccessible { device_type }.into());
+    }
+    let field = field_of(schema)?;
+    hand_over(array.into_raw().array, field)
+}
+
+/// Hands this crate's struct array (validated against `schema`) to arrow-rs as a record batch,
+/// one column per child.
+///
+/// # Errors
+/// As [`import_array`], and [`InteropError::ArrowRs`] when the array is not a struct array.
+///
+/// ```
+/// use std::sync::Arc;
+/// use arrow_array::{ArrayRef, Int32Array, RecordBatch};
+///
+/// let column: ArrayRef = Arc::new(Int32Array::from(vec![7, 8, 9]));
+/// let batch = RecordBatch::try_from_iter([("n", column)])?;
+/// let (schema, array) = dlpack_abi::arrow_rs::export_record_batch(&batch)?;
+/// let back = dlpack_abi::arrow_rs::import_record_batch(schema.view(), array)?;
+/// assert_eq!(back, batch);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn import_record_batch(schema: SchemaRef<'_>, array: Array) -> Result<RecordBatch, InteropError> {
+    let array = import_array(schema, array)?;
+    batch_of(array.as_ref())
+}
+
+/// A record batch from a struct array (its columns and their fields).
+fn batch_of(array: &dyn arrow_array::Array) -> Result<RecordBatch, InteropError> {
+    let Some(columns) = array.as_any().downcast_ref::<StructArray>() else {
+        return Err(arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
+            "a record batch needs a struct array, not {}",
+            array.data_type()
+        ))
+        .into());
+    };
+    Ok(RecordBatch::from(columns))
+}
+
+/// The arrow-rs field of a schema this crate validated (read, not taken).
+fn field_of(schema: SchemaRef<'_>) -> Result<Field, InteropError> {
+    let raw = ptr::from_ref(schema.raw()).cast::<FFI_ArrowSchema>();
+    // SAFETY: an `ArrowSchema` is an `FFI_ArrowSchema` (layouts asserted above), validated and
+    // alive for the borrow; arrow-rs only reads it here.
+    Ok(Field::try_from(unsafe { &*raw })?)
+}
+
+/// Moves a validated array struct into arrow-rs, which releases it when its last buffer goes
+/// (or at once, on error).
+fn hand_over(raw: ArrowArray, field: Field) -> Result<ArrayRef, InteropError> {
+    // SAFETY: an `ArrowArray` is an `FFI_ArrowArray` (layouts asserted above); the struct is
+    // moved, so its `release` runs once, from arrow-rs.
+    let exported = unsafe { core::mem::transmute::<ArrowArray, FFI_ArrowArray>(raw) };
+    // SAFETY: the array was validated against the schema `field` was read from: its buffers
+    // are as large as the type needs, in CPU memory, alive until release.
+    let data = unsafe { from_ffi_and_data_type(exported, field.data_type().clone()) }?;
+    Ok(arrow_array::make_array(data))
+}
