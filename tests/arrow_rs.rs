@@ -1,0 +1,312 @@
+//! The arrow-rs bridge against the real arrow-rs 60: round trips of every type the Arrow layer
+//! validates (nulls, offsets from `slice`, nested types, dictionaries, views, run-end encoded),
+//! the same buffers on both sides, and release exactly once on every path, counted.
+
+use std::ptr::{self, NonNull};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use arrow_array::builder::{
+    BinaryViewBuilder, Int32Builder, ListBuilder, StringDictionaryBuilder, StringViewBuilder,
+};
+use arrow_array::types::{Int32Type, Int8Type};
+use arrow_array::{
+    Array as _, ArrayRef, BooleanArray, Date32Array, Decimal128Array, FixedSizeListArray,
+    Float64Array, Int32Array, Int64Array, LargeStringArray, RecordBatch, RecordBatchIterator,
+    RecordBatchReader, RunArray, StringArray, StructArray, TimestampMicrosecondArray,
+};
+use arrow_buffer::{Buffer, ScalarBuffer};
+use arrow_schema::{ArrowError as ArrowRsError, DataType, Field, Schema as ArrowRsSchema};
+use dlpack_abi::arrow::{errno, Array, ArrayStream, ProducerError, SchemaDef};
+use dlpack_abi::arrow_rs::{
+    export_array, export_device_array, export_device_reader, export_reader, export_record_batch,
+    import_array, import_device_array, import_device_stream, import_record_batch, import_stream,
+    InteropError,
+};
+use dlpack_abi::raw::ArrowArray;
+
+/// Every kind of array the Arrow layer validates, with nulls where the type has them.
+fn arrays() -> Vec<(&'static str, ArrayRef)> {
+    let ints: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None, Some(3), Some(4), None]));
+    let mut list = ListBuilder::new(Int32Builder::new());
+    list.append_value([Some(1), Some(2)]);
+    list.append_null();
+    list.append_value([None, Some(4), Some(5)]);
+    let mut views = StringViewBuilder::new();
+    views.append_value("short");
+    views.append_null();
+    views.append_value("a string longer than twelve bytes, out of line");
+    let mut binary_views = BinaryViewBuilder::new();
+    binary_views.append_value(b"\x00\x01");
+    binary_views.append_value(b"bytes that do not fit inline at all");
+    let mut dictionary = StringDictionaryBuilder::<Int8Type>::new();
+    dictionary.append_value("red");
+    dictionary.append_null();
+    dictionary.append_value("green");
+    dictionary.append_value("red");
+    let structs = StructArray::from(vec![
+        (
+            Arc::new(Field::new("a", DataType::Int32, true)),
+            Arc::clone(&ints),
+        ),
+        (
+            Arc::new(Field::new("b", DataType::Utf8, true)),
+            Arc::new(StringArray::from(vec![Some("x"), Some("y"), None, Some("w"), Some("v")]))
+                as ArrayRef,
+        ),
+    ]);
+    let runs = RunArray::<Int32Type>::try_new(
+        &Int32Array::from(vec![2, 5, 6]),
+        &StringArray::from(vec![Some("a"), None, Some("c")]),
+    )
+    .expect("valid run ends");
+    vec![
+        ("int32", ints),
+        ("float64", Arc::new(Float64Array::from(vec![0.5, -1.5, 2.25]))),
+        ("bool", Arc::new(BooleanArray::from(vec![Some(true), None, Some(false), Some(true)]))),
+        ("utf8", Arc::new(StringArray::from(vec![Some("ab"), None, Some("")]))),
+        ("large utf8", Arc::new(LargeStringArray::from(vec!["large", "offsets"]))),
+        ("utf8 view", Arc::new(views.finish())),
+        ("binary view", Arc::new(binary_views.finish())),
+        ("list", Arc::new(list.finish())),
+        (
+            "fixed-size list",
+            Arc::new(FixedSizeListArray::new(
+                Arc::new(Field::new("item", DataType::Int64, false)),
+                2,
+                Arc::new(Int64Array::from(vec![1, 2, 3, 4, 5, 6])),
+                None,
+            )),
+        ),
+        ("struct", Arc::new(structs)),
+        ("dictionary", Arc::new(dictionary.finish())),
+        ("run-end encoded", Arc::new(runs)),
+        (
+            "decimal128",
+            Arc::new(
+                Decimal128Array::from(vec![Some(12345), None])
+                    .with_precision_and_scale(10, 2)
+                    .expect("valid precision"),
+            ),
+        ),
+        ("date32", Arc::new(Date32Array::from(vec![19000, 19001]))),
+        (
+            "timestamp with a zone",
+            Arc::new(TimestampMicrosecondArray::from(vec![1, 2]).with_timezone("UTC")),
+        ),
+    ]
+}
+
+/// The addresses of an array's buffers, children's included.
+fn addresses(data: &arrow_data::ArrayData) -> Vec<usize> {
+    let mut out: Vec<usize> = data.buffers().iter().map(|b| b.as_ptr() as usize).collect();
+    for child in data.child_data() {
+        out.extend(addresses(child));
+    }
+    out
+}
+
+#[test]
+fn every_type_round_trips_zero_copy() {
+    for (name, array) in arrays() {
+        for (offset, length) in [(0, array.len()), (1, array.len() - 1)] {
+            let array = array.slice(offset, length);
+            let (schema, ours) = export_array(array.as_ref())
+                .unwrap_or_else(|error| panic!("{name}: exported: {error}"));
+            assert_eq!(ours.len(), length, "{name}");
+            let back = import_array(schema.view(), ours)
+                .unwrap_or_else(|error| panic!("{name}: imported: {error}"));
+            assert_eq!(back.to_data(), array.to_data(), "{name} sliced at {offset}");
+            assert_eq!(back.data_type(), array.data_type(), "{name}");
+            assert_eq!(
+                addresses(&back.to_data()),
+                addresses(&array.to_data()),
+                "{name}: the same buffers, not copies"
+            );
+        }
+    }
+}
+
+#[test]
+fn device_arrays_and_record_batches_round_trip() {
+    for (name, array) in arrays() {
+        let (schema, ours) = export_device_array(array.as_ref()).unwrap();
+        let back = import_device_array(schema.view(), ours)
+            .unwrap_or_else(|error| panic!("{name}: {error}"));
+        assert_eq!(back.to_data(), array.to_data(), "{name}");
+    }
+    let columns: Vec<(&str, ArrayRef)> = arrays()
+        .into_iter()
+        .map(|(name, array)| (name, array.slice(0, 2)))
+        .collect();
+    let batch = RecordBatch::try_from_iter(columns).unwrap();
+    let (schema, ours) = export_record_batch(&batch).unwrap();
+    assert_eq!(import_record_batch(schema.view(), ours).unwrap(), batch);
+}
+
+/// An allocation that counts its drops: arrow-rs frees it once every holder is gone.
+struct Counted {
+    values: Vec<i64>,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Drop for Counted {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// An int64 array whose buffer is a `Counted`, and its drop counter.
+fn counted(values: Vec<i64>) -> (Int64Array, Arc<AtomicUsize>) {
+    let drops = Arc::new(AtomicUsize::new(0));
+    let owner = Arc::new(Counted {
+        values,
+        drops: Arc::clone(&drops),
+    });
+    let len = owner.values.len() * 8;
+    let start = NonNull::new(owner.values.as_ptr().cast_mut().cast::<u8>()).unwrap();
+    let count = owner.values.len();
+    // SAFETY: `start` is `len` bytes of `owner`'s vector, which the buffer keeps alive.
+    let buffer = unsafe { Buffer::from_custom_allocation(start, len, owner) };
+    (Int64Array::new(ScalarBuffer::new(buffer, 0, count), None), drops)
+}
+
+#[test]
+fn the_memory_is_freed_once_whoever_holds_it_last() {
+    // Exported, never imported back: dropping ours releases arrow-rs's reference.
+    let (array, drops) = counted(vec![1, 2, 3]);
+    let (schema, ours) = export_array(&array).unwrap();
+    drop(array);
+    assert_eq!(drops.load(Ordering::SeqCst), 0, "ours still holds it");
+    drop((schema, ours));
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+
+    // Through us and back: arrow-rs's new array holds the original until its last buffer goes.
+    let (array, drops) = counted(vec![4, 5]);
+    let (schema, ours) = export_array(&array).unwrap();
+    drop(array);
+    let back = import_array(schema.view(), ours).unwrap();
+    let sliced = back.slice(1, 1);
+    drop(back);
+    assert_eq!(drops.load(Ordering::SeqCst), 0, "the slice still holds it");
+    assert_eq!(sliced.to_data().buffers()[0].typed_data::<i64>(), [5]);
+    drop(sliced);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_child_moved_out_outlives_its_released_parent() {
+    let (column, drops) = counted(vec![7, 8, 9]);
+    let batch = RecordBatch::try_from_iter([("n", Arc::new(column) as ArrayRef)]).unwrap();
+    let (schema, ours) = export_record_batch(&batch).unwrap();
+    drop(batch);
+    let mut parent: ArrowArray = ours.into_raw();
+    // A consumer moves the child out (C Data Interface: a bitwise copy, then the original's
+    // `release` set to NULL) and releases the parent.
+    // SAFETY: `parent` is a live struct array with one child.
+    let mut child: ArrowArray = unsafe { ptr::read(*parent.children) };
+    // SAFETY: as above.
+    unsafe { (**parent.children).release = None };
+    let release = parent.release.expect("a live array");
+    // SAFETY: releasing the parent we own, once.
+    unsafe { release(&mut parent) };
+    assert_eq!(drops.load(Ordering::SeqCst), 0, "the moved child still holds the buffer");
+    let child_schema = schema.view().child(0).unwrap();
+    // SAFETY: the moved child, ours to own, of `child_schema`'s type.
+    let child = unsafe { Array::from_raw(&mut child, child_schema) }.unwrap();
+    assert_eq!(child.view(child_schema).unwrap().values::<i64>().unwrap(), [7, 8, 9]);
+    drop(child);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+fn batch(values: Vec<i32>) -> RecordBatch {
+    RecordBatch::try_from_iter([("v", Arc::new(Int32Array::from(values)) as ArrayRef)]).unwrap()
+}
+
+#[test]
+fn readers_go_out_as_streams_and_come_back() {
+    let batches = vec![batch(vec![1, 2]), batch(vec![3])];
+    let schema = batches[0].schema();
+    let reader = RecordBatchIterator::new(batches.clone().into_iter().map(Ok), schema.clone());
+    let stream = export_reader(Box::new(reader)).unwrap();
+    let back: Vec<RecordBatch> = import_stream(stream)
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap();
+    assert_eq!(back, batches);
+
+    let reader = RecordBatchIterator::new(batches.clone().into_iter().map(Ok), schema.clone());
+    let stream = export_device_reader(Box::new(reader)).unwrap();
+    let reader = import_device_stream(stream).unwrap();
+    assert_eq!(reader.schema(), schema);
+    let back: Vec<RecordBatch> = reader.collect::<Result<_, _>>().unwrap();
+    assert_eq!(back, batches);
+}
+
+#[test]
+fn a_readers_error_reaches_the_consumer_with_its_message() {
+    let schema = batch(vec![]).schema();
+    for device in [false, true] {
+        let items = vec![
+            Ok(batch(vec![1])),
+            Err(ArrowRsError::ComputeError("the source went away".into())),
+        ];
+        let reader = Box::new(RecordBatchIterator::new(items, schema.clone()));
+        let mut back = if device {
+            import_device_stream(export_device_reader(reader).unwrap()).unwrap()
+        } else {
+            import_stream(export_reader(reader).unwrap()).unwrap()
+        };
+        assert_eq!(back.next().unwrap().unwrap(), batch(vec![1]));
+        let error = back.next().unwrap().unwrap_err();
+        assert!(error.to_string().contains("the source went away"), "{error}");
+        assert!(back.next().is_none(), "the stream ends at its error");
+    }
+}
+
+#[test]
+fn our_producers_errors_reach_arrow_rs_with_their_code_and_message() {
+    let layout = SchemaDef::new("+s")
+        .unwrap()
+        .with_child(SchemaDef::new("i").unwrap().with_name("v"));
+    let stream = ArrayStream::from_iter(
+        layout,
+        [Err(ProducerError::new(errno::EIO, Some("disk gone")))],
+    )
+    .unwrap();
+    let mut reader = import_stream(stream).unwrap();
+    let error = reader.next().unwrap().unwrap_err();
+    assert!(error.to_string().contains("disk gone"), "{error}");
+    assert!(reader.next().is_none());
+}
+
+#[test]
+fn arrow_rs_refusals_are_its_errors_and_lose_nothing() {
+    // A stream of int32 arrays (not structs) cannot be read as record batches.
+    let stream =
+        ArrayStream::from_iter(SchemaDef::new("i").unwrap(), std::iter::empty()).unwrap();
+    let Err(InteropError::ArrowRs(error)) = import_stream(stream) else {
+        panic!("refused by arrow-rs")
+    };
+    assert!(error.to_string().contains("struct"), "{error}");
+    // A record batch from an array that is not a struct: refused, the array released.
+    let (array, drops) = counted(vec![1]);
+    let (schema, ours) = export_array(&array).unwrap();
+    drop(array);
+    assert!(matches!(
+        import_record_batch(schema.view(), ours),
+        Err(InteropError::ArrowRs(_))
+    ));
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "released once on refusal");
+    // An array read with a schema it was not validated against: ours refuses, nothing leaks.
+    let (array, drops) = counted(vec![2]);
+    let (_, ours) = export_array(&array).unwrap();
+    drop(array);
+    let other = SchemaDef::new("l").unwrap().export().unwrap();
+    assert!(matches!(
+        import_array(other.view(), ours),
+        Err(InteropError::Arrow(_))
+    ));
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    let _ = ArrowRsSchema::empty();
+}
