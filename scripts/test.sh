@@ -126,7 +126,8 @@ run() {
   fi
 }
 
-# A crate that depends on dlpack-abi with default features must not build cbindgen or syn.
+# A crate that depends on dlpack-abi with default features must not build cbindgen or syn, nor
+# any arrow-rs crate (the `arrow-rs` feature's).
 dependent_has_no_build_tools() {
   local dir=target/dependent-check
   mkdir -p "$dir/src"
@@ -135,11 +136,12 @@ dependent_has_no_build_tools() {
   local tree
   tree=$(cargo tree --manifest-path "$dir/Cargo.toml" --target all -e normal,build) || return 1
   echo "$tree"
-  ! grep -Eq '(cbindgen|syn) v' <<<"$tree"
+  ! grep -Eq '(cbindgen|syn|arrow-[a-z]+) v' <<<"$tree"
 }
 
 # The safe layer's tests under Miri, with strict provenance: the unit tests, both test binaries
-# (the ndarray property tests among them, at 6 cases each) and the doctests on x86_64, and the unit tests and binaries again on i686 (`u64` aligned to 4,
+# (the ndarray property tests among them, at 6 cases each), the arrow-rs bridge's tests (arrow-rs
+# runs under Miri too) and the doctests on x86_64, and the unit tests and binaries again on i686 (`u64` aligned to 4,
 # 32-bit `usize`: checks 32-bit behaviour, not only 32-bit layout). tests/header.rs reads files
 # and the C test links C, neither of which Miri runs; the `pyo3` feature calls into libpython,
 # which Miri cannot run either: python_tests covers it.
@@ -147,6 +149,7 @@ miri() {
   export MIRIFLAGS="-Zmiri-strict-provenance"
   local features=alloc,half,num-complex,ndarray
   cargo +nightly miri test -q --features "$features" --lib --test dlpack --test arrow &&
+    cargo +nightly miri test -q --features arrow-rs --test arrow_rs &&
     cargo +nightly miri test -q --features "$features" --doc &&
     cargo +nightly miri test -q --target i686-unknown-linux-gnu --features "$features" \
       --lib --test dlpack --test arrow

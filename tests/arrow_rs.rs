@@ -27,7 +27,13 @@ use dlpack_abi::raw::ArrowArray;
 
 /// Every kind of array the Arrow layer validates, with nulls where the type has them.
 fn arrays() -> Vec<(&'static str, ArrayRef)> {
-    let ints: ArrayRef = Arc::new(Int32Array::from(vec![Some(1), None, Some(3), Some(4), None]));
+    let ints: ArrayRef = Arc::new(Int32Array::from(vec![
+        Some(1),
+        None,
+        Some(3),
+        Some(4),
+        None,
+    ]));
     let mut list = ListBuilder::new(Int32Builder::new());
     list.append_value([Some(1), Some(2)]);
     list.append_null();
@@ -51,8 +57,13 @@ fn arrays() -> Vec<(&'static str, ArrayRef)> {
         ),
         (
             Arc::new(Field::new("b", DataType::Utf8, true)),
-            Arc::new(StringArray::from(vec![Some("x"), Some("y"), None, Some("w"), Some("v")]))
-                as ArrayRef,
+            Arc::new(StringArray::from(vec![
+                Some("x"),
+                Some("y"),
+                None,
+                Some("w"),
+                Some("v"),
+            ])) as ArrayRef,
         ),
     ]);
     let runs = RunArray::<Int32Type>::try_new(
@@ -62,10 +73,27 @@ fn arrays() -> Vec<(&'static str, ArrayRef)> {
     .expect("valid run ends");
     vec![
         ("int32", ints),
-        ("float64", Arc::new(Float64Array::from(vec![0.5, -1.5, 2.25]))),
-        ("bool", Arc::new(BooleanArray::from(vec![Some(true), None, Some(false), Some(true)]))),
-        ("utf8", Arc::new(StringArray::from(vec![Some("ab"), None, Some("")]))),
-        ("large utf8", Arc::new(LargeStringArray::from(vec!["large", "offsets"]))),
+        (
+            "float64",
+            Arc::new(Float64Array::from(vec![0.5, -1.5, 2.25])),
+        ),
+        (
+            "bool",
+            Arc::new(BooleanArray::from(vec![
+                Some(true),
+                None,
+                Some(false),
+                Some(true),
+            ])),
+        ),
+        (
+            "utf8",
+            Arc::new(StringArray::from(vec![Some("ab"), None, Some("")])),
+        ),
+        (
+            "large utf8",
+            Arc::new(LargeStringArray::from(vec!["large", "offsets"])),
+        ),
         ("utf8 view", Arc::new(views.finish())),
         ("binary view", Arc::new(binary_views.finish())),
         ("list", Arc::new(list.finish())),
@@ -168,7 +196,10 @@ fn counted(values: Vec<i64>) -> (Int64Array, Arc<AtomicUsize>) {
     let count = owner.values.len();
     // SAFETY: `start` is `len` bytes of `owner`'s vector, which the buffer keeps alive.
     let buffer = unsafe { Buffer::from_custom_allocation(start, len, owner) };
-    (Int64Array::new(ScalarBuffer::new(buffer, 0, count), None), drops)
+    (
+        Int64Array::new(ScalarBuffer::new(buffer, 0, count), None),
+        drops,
+    )
 }
 
 #[test]
@@ -210,11 +241,18 @@ fn a_child_moved_out_outlives_its_released_parent() {
     let release = parent.release.expect("a live array");
     // SAFETY: releasing the parent we own, once.
     unsafe { release(&mut parent) };
-    assert_eq!(drops.load(Ordering::SeqCst), 0, "the moved child still holds the buffer");
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        0,
+        "the moved child still holds the buffer"
+    );
     let child_schema = schema.view().child(0).unwrap();
     // SAFETY: the moved child, ours to own, of `child_schema`'s type.
     let child = unsafe { Array::from_raw(&mut child, child_schema) }.unwrap();
-    assert_eq!(child.view(child_schema).unwrap().values::<i64>().unwrap(), [7, 8, 9]);
+    assert_eq!(
+        child.view(child_schema).unwrap().values::<i64>().unwrap(),
+        [7, 8, 9]
+    );
     drop(child);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
 }
@@ -259,7 +297,10 @@ fn a_readers_error_reaches_the_consumer_with_its_message() {
         };
         assert_eq!(back.next().unwrap().unwrap(), batch(vec![1]));
         let error = back.next().unwrap().unwrap_err();
-        assert!(error.to_string().contains("the source went away"), "{error}");
+        assert!(
+            error.to_string().contains("the source went away"),
+            "{error}"
+        );
         assert!(back.next().is_none(), "the stream ends at its error");
     }
 }
@@ -283,8 +324,7 @@ fn our_producers_errors_reach_arrow_rs_with_their_code_and_message() {
 #[test]
 fn arrow_rs_refusals_are_its_errors_and_lose_nothing() {
     // A stream of int32 arrays (not structs) cannot be read as record batches.
-    let stream =
-        ArrayStream::from_iter(SchemaDef::new("i").unwrap(), std::iter::empty()).unwrap();
+    let stream = ArrayStream::from_iter(SchemaDef::new("i").unwrap(), std::iter::empty()).unwrap();
     let Err(InteropError::ArrowRs(error)) = import_stream(stream) else {
         panic!("refused by arrow-rs")
     };

@@ -238,3 +238,25 @@ def test_docstrings_are_python_not_rust():
                 assert "```" not in doc and "](" not in doc and "::" not in doc, (name, doc)
                 assert not re.search(r"(?<!`)`[^`\n]+`(?!`)", doc), (name, doc)
     assert seen > 20
+
+
+def test_an_arrow_rs_record_batch_reaches_pyarrow_through_the_device_interface():
+    """A RecordBatch built in arrow-rs, exported by us as a C device array (which arrow-rs
+    cannot do), imported by pyarrow's device capsule import."""
+    exported = tensor_ops.record_batch(5)
+    schema, array = exported.__arrow_c_device_array__()
+    batch = pa.RecordBatch._import_from_c_device_capsule(schema, array)
+    assert batch.schema.names == ["id", "name"]
+    assert batch.column("id").to_pylist() == [0, 1, 2, 3, 4]
+    assert batch.column("name").to_pylist() == [None, "row 1", "row 2", None, "row 4"]
+    assert pa.record_batch(exported).equals(batch)  # the public entry point, same data
+
+
+def test_an_arrow_rs_reader_reaches_pyarrow_and_device_stream_consumers():
+    stream = tensor_ops.batches(3, 4, device=False)
+    table = pa.RecordBatchReader.from_stream(stream).read_all()  # __arrow_c_stream__
+    assert table.num_rows == 12 and table.column("id").to_pylist() == list(range(12))
+    with pytest.raises(ValueError):
+        stream.__arrow_c_stream__()  # one consumer
+    # pyarrow 26 imports no device streams from Python; our consumer reads the device variant.
+    assert dlpack_abi.count_rows(tensor_ops.batches(3, 4)) == 12

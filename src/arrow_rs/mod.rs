@@ -270,7 +270,10 @@ pub fn import_device_array(
 /// assert_eq!(back, batch);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn import_record_batch(schema: SchemaRef<'_>, array: Array) -> Result<RecordBatch, InteropError> {
+pub fn import_record_batch(
+    schema: SchemaRef<'_>,
+    array: Array,
+) -> Result<RecordBatch, InteropError> {
     let array = import_array(schema, array)?;
     batch_of(array.as_ref())
 }
@@ -278,11 +281,13 @@ pub fn import_record_batch(schema: SchemaRef<'_>, array: Array) -> Result<Record
 /// A record batch from a struct array (its columns and their fields).
 fn batch_of(array: &dyn arrow_array::Array) -> Result<RecordBatch, InteropError> {
     let Some(columns) = array.as_any().downcast_ref::<StructArray>() else {
-        return Err(arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
-            "a record batch needs a struct array, not {}",
-            array.data_type()
-        ))
-        .into());
+        return Err(
+            arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
+                "a record batch needs a struct array, not {}",
+                array.data_type()
+            ))
+            .into(),
+        );
     };
     Ok(RecordBatch::from(columns))
 }

@@ -12,8 +12,7 @@ use arrow_schema::SchemaRef as ArrowRsSchema;
 
 use super::{batch_of, export_record_batch, field_of, hand_over, take_schema, InteropError};
 use crate::arrow::{
-    errno, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, ReadError, Schema,
-    SchemaDef,
+    errno, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, ReadError, Schema, SchemaDef,
 };
 use crate::raw::{ArrowArrayStream, DLDeviceType, ARROW_DEVICE_CPU};
 
@@ -83,7 +82,11 @@ pub fn export_device_reader(
             .map_err(|e| failed(errno::EINVAL, &e))?;
         Ok(DeviceArray::from_cpu(array))
     });
-    Ok(DeviceArrayStream::from_iter(layout, ARROW_DEVICE_CPU, items)?)
+    Ok(DeviceArrayStream::from_iter(
+        layout,
+        ARROW_DEVICE_CPU,
+        items,
+    )?)
 }
 
 /// A producer error with `error`'s message.
@@ -185,10 +188,12 @@ impl StreamReader {
                 ))
             }
             other => {
-                return Err(arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
-                    "a stream of record batches carries struct arrays, not {other}"
-                ))
-                .into())
+                return Err(
+                    arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
+                        "a stream of record batches carries struct arrays, not {other}"
+                    ))
+                    .into(),
+                )
             }
         };
         Ok(Self {

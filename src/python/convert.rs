@@ -110,8 +110,9 @@ impl<'py> IntoPyObject<'py> for AnyArrowArray {
 }
 
 /// Any Arrow stream as a `#[pyfunction]` argument: an object with `__arrow_c_stream__` (a CPU
-/// stream, tried first) or `__arrow_c_device_stream__`; nothing is read until it is iterated.
-/// Returned, a `dlpack_abi.ArrowStream`.
+/// stream, tried first) or `__arrow_c_device_stream__` (asked for when there is no CPU method,
+/// or when the CPU method refuses, as an object that offers both does for a device stream);
+/// nothing is read until it is iterated. Returned, a `dlpack_abi.ArrowStream`.
 ///
 /// ```no_run
 /// use dlpack_abi::python::AnyArrowStream;
@@ -141,10 +142,17 @@ impl<'a, 'py> FromPyObject<'a, 'py> for AnyArrowStream {
 
     fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         let py = source.py();
+        let device = source.hasattr(pyo3::intern!(py, "__arrow_c_device_stream__"))?;
         if source.hasattr(pyo3::intern!(py, "__arrow_c_stream__"))? {
-            return Ok(Self::Cpu(import_stream(&source, None)?));
+            match import_stream(&source, None) {
+                Ok(stream) => return Ok(Self::Cpu(stream)),
+                // An object with both methods whose stream is on a device refuses the CPU one
+                // (and keeps its stream): ask for the device stream.
+                Err(error) if !device => return Err(error),
+                Err(_) => {}
+            }
         }
-        if source.hasattr(pyo3::intern!(py, "__arrow_c_device_stream__"))? {
+        if device {
             return Ok(Self::Device(import_device_stream(&source, None)?));
         }
         Err(PyTypeError::new_err(

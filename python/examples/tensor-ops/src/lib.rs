@@ -10,12 +10,18 @@
 use std::ops::Mul;
 use std::sync::{Arc, Mutex};
 
+use arrow_array::{
+    ArrayRef, Int64Array, RecordBatch, RecordBatchIterator, StringArray, StructArray,
+};
+use dlpack_abi::arrow_rs::{
+    export_device_array, export_device_reader, export_reader, InteropError,
+};
 use dlpack_abi::dlpack::{
     AlignedVec, ConsumerStream, Element, Export, TensorView, VersionedTensor,
 };
-use dlpack_abi::python::DlpackExporter;
+use dlpack_abi::python::{ArrowArrayExport, ArrowStreamExport, DlpackExporter};
 use dlpack_abi::raw::{kDLCPU, DLDevice};
-use pyo3::exceptions::PyTypeError;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
 /// Return ``k * x`` for a float32 or float64 array ``x`` from any DLPack producer, in any
@@ -112,8 +118,54 @@ dlpack_abi::dlpack_pymethods! {
     }
 }
 
+/// An arrow-rs record batch of ``rows`` rows (``id`` int64, ``name`` utf8 with nulls), as an
+/// ``ArrowArray`` that pyarrow reads through ``__arrow_c_device_array__``, zero-copy.
+#[pyfunction]
+fn record_batch(rows: usize) -> PyResult<ArrowArrayExport> {
+    let (schema, array) = export_device_array(&StructArray::from(arrow_batch(0, rows)?))
+        .map_err(|error| PyValueError::new_err(error.to_string()))?;
+    Ok(ArrowArrayExport::new(schema, array)?)
+}
+
+/// An arrow-rs reader of ``count`` batches of ``rows`` rows, as an ``ArrowStream``: of device
+/// arrays (``__arrow_c_device_stream__``, which arrow-rs cannot export by itself) when
+/// ``device`` is true, of arrays (``__arrow_c_stream__``) otherwise.
+#[pyfunction]
+#[pyo3(signature = (count, rows, *, device=true))]
+fn batches(count: usize, rows: usize, device: bool) -> PyResult<ArrowStreamExport> {
+    let batches = (0..count)
+        .map(|index| arrow_batch(index * rows, rows))
+        .collect::<PyResult<Vec<_>>>()?;
+    let schema = arrow_batch(0, 0)?.schema();
+    let reader = Box::new(RecordBatchIterator::new(
+        batches.into_iter().map(Ok),
+        schema,
+    ));
+    let refused = |error: InteropError| PyValueError::new_err(error.to_string());
+    Ok(if device {
+        ArrowStreamExport::new_device(export_device_reader(reader).map_err(refused)?)
+    } else {
+        ArrowStreamExport::new(export_reader(reader).map_err(refused)?)
+    })
+}
+
+/// Rows `first..first + rows`: `id` and a `name` that is null every third row.
+fn arrow_batch(first: usize, rows: usize) -> PyResult<RecordBatch> {
+    let ids: Vec<i64> = (first..first + rows).map(|i| i as i64).collect();
+    let names: Vec<Option<String>> = (first..first + rows)
+        .map(|i| (i % 3 != 0).then(|| format!("row {i}")))
+        .collect();
+    RecordBatch::try_from_iter([
+        ("id", Arc::new(Int64Array::from(ids)) as ArrayRef),
+        ("name", Arc::new(StringArray::from(names)) as ArrayRef),
+    ])
+    .map_err(|error| PyValueError::new_err(error.to_string()))
+}
+
 #[pymodule]
 fn tensor_ops(module: &Bound<'_, PyModule>) -> PyResult<()> {
+    module.add_function(wrap_pyfunction!(record_batch, module)?)?;
+    module.add_function(wrap_pyfunction!(batches, module)?)?;
     module.add_function(wrap_pyfunction!(scale, module)?)?;
     module.add_class::<Grid>()?;
     Ok(())
