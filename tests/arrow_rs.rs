@@ -350,3 +350,81 @@ fn arrow_rs_refusals_are_its_errors_and_lose_nothing() {
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     let _ = ArrowRsSchema::empty();
 }
+
+/// A `Vec<f32>` owner that counts its drops, exported as a DLPack tensor.
+struct CountedTensor {
+    values: Vec<f32>,
+    shape: [i64; 3],
+    drops: Arc<AtomicUsize>,
+}
+
+impl Drop for CountedTensor {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+// SAFETY: the vector is the owner's own allocation, described exactly.
+unsafe impl dlpack_abi::dlpack::TensorOwner for CountedTensor {
+    fn describe(&mut self) -> dlpack_abi::dlpack::TensorDescription<'_> {
+        dlpack_abi::dlpack::TensorDescription::cpu(&mut self.values, &self.shape)
+    }
+}
+
+#[test]
+fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Float32Type;
+    use dlpack_abi::arrow_rs::{dlpack_to_fixed_shape_tensor, fixed_shape_tensor_to_dlpack};
+    use dlpack_abi::dlpack::VersionedTensor;
+
+    let drops = Arc::new(AtomicUsize::new(0));
+    let owner = CountedTensor {
+        values: (0..24).map(|i| i as f32).collect(),
+        shape: [4, 2, 3],
+        drops: Arc::clone(&drops),
+    };
+    let tensor = VersionedTensor::from_owner(owner).unwrap();
+    let address = tensor.view().data_ptr();
+    let (field, array) = dlpack_to_fixed_shape_tensor(tensor).unwrap();
+    assert_eq!(
+        field.extension_type_name(),
+        Some("arrow.fixed_shape_tensor")
+    );
+    let lists = array.as_fixed_size_list();
+    assert_eq!((lists.len(), lists.value_length()), (4, 6));
+    let values = lists.values().as_primitive::<Float32Type>();
+    assert_eq!(
+        values.values().as_ptr().cast::<u8>(),
+        address.cast_const().cast()
+    );
+    assert_eq!(values.value(23), 23.0);
+
+    // And back to DLPack: the same memory again, read-only (Arrow data is immutable).
+    let again = fixed_shape_tensor_to_dlpack(&field, array.as_ref()).unwrap();
+    assert_eq!(again.view().shape(), [4, 2, 3]);
+    assert_eq!(again.view().data_ptr(), address);
+    assert_eq!(again.view().get::<f32>(&[3, 1, 2]).unwrap(), 23.0);
+    drop(array);
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        0,
+        "the second tensor still holds the memory"
+    );
+    drop(again);
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        1,
+        "the tensor's deleter ran once"
+    );
+
+    // A primitive array is a 1-D tensor; one with nulls, which a tensor cannot mark, is refused.
+    let plain = Field::new("x", DataType::Int32, true);
+    let one_d = fixed_shape_tensor_to_dlpack(&plain, &Int32Array::from(vec![1, 2])).unwrap();
+    assert_eq!(one_d.view().shape(), [2]);
+    let with_nulls = Int32Array::from(vec![Some(1), None]);
+    let Err(InteropError::Arrow(error)) = fixed_shape_tensor_to_dlpack(&plain, &with_nulls) else {
+        panic!("nulls are refused")
+    };
+    assert!(error.to_string().contains("null"), "{error}");
+}

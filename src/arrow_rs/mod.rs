@@ -34,8 +34,10 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::Field;
 
 use crate::arrow::{
-    Array, ArrowError, DeviceArray, ReadError, Schema, SchemaRef, StreamError, ValidationError,
+    Array, ArrowError, BridgeError, DeviceArray, ReadError, Schema, SchemaRef, StreamError,
+    ValidationError,
 };
+use crate::dlpack::VersionedTensor;
 use crate::raw::{ArrowArray, ArrowArrayStream, ArrowSchema, DLDeviceType};
 
 pub use stream::{
@@ -114,6 +116,12 @@ impl From<ValidationError> for InteropError {
 
 impl From<ReadError> for InteropError {
     fn from(error: ReadError) -> Self {
+        Self::Arrow(error.into())
+    }
+}
+
+impl From<BridgeError> for InteropError {
+    fn from(error: BridgeError) -> Self {
         Self::Arrow(error.into())
     }
 }
@@ -202,6 +210,149 @@ pub fn export_record_batch(batch: &RecordBatch) -> Result<(Schema, Array), Inter
     export_array(&StructArray::from(batch.clone()))
 }
 
+/// Exports an arrow-rs array with its field: the field's name, nullability and metadata
+/// (extension types such as `arrow.fixed_shape_tensor` live there) go into the schema.
+///
+/// # Errors
+/// As [`export_array`], and [`InteropError::ArrowRs`] when the field's type is not the array's.
+///
+/// ```
+/// use std::collections::HashMap;
+/// use arrow_array::Int32Array;
+/// use arrow_schema::{DataType, Field};
+///
+/// let field = Field::new("n", DataType::Int32, false)
+///     .with_metadata(HashMap::from([("unit".to_string(), "m".to_string())]));
+/// let (schema, _array) = dlpack_abi::arrow_rs::export_field_array(&field, &Int32Array::from(vec![1]))?;
+/// assert_eq!(schema.view().name(), Some("n"));
+/// assert_eq!(schema.view().metadata().unwrap().get("unit"), Some(&b"m"[..]));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_field_array(
+    field: &Field,
+    array: &dyn arrow_array::Array,
+) -> Result<(Schema, Array), InteropError> {
+    if field.data_type() != array.data_type() {
+        return Err(
+            arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
+                "the field is {}, the array {}",
+                field.data_type(),
+                array.data_type()
+            ))
+            .into(),
+        );
+    }
+    let schema = take_schema(FFI_ArrowSchema::try_from(field)?)?;
+    let mut exported = FFI_ArrowArray::new(&array.to_data());
+    let raw = ptr::from_mut(&mut exported).cast::<ArrowArray>();
+    // SAFETY: as in `export_array`; the array is of the field's type (checked above).
+    let array = unsafe { Array::from_raw(raw, schema.view()) }?;
+    Ok((schema, array))
+}
+
+/// Hands this crate's array to arrow-rs with its field (name, nullability, metadata), zero-copy.
+///
+/// # Errors
+/// As [`import_array`].
+///
+/// ```
+/// use arrow_array::Int32Array;
+/// use arrow_schema::{DataType, Field};
+///
+/// let field = Field::new("n", DataType::Int32, true);
+/// let (schema, array) = dlpack_abi::arrow_rs::export_field_array(&field, &Int32Array::from(vec![1]))?;
+/// let (back_field, back) = dlpack_abi::arrow_rs::import_field_array(schema.view(), array)?;
+/// assert_eq!((back_field, back.len()), (field, 1));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn import_field_array(
+    schema: SchemaRef<'_>,
+    array: Array,
+) -> Result<(Field, ArrayRef), InteropError> {
+    array.view(schema)?;
+    let field = field_of(schema)?;
+    let array = hand_over(array.into_raw(), field.clone())?;
+    Ok((field, array))
+}
+
+/// An arrow-rs `arrow.fixed_shape_tensor` array (a `FixedSizeList` whose field carries the
+/// extension) as a DLPack tensor, zero-copy: the first dimension is the array's length, the
+/// rest the extension's shape (a `permutation` becomes strides). Read-only, as Arrow data is.
+///
+/// # Errors
+/// [`InteropError::Arrow`] with a [`BridgeError`](crate::arrow::BridgeError) for arrays a tensor
+/// cannot describe (nulls, an element type DLPack has no code for, a field without the
+/// extension); otherwise as [`export_field_array`].
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Arc;
+/// use arrow_array::{FixedSizeListArray, Float32Array};
+/// use arrow_schema::{DataType, Field};
+///
+/// let values = Float32Array::from((0..12).map(|i| i as f32).collect::<Vec<_>>());
+/// let item = Arc::new(Field::new("item", DataType::Float32, false));
+/// let tensors = FixedSizeListArray::new(item.clone(), 6, Arc::new(values), None);
+/// let field = Field::new("t", DataType::FixedSizeList(item, 6), false).with_metadata(HashMap::from([
+///     ("ARROW:extension:name".to_string(), "arrow.fixed_shape_tensor".to_string()),
+///     ("ARROW:extension:metadata".to_string(), r#"{"shape":[2,3]}"#.to_string()),
+/// ]));
+/// let tensor = dlpack_abi::arrow_rs::fixed_shape_tensor_to_dlpack(&field, &tensors)?;
+/// assert_eq!(tensor.view().shape(), [2, 2, 3]);
+/// assert_eq!(tensor.view().get::<f32>(&[1, 0, 2])?, 8.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn fixed_shape_tensor_to_dlpack(
+    field: &Field,
+    array: &dyn arrow_array::Array,
+) -> Result<VersionedTensor, InteropError> {
+    let (schema, array) = export_field_array(field, array)?;
+    Ok(DeviceArray::from_cpu(array).into_tensor(schema.view())?)
+}
+
+/// A DLPack tensor (of at least one dimension) as an arrow-rs `arrow.fixed_shape_tensor` array
+/// and its field (a primitive array for one dimension), zero-copy: the tensor's deleter runs
+/// when arrow-rs lets go of the last buffer.
+///
+/// # Errors
+/// [`InteropError::Arrow`] with a [`BridgeError`](crate::arrow::BridgeError) for tensors Arrow
+/// cannot describe (0-d, device memory arrow-rs cannot read, element types Arrow has no format
+/// for); otherwise as [`import_field_array`].
+///
+/// ```
+/// use arrow_array::cast::AsArray;
+/// use dlpack_abi::dlpack::Export;
+///
+/// let tensor = Export::new(vec![1i16, 2, 3, 4, 5, 6], &[3, 2]).finish()?;
+/// let (field, array) = dlpack_abi::arrow_rs::dlpack_to_fixed_shape_tensor(tensor)?;
+/// assert_eq!(field.extension_type_name(), Some("arrow.fixed_shape_tensor"));
+/// assert_eq!(array.as_fixed_size_list().value_length(), 2);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn dlpack_to_fixed_shape_tensor(
+    tensor: VersionedTensor,
+) -> Result<(Field, ArrayRef), InteropError> {
+    let (layout, array) = DeviceArray::from_tensor(tensor)?;
+    let schema = layout.export()?;
+    let (field, array) = import_field_array_of_device(schema.view(), array)?;
+    Ok((field, array))
+}
+
+/// [`import_field_array`] for a device array the host can read.
+fn import_field_array_of_device(
+    schema: SchemaRef<'_>,
+    array: DeviceArray,
+) -> Result<(Field, ArrayRef), InteropError> {
+    array.view(schema)?;
+    let device_type = DLDeviceType::from(array.device_type());
+    if !device_type.is_host_accessible() || array.sync_event().is_some() {
+        return Err(ReadError::NotHostAccessible { device_type }.into());
+    }
+    let field = field_of(schema)?;
+    let array = hand_over(array.into_raw().array, field.clone())?;
+    Ok((field, array))
+}
+
 /// Hands this crate's array (validated against `schema`) to arrow-rs, zero-copy: arrow-rs keeps
 /// the struct, and with it the producer's buffers, until its last buffer goes.
 ///
@@ -244,13 +395,7 @@ pub fn import_device_array(
     schema: SchemaRef<'_>,
     array: DeviceArray,
 ) -> Result<ArrayRef, InteropError> {
-    array.view(schema)?;
-    let device_type = DLDeviceType::from(array.device_type());
-    if !device_type.is_host_accessible() || array.sync_event().is_some() {
-        return Err(ReadError::NotHostAccessible { device_type }.into());
-    }
-    let field = field_of(schema)?;
-    hand_over(array.into_raw().array, field)
+    import_field_array_of_device(schema, array).map(|(_, array)| array)
 }
 
 /// Hands this crate's struct array (validated against `schema`) to arrow-rs as a record batch,
