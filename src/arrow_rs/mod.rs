@@ -19,6 +19,24 @@
 //!
 //! Errors are an [`InteropError`]: arrow-rs's, with its message, or this crate's. Nothing is
 //! lost on either: every struct is released exactly once, on every path.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchIterator};
+//! use dlpack_abi::arrow_rs;
+//!
+//! let column: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, Some(3)]));
+//! let batch = RecordBatch::try_from_iter([("n", column)])?;
+//! // Out: a validated Arrow struct array sharing arrow-rs's buffers; and back in.
+//! let (schema, array) = arrow_rs::export_record_batch(&batch)?;
+//! assert_eq!(arrow_rs::import_record_batch(schema.view(), array)?, batch);
+//! // A reader as a C Device stream (kArrowCPU), and a stream as a reader.
+//! let reader = RecordBatchIterator::new([Ok(batch.clone())], batch.schema());
+//! let stream = arrow_rs::export_device_reader(Box::new(reader))?;
+//! let batches = arrow_rs::import_device_stream(stream)?.collect::<Result<Vec<_>, _>>()?;
+//! assert_eq!(batches, [batch]);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![allow(unsafe_code)]
 
 mod stream;
