@@ -7,16 +7,20 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arrow_array::builder::{
-    BinaryViewBuilder, Int32Builder, ListBuilder, StringDictionaryBuilder, StringViewBuilder,
+    BinaryViewBuilder, Int32Builder, LargeListBuilder, ListBuilder, MapBuilder, StringBuilder,
+    StringDictionaryBuilder, StringViewBuilder,
 };
 use arrow_array::types::{Int32Type, Int8Type};
 use arrow_array::{
-    Array as _, ArrayRef, BooleanArray, Date32Array, Decimal128Array, FixedSizeListArray,
-    Float64Array, Int32Array, Int64Array, LargeStringArray, RecordBatch, RecordBatchIterator,
-    RecordBatchReader, RunArray, StringArray, StructArray, TimestampMicrosecondArray,
+    Array as _, ArrayRef, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray,
+    FixedSizeListArray, Float64Array, Int32Array, Int64Array, LargeBinaryArray, LargeStringArray,
+    NullArray, RecordBatch, RecordBatchIterator, RecordBatchReader, RunArray, StringArray,
+    StructArray, TimestampMicrosecondArray, UnionArray,
 };
 use arrow_buffer::{Buffer, ScalarBuffer};
-use arrow_schema::{ArrowError as ArrowRsError, DataType, Field, Schema as ArrowRsSchema};
+use arrow_schema::{
+    ArrowError as ArrowRsError, DataType, Field, Schema as ArrowRsSchema, UnionFields,
+};
 use dlpack_abi::arrow::{errno, Array, ArrayStream, ProducerError, SchemaDef};
 use dlpack_abi::arrow_rs::{
     export_array, export_device_array, export_device_reader, export_reader, export_record_batch,
@@ -66,6 +70,26 @@ fn arrays() -> Vec<(&'static str, ArrayRef)> {
             ])) as ArrayRef,
         ),
     ]);
+    let mut large_list = LargeListBuilder::new(Int32Builder::new());
+    large_list.append_value([Some(9)]);
+    large_list.append_value([None, Some(8)]);
+    large_list.append_null();
+    let mut map = MapBuilder::new(None, StringBuilder::new(), Int32Builder::new());
+    map.keys().append_value("k");
+    map.values().append_value(1);
+    map.append(true).expect("a map entry");
+    map.append(false).expect("a null map");
+    map.keys().append_value("j");
+    map.values().append_null();
+    map.append(true).expect("a map entry");
+    let union_fields = UnionFields::try_new(
+        [0, 1],
+        [
+            Field::new("i", DataType::Int32, false),
+            Field::new("s", DataType::Utf8, false),
+        ],
+    )
+    .expect("distinct type ids");
     let runs = RunArray::<Int32Type>::try_new(
         &Int32Array::from(vec![2, 5, 6]),
         &StringArray::from(vec![Some("a"), None, Some("c")]),
@@ -121,6 +145,53 @@ fn arrays() -> Vec<(&'static str, ArrayRef)> {
         (
             "timestamp with a zone",
             Arc::new(TimestampMicrosecondArray::from(vec![1, 2]).with_timezone("UTC")),
+        ),
+        ("null", Arc::new(NullArray::new(3))),
+        (
+            "large binary",
+            Arc::new(LargeBinaryArray::from(vec![&b"ab"[..], b"", b"cde"])),
+        ),
+        (
+            "fixed-size binary",
+            Arc::new(
+                FixedSizeBinaryArray::try_from_sparse_iter_with_size(
+                    [Some(b"xy"), None, Some(b"zw")].into_iter(),
+                    2,
+                )
+                .expect("two bytes each"),
+            ),
+        ),
+        ("large list", Arc::new(large_list.finish())),
+        ("map", Arc::new(map.finish())),
+        (
+            "sparse union",
+            Arc::new(
+                UnionArray::try_new(
+                    union_fields.clone(),
+                    ScalarBuffer::from(vec![0i8, 1, 0]),
+                    None,
+                    vec![
+                        Arc::new(Int32Array::from(vec![1, 2, 3])) as ArrayRef,
+                        Arc::new(StringArray::from(vec!["a", "b", "c"])),
+                    ],
+                )
+                .expect("a valid sparse union"),
+            ),
+        ),
+        (
+            "dense union",
+            Arc::new(
+                UnionArray::try_new(
+                    union_fields,
+                    ScalarBuffer::from(vec![0i8, 1, 0]),
+                    Some(ScalarBuffer::from(vec![0i32, 0, 1])),
+                    vec![
+                        Arc::new(Int32Array::from(vec![1, 3])) as ArrayRef,
+                        Arc::new(StringArray::from(vec!["b"])),
+                    ],
+                )
+                .expect("a valid dense union"),
+            ),
         ),
     ]
 }
