@@ -1,6 +1,6 @@
 //! arrow-rs interop (feature `arrow-rs`): `ArrayRef`, `RecordBatch` and `RecordBatchReader` to
-//! and from this crate's [`Array`], [`DeviceArray`], [`ArrayStream`] and [`DeviceArrayStream`],
-//! zero-copy, one call each.
+//! and from this crate's [`Array`], [`DeviceArray`], [`ArrayStream`](crate::arrow::ArrayStream)
+//! and [`DeviceArrayStream`](crate::arrow::DeviceArrayStream), zero-copy, one call each.
 //!
 //! **Out of arrow-rs** ([`export_array`], [`export_device_array`], [`export_record_batch`],
 //! [`export_reader`], [`export_device_reader`]): arrow-rs exports through its own C Data
@@ -298,7 +298,7 @@ pub fn import_field_array(
 /// rest the extension's shape (a `permutation` becomes strides). Read-only, as Arrow data is.
 ///
 /// # Errors
-/// [`InteropError::Arrow`] with a [`BridgeError`](crate::arrow::BridgeError) for arrays a tensor
+/// [`InteropError::Arrow`] with a [`BridgeError`] for arrays a tensor
 /// cannot describe (nulls, an element type DLPack has no code for, a field without the
 /// extension); otherwise as [`export_field_array`].
 ///
@@ -333,7 +333,7 @@ pub fn fixed_shape_tensor_to_dlpack(
 /// when arrow-rs lets go of the last buffer.
 ///
 /// # Errors
-/// [`InteropError::Arrow`] with a [`BridgeError`](crate::arrow::BridgeError) for tensors Arrow
+/// [`InteropError::Arrow`] with a [`BridgeError`] for tensors Arrow
 /// cannot describe (0-d, device memory arrow-rs cannot read, element types Arrow has no format
 /// for); otherwise as [`import_field_array`].
 ///
