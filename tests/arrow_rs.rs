@@ -12,15 +12,14 @@ use arrow_array::builder::{
 };
 use arrow_array::types::{Int32Type, Int8Type};
 use arrow_array::{
-    Array as _, ArrayRef, BooleanArray, Date32Array, Decimal128Array, FixedSizeBinaryArray,
-    FixedSizeListArray, Float64Array, Int32Array, Int64Array, LargeBinaryArray, LargeStringArray,
-    NullArray, RecordBatch, RecordBatchIterator, RecordBatchReader, RunArray, StringArray,
-    StructArray, TimestampMicrosecondArray, UnionArray,
+    Array as _, ArrayRef, BinaryArray, BooleanArray, Date32Array, Date64Array, Decimal128Array,
+    Decimal256Array, DurationNanosecondArray, FixedSizeBinaryArray, FixedSizeListArray,
+    Float64Array, Int32Array, Int64Array, IntervalMonthDayNanoArray, LargeBinaryArray,
+    LargeStringArray, NullArray, RecordBatch, RecordBatchIterator, RecordBatchReader, RunArray,
+    StringArray, StructArray, Time32SecondArray, TimestampMicrosecondArray, UnionArray,
 };
-use arrow_buffer::{Buffer, ScalarBuffer};
-use arrow_schema::{
-    ArrowError as ArrowRsError, DataType, Field, Schema as ArrowRsSchema, UnionFields,
-};
+use arrow_buffer::{i256, Buffer, IntervalMonthDayNano, ScalarBuffer};
+use arrow_schema::{ArrowError as ArrowRsError, DataType, Field, UnionFields};
 use dlpack_abi::arrow::{errno, Array, ArrayStream, ProducerError, SchemaDef};
 use dlpack_abi::arrow_rs::{
     export_array, export_device_array, export_device_reader, export_reader, export_record_batch,
@@ -147,6 +146,30 @@ fn arrays() -> Vec<(&'static str, ArrayRef)> {
             Arc::new(TimestampMicrosecondArray::from(vec![1, 2]).with_timezone("UTC")),
         ),
         ("null", Arc::new(NullArray::new(3))),
+        (
+            "binary",
+            Arc::new(BinaryArray::from(vec![Some(&b"\x00\xff"[..]), None])),
+        ),
+        ("date64", Arc::new(Date64Array::from(vec![86_400_000, 0]))),
+        ("time32", Arc::new(Time32SecondArray::from(vec![1, 59]))),
+        (
+            "duration",
+            Arc::new(DurationNanosecondArray::from(vec![Some(5), None])),
+        ),
+        (
+            "decimal256",
+            Arc::new(Decimal256Array::from(vec![
+                i256::from_i128(-7),
+                i256::from_i128(9),
+            ])),
+        ),
+        (
+            "interval",
+            Arc::new(IntervalMonthDayNanoArray::from(vec![
+                IntervalMonthDayNano::new(1, 2, 3),
+                IntervalMonthDayNano::new(-4, 0, 6),
+            ])),
+        ),
         (
             "large binary",
             Arc::new(LargeBinaryArray::from(vec![&b"ab"[..], b"", b"cde"])),
@@ -419,7 +442,6 @@ fn arrow_rs_refusals_are_its_errors_and_lose_nothing() {
         Err(InteropError::Arrow(_))
     ));
     assert_eq!(drops.load(Ordering::SeqCst), 1);
-    let _ = ArrowRsSchema::empty();
 }
 
 /// A `Vec<f32>` owner that counts its drops, exported as a DLPack tensor.
@@ -498,4 +520,126 @@ fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
         panic!("nulls are refused")
     };
     assert!(error.to_string().contains("null"), "{error}");
+}
+
+/// Buffers this crate exports, counting the drop of their owner.
+struct CountedBuffers {
+    _buffers: Vec<Vec<u8>>,
+    drops: Arc<AtomicUsize>,
+}
+
+impl Drop for CountedBuffers {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, Ordering::SeqCst);
+    }
+}
+
+/// A `utf8` array of one value whose bytes are `bytes`, built by this crate over counted
+/// buffers: structurally valid whatever the bytes are.
+fn utf8_of(bytes: &[u8]) -> (Array, Arc<AtomicUsize>) {
+    use dlpack_abi::arrow::ArrayParts;
+    let drops = Arc::new(AtomicUsize::new(0));
+    let offsets: Vec<u8> = [0i32, i32::try_from(bytes.len()).unwrap()]
+        .iter()
+        .flat_map(|offset| offset.to_ne_bytes())
+        .collect();
+    let data = bytes.to_vec();
+    let parts = ArrayParts::new(
+        1,
+        vec![ptr::null(), offsets.as_ptr().cast(), data.as_ptr().cast()],
+    );
+    let owner = CountedBuffers {
+        _buffers: vec![offsets, data],
+        drops: Arc::clone(&drops),
+    };
+    // SAFETY: one utf8 value: no validity, two i32 offsets (0 and the length), `bytes.len()`
+    // data bytes, all kept alive by `owner` (moving a `Vec` does not move its heap buffer).
+    (unsafe { Array::from_parts(parts, owner) }, drops)
+}
+
+#[test]
+fn values_arrow_rs_would_trust_are_checked_before_it_sees_them() {
+    // Structurally valid, but not UTF-8: arrow-rs's safe `&str` accessors would hand it out.
+    let schema = SchemaDef::new("u").unwrap().export().unwrap();
+    let (array, drops) = utf8_of(b"\xff\xfe");
+    let Err(InteropError::ArrowRs(error)) = import_array(schema.view(), array) else {
+        panic!("invalid UTF-8 is refused")
+    };
+    assert!(error.to_string().to_lowercase().contains("utf"), "{error}");
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "released once on refusal");
+    let (array, drops) = utf8_of("ok".as_bytes());
+    let back = import_array(schema.view(), array).unwrap();
+    assert_eq!(
+        back.as_any()
+            .downcast_ref::<StringArray>()
+            .unwrap()
+            .value(0),
+        "ok"
+    );
+    drop(back);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_schema_arrow_rs_rejects_is_its_error_and_loses_nothing() {
+    // Valid for the C Data Interface (metadata values are bytes), not for arrow-rs (strings).
+    let schema = SchemaDef::new("u")
+        .unwrap()
+        .with_metadata("note", b"\xff")
+        .export()
+        .unwrap();
+    let (array, drops) = utf8_of(b"x");
+    let Err(InteropError::ArrowRs(error)) = import_array(schema.view(), array) else {
+        panic!("refused by arrow-rs")
+    };
+    assert!(error.to_string().contains("utf-8"), "{error}");
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn a_struct_with_null_rows_is_no_record_batch_and_no_panic() {
+    let column: ArrayRef = Arc::new(Int32Array::from(vec![1, 2]));
+    let nulls = arrow_buffer::NullBuffer::from(vec![true, false]);
+    let structs = StructArray::new(
+        vec![Field::new("n", DataType::Int32, false)].into(),
+        vec![column],
+        Some(nulls),
+    );
+    let (schema, ours) = export_array(&structs).unwrap();
+    let Err(InteropError::ArrowRs(error)) = import_record_batch(schema.view(), ours) else {
+        panic!("refused")
+    };
+    assert!(error.to_string().contains("null rows"), "{error}");
+}
+
+#[test]
+fn schema_metadata_crosses_with_batches_and_streams() {
+    let batch = batch(vec![1, 2]);
+    let metadata = std::collections::HashMap::from([("origin".to_string(), "test".to_string())]);
+    let schema = Arc::new(batch.schema().as_ref().clone().with_metadata(metadata));
+    let batch = batch.with_schema(schema.clone()).unwrap();
+    let (ours_schema, ours) = export_record_batch(&batch).unwrap();
+    let back = import_record_batch(ours_schema.view(), ours).unwrap();
+    assert_eq!(back.schema(), schema);
+    let reader = RecordBatchIterator::new([Ok(batch.clone())], schema.clone());
+    let back = import_device_stream(export_device_reader(Box::new(reader)).unwrap()).unwrap();
+    assert_eq!(back.schema(), schema);
+}
+
+#[test]
+fn device_memory_the_host_cannot_read_is_refused() {
+    use dlpack_abi::arrow::DeviceArray;
+    use dlpack_abi::raw::ARROW_DEVICE_CUDA;
+
+    let (array, drops) = counted(vec![1, 2]);
+    let (schema, ours) = export_array(&array).unwrap();
+    drop(array);
+    // SAFETY: claims CUDA memory for CPU buffers that nothing reads: the import must refuse
+    // on the device type alone, before any access.
+    let on_gpu = unsafe { DeviceArray::new(ours, ARROW_DEVICE_CUDA, 0, ptr::null_mut()) };
+    assert!(matches!(
+        import_device_array(schema.view(), on_gpu),
+        Err(InteropError::Arrow(_))
+    ));
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "released once on refusal");
 }

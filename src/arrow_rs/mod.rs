@@ -12,8 +12,12 @@
 //! **Into arrow-rs** ([`import_array`], [`import_device_array`], [`import_record_batch`],
 //! [`import_stream`], [`import_device_stream`]): a validated array is handed to arrow-rs's
 //! `from_ffi_and_data_type`, which keeps the struct (and so the producer's buffers) alive for as
-//! long as any arrow-rs buffer refers to it, and releases it once. A device array must be
-//! host-readable with no pending `sync_event`. Streams become a [`StreamReader`], a
+//! long as any arrow-rs buffer refers to it, and releases it once. arrow-rs's safe accessors
+//! trust the values (UTF-8, offsets, view indices, dictionary keys, ...), which this crate's
+//! structural validation does not read, so they are checked with arrow-rs's full validation
+//! first: O(n) in the values, copying nothing. (arrow-rs copies a buffer that is not aligned
+//! for its type; every producer that aligns its buffers, as the C Data Interface recommends,
+//! is shared.) A device array must be host-readable with no pending `sync_event`. Streams become a [`StreamReader`], a
 //! `RecordBatchReader` that validates each batch and passes a producer's error on with its
 //! message.
 //!
@@ -225,7 +229,21 @@ pub fn export_device_array(
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn export_record_batch(batch: &RecordBatch) -> Result<(Schema, Array), InteropError> {
-    export_array(&StructArray::from(batch.clone()))
+    // The batch's schema (its metadata included) as the root's.
+    let schema = take_schema(FFI_ArrowSchema::try_from(batch.schema().as_ref())?)?;
+    export_with(schema, &StructArray::from(batch.clone()))
+}
+
+/// Exports `array` by arrow-rs's C Data export, validated against `schema` (of its type).
+fn export_with(
+    schema: Schema,
+    array: &dyn arrow_array::Array,
+) -> Result<(Schema, Array), InteropError> {
+    let mut exported = FFI_ArrowArray::new(&array.to_data());
+    let raw = ptr::from_mut(&mut exported).cast::<ArrowArray>();
+    // SAFETY: as in `export_array`; the caller's schema is of the array's type.
+    let array = unsafe { Array::from_raw(raw, schema.view()) }?;
+    Ok((schema, array))
 }
 
 /// Exports an arrow-rs array with its field: the field's name, nullability and metadata
@@ -260,12 +278,7 @@ pub fn export_field_array(
             .into(),
         );
     }
-    let schema = take_schema(FFI_ArrowSchema::try_from(field)?)?;
-    let mut exported = FFI_ArrowArray::new(&array.to_data());
-    let raw = ptr::from_mut(&mut exported).cast::<ArrowArray>();
-    // SAFETY: as in `export_array`; the array is of the field's type (checked above).
-    let array = unsafe { Array::from_raw(raw, schema.view()) }?;
-    Ok((schema, array))
+    export_with(take_schema(FFI_ArrowSchema::try_from(field)?)?, array)
 }
 
 /// Hands this crate's array to arrow-rs with its field (name, nullability, metadata), zero-copy.
@@ -356,14 +369,49 @@ pub fn dlpack_to_fixed_shape_tensor(
     Ok((field, array))
 }
 
+/// [`import_device_array`] for an array whose `sync_event` the caller has waited on: its
+/// buffers must still be memory the host can read.
+///
+/// # Safety
+/// The caller has waited on the array's `sync_event` (for example with `cudaEventSynchronize`),
+/// so that the host observes the producer's writes.
+///
+/// # Errors
+/// As [`import_device_array`], except for the event.
+///
+/// ```
+/// use arrow_array::Int64Array;
+///
+/// let (schema, array) = dlpack_abi::arrow_rs::export_device_array(&Int64Array::from(vec![1]))?;
+/// // SAFETY: a CPU array has no event to wait on.
+/// let back = unsafe { dlpack_abi::arrow_rs::import_device_array_synchronized(schema.view(), array) }?;
+/// assert_eq!(back.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub unsafe fn import_device_array_synchronized(
+    schema: SchemaRef<'_>,
+    array: DeviceArray,
+) -> Result<ArrayRef, InteropError> {
+    import_device(schema, array, true).map(|(_, array)| array)
+}
+
 /// [`import_field_array`] for a device array the host can read.
 fn import_field_array_of_device(
     schema: SchemaRef<'_>,
     array: DeviceArray,
 ) -> Result<(Field, ArrayRef), InteropError> {
+    import_device(schema, array, false)
+}
+
+/// A device array into arrow-rs: host-readable memory, and no pending event unless `waited`.
+fn import_device(
+    schema: SchemaRef<'_>,
+    array: DeviceArray,
+    waited: bool,
+) -> Result<(Field, ArrayRef), InteropError> {
     array.view(schema)?;
     let device_type = DLDeviceType::from(array.device_type());
-    if !device_type.is_host_accessible() || array.sync_event().is_some() {
+    if !device_type.is_host_accessible() || (array.sync_event().is_some() && !waited) {
         return Err(ReadError::NotHostAccessible { device_type }.into());
     }
     let field = field_of(schema)?;
@@ -394,8 +442,8 @@ pub fn import_array(schema: SchemaRef<'_>, array: Array) -> Result<ArrayRef, Int
 }
 
 /// Hands this crate's device array to arrow-rs, zero-copy, when the host can read it: a
-/// host-accessible device type and no pending `sync_event` (wait on it, then import the
-/// array's [`Array`] part).
+/// host-accessible device type and no pending `sync_event` (wait on it, then use
+/// [`import_device_array_synchronized`]).
 ///
 /// # Errors
 /// [`ReadError::NotHostAccessible`] (in [`InteropError::Arrow`]) for device memory or a pending
@@ -437,8 +485,13 @@ pub fn import_record_batch(
     schema: SchemaRef<'_>,
     array: Array,
 ) -> Result<RecordBatch, InteropError> {
+    let metadata = field_of(schema)?.metadata().clone();
     let array = import_array(schema, array)?;
-    batch_of(array.as_ref())
+    let batch = batch_of(array.as_ref())?;
+    // The root's metadata is the batch schema's.
+    let with_metadata =
+        arrow_schema::Schema::new_with_metadata(batch.schema().fields().clone(), metadata);
+    Ok(batch.with_schema(alloc::sync::Arc::new(with_metadata))?)
 }
 
 /// A record batch from a struct array (its columns and their fields).
@@ -452,6 +505,16 @@ fn batch_of(array: &dyn arrow_array::Array) -> Result<RecordBatch, InteropError>
             .into(),
         );
     };
+    // A record batch has no top-level nulls (arrow-rs asserts it).
+    let nulls = arrow_array::Array::null_count(columns);
+    if nulls > 0 {
+        return Err(
+            arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
+                "a record batch cannot come from a struct array with {nulls} null rows"
+            ))
+            .into(),
+        );
+    }
     Ok(RecordBatch::from(columns))
 }
 
@@ -465,12 +528,21 @@ fn field_of(schema: SchemaRef<'_>) -> Result<Field, InteropError> {
 
 /// Moves a validated array struct into arrow-rs, which releases it when its last buffer goes
 /// (or at once, on error).
+///
+/// arrow-rs's import trusts the values (it builds its arrays without validation), and its safe
+/// accessors rely on them: UTF-8, offsets in order and in bounds, view buffer indices,
+/// dictionary keys, union type ids, run ends. This crate's validation is structural (it reads
+/// no data), so the values are checked here, with arrow-rs's own full validation, before any
+/// arrow-rs array exists: O(n) in the values, and what makes this function safe.
 fn hand_over(raw: ArrowArray, field: Field) -> Result<ArrayRef, InteropError> {
     // SAFETY: an `ArrowArray` is an `FFI_ArrowArray` (layouts asserted above); the struct is
     // moved, so its `release` runs once, from arrow-rs.
     let exported = unsafe { core::mem::transmute::<ArrowArray, FFI_ArrowArray>(raw) };
     // SAFETY: the array was validated against the schema `field` was read from: its buffers
-    // are as large as the type needs, in CPU memory, alive until release.
+    // are as large as the type needs, in CPU memory, alive until release. The values are not
+    // trusted: `validate_full` checks them before the data is used (on error `data` is dropped
+    // and the struct released, once).
     let data = unsafe { from_ffi_and_data_type(exported, field.data_type().clone()) }?;
+    data.validate_full()?;
     Ok(arrow_array::make_array(data))
 }

@@ -79,7 +79,10 @@ pub fn export_device_reader(
         // Read with the stream's schema from here on: it must have the batch's layout.
         let array = array
             .with_layout(schema.view(), layout_of_stream.clone())
-            .map_err(|e| failed(errno::EINVAL, &e))?;
+            .map_err(|_| {
+                let message = "a batch's schema has another layout than the reader's";
+                ProducerError::new(errno::EINVAL, Some(message))
+            })?;
         Ok(DeviceArray::from_cpu(array))
     });
     Ok(DeviceArrayStream::from_iter(

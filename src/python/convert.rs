@@ -143,17 +143,21 @@ impl<'a, 'py> FromPyObject<'a, 'py> for AnyArrowStream {
     fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
         let py = source.py();
         let device = source.hasattr(pyo3::intern!(py, "__arrow_c_device_stream__"))?;
+        let mut refused = None;
         if source.hasattr(pyo3::intern!(py, "__arrow_c_stream__"))? {
             match import_stream(&source, None) {
                 Ok(stream) => return Ok(Self::Cpu(stream)),
                 // An object with both methods whose stream is on a device refuses the CPU one
                 // (and keeps its stream): ask for the device stream.
                 Err(error) if !device => return Err(error),
-                Err(_) => {}
+                Err(error) => refused = Some(error),
             }
         }
         if device {
-            return Ok(Self::Device(import_device_stream(&source, None)?));
+            return import_device_stream(&source, None)
+                .map(Self::Device)
+                // Both refused: the device error, caused by the CPU one.
+                .inspect_err(|error| error.set_cause(py, refused));
         }
         Err(PyTypeError::new_err(
             "expected an Arrow stream: an object with __arrow_c_stream__ or \
