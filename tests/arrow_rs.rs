@@ -524,7 +524,7 @@ fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
 
 /// Buffers this crate exports, counting the drop of their owner.
 struct CountedBuffers {
-    _buffers: Vec<Vec<u8>>,
+    _buffers: (Vec<i32>, Vec<u8>),
     drops: Arc<AtomicUsize>,
 }
 
@@ -535,26 +535,51 @@ impl Drop for CountedBuffers {
 }
 
 /// A `utf8` array of one value whose bytes are `bytes`, built by this crate over counted
-/// buffers: structurally valid whatever the bytes are.
-fn utf8_of(bytes: &[u8]) -> (Array, Arc<AtomicUsize>) {
+/// buffers: structurally valid whatever the bytes are. The offsets start `shift` bytes into an
+/// `i32`-aligned allocation (0: aligned, as the C Data Interface asks).
+fn utf8_shifted(bytes: &[u8], shift: usize) -> (Array, Arc<AtomicUsize>) {
     use dlpack_abi::arrow::ArrayParts;
     let drops = Arc::new(AtomicUsize::new(0));
-    let offsets: Vec<u8> = [0i32, i32::try_from(bytes.len()).unwrap()]
-        .iter()
-        .flat_map(|offset| offset.to_ne_bytes())
-        .collect();
+    let length = i32::try_from(bytes.len()).unwrap();
+    // Room for the shift: three i32s, the two offsets written `shift` bytes in.
+    let mut offsets = vec![0i32; 3];
+    let raw: &mut [u8] = bytemuck_bytes(&mut offsets);
+    raw[shift..shift + 4].copy_from_slice(&0i32.to_ne_bytes());
+    raw[shift + 4..shift + 8].copy_from_slice(&length.to_ne_bytes());
     let data = bytes.to_vec();
-    let parts = ArrayParts::new(
-        1,
-        vec![ptr::null(), offsets.as_ptr().cast(), data.as_ptr().cast()],
-    );
+    let start = offsets.as_ptr().cast::<u8>().wrapping_add(shift);
+    let parts = ArrayParts::new(1, vec![ptr::null(), start.cast(), data.as_ptr().cast()]);
     let owner = CountedBuffers {
-        _buffers: vec![offsets, data],
+        _buffers: (offsets, data),
         drops: Arc::clone(&drops),
     };
-    // SAFETY: one utf8 value: no validity, two i32 offsets (0 and the length), `bytes.len()`
-    // data bytes, all kept alive by `owner` (moving a `Vec` does not move its heap buffer).
+    // SAFETY: one utf8 value: no validity, two i32 offsets (0 and the length) `shift` bytes
+    // into `offsets`, `bytes.len()` data bytes, all kept alive by `owner` (moving a `Vec` does
+    // not move its heap buffer).
     (unsafe { Array::from_parts(parts, owner) }, drops)
+}
+
+/// The bytes of an `i32` slice, to write.
+fn bytemuck_bytes(values: &mut [i32]) -> &mut [u8] {
+    let len = std::mem::size_of_val(values);
+    // SAFETY: `i32` has no padding and every byte pattern is valid for it; the slice is
+    // borrowed mutably for the result's lifetime.
+    unsafe { std::slice::from_raw_parts_mut(values.as_mut_ptr().cast::<u8>(), len) }
+}
+
+fn utf8_of(bytes: &[u8]) -> (Array, Arc<AtomicUsize>) {
+    utf8_shifted(bytes, 0)
+}
+
+#[test]
+fn misaligned_offsets_are_refused_before_arrow_rs_reads_them() {
+    let schema = SchemaDef::new("u").unwrap().export().unwrap();
+    let (array, drops) = utf8_shifted(b"ok", 1);
+    let Err(InteropError::ArrowRs(error)) = import_array(schema.view(), array) else {
+        panic!("misaligned offsets are refused")
+    };
+    assert!(error.to_string().contains("aligned"), "{error}");
+    assert_eq!(drops.load(Ordering::SeqCst), 1, "released once on refusal");
 }
 
 #[test]

@@ -56,8 +56,8 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::Field;
 
 use crate::arrow::{
-    Array, ArrowError, BridgeError, DeviceArray, ReadError, Schema, SchemaRef, StreamError,
-    ValidationError,
+    Array, ArrayView, ArrowError, BridgeError, DeviceArray, ReadError, Schema, SchemaRef,
+    StreamError, ValidationError,
 };
 use crate::dlpack::VersionedTensor;
 use crate::raw::{ArrowArray, ArrowArrayStream, ArrowSchema, DLDeviceType};
@@ -300,7 +300,7 @@ pub fn import_field_array(
     schema: SchemaRef<'_>,
     array: Array,
 ) -> Result<(Field, ArrayRef), InteropError> {
-    array.view(schema)?;
+    check_typed_reads(array.view(schema)?)?;
     let field = field_of(schema)?;
     let array = hand_over(array.into_raw(), field.clone())?;
     Ok((field, array))
@@ -409,7 +409,7 @@ fn import_device(
     array: DeviceArray,
     waited: bool,
 ) -> Result<(Field, ArrayRef), InteropError> {
-    array.view(schema)?;
+    check_typed_reads(array.view(schema)?)?;
     let device_type = DLDeviceType::from(array.device_type());
     if !device_type.is_host_accessible() || (array.sync_event().is_some() && !waited) {
         return Err(ReadError::NotHostAccessible { device_type }.into());
@@ -436,7 +436,7 @@ fn import_device(
 /// ```
 pub fn import_array(schema: SchemaRef<'_>, array: Array) -> Result<ArrayRef, InteropError> {
     // Only the schema the array was checked against says how large its buffers are.
-    array.view(schema)?;
+    check_typed_reads(array.view(schema)?)?;
     let field = field_of(schema)?;
     hand_over(array.into_raw(), field)
 }
@@ -524,6 +524,43 @@ fn field_of(schema: SchemaRef<'_>) -> Result<Field, InteropError> {
     // SAFETY: an `ArrowSchema` is an `FFI_ArrowSchema` (layouts asserted above), validated and
     // alive for the borrow; arrow-rs only reads it here.
     Ok(Field::try_from(unsafe { &*raw })?)
+}
+
+/// Refuses the buffers arrow-rs's import reads through typed pointers before it can check or
+/// realign anything (the last offset of `utf8`/`binary` and their large variants, to size the
+/// data buffer; the variadic buffer sizes of view types) when they are not aligned for their
+/// type: a misaligned read is undefined behaviour there. The C Data Interface asks producers to
+/// align buffers; this is the check that a malformed one did. Every node, children and
+/// dictionaries included.
+fn check_typed_reads(view: ArrayView<'_>) -> Result<(), InteropError> {
+    let read = match view.schema().format() {
+        b"u" | b"z" => Some((1, 4)),
+        b"U" | b"Z" => Some((1, 8)),
+        b"vu" | b"vz" => view.n_buffers().checked_sub(1).map(|last| (last, 8)),
+        _ => None,
+    };
+    if let Some((index, align)) = read {
+        let misaligned = view
+            .buffer(index)
+            .is_some_and(|start| !start.is_null() && (start as usize) % align != 0);
+        if misaligned {
+            return Err(
+                arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
+                    "buffer {index} of a {:?} array is not aligned to {align} bytes, as arrow-rs \
+                 needs to read it",
+                    core::str::from_utf8(view.schema().format()).unwrap_or("?")
+                ))
+                .into(),
+            );
+        }
+    }
+    for child in view.children() {
+        check_typed_reads(child)?;
+    }
+    if let Some(dictionary) = view.dictionary() {
+        check_typed_reads(dictionary)?;
+    }
+    Ok(())
 }
 
 /// Moves a validated array struct into arrow-rs, which releases it when its last buffer goes

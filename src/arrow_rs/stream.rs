@@ -10,7 +10,10 @@ use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::SchemaRef as ArrowRsSchema;
 
-use super::{batch_of, export_record_batch, field_of, hand_over, take_schema, InteropError};
+use super::{
+    batch_of, check_typed_reads, export_record_batch, field_of, hand_over, take_schema,
+    InteropError,
+};
 use crate::arrow::{
     errno, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, ReadError, Schema, SchemaDef,
 };
@@ -213,13 +216,13 @@ impl StreamReader {
             Source::Cpu(stream) => stream.next().map(|item| {
                 let array = item?;
                 let schema = stream.schema()?;
-                array.view(schema)?;
+                check_typed_reads(array.view(schema)?)?;
                 Ok::<_, InteropError>(array.into_raw())
             }),
             Source::Device(stream) => stream.next().map(|item| {
                 let array = item?;
                 let schema = stream.schema()?;
-                array.view(schema)?;
+                check_typed_reads(array.view(schema)?)?;
                 let device_type = DLDeviceType::from(array.device_type());
                 if !device_type.is_host_accessible() || array.sync_event().is_some() {
                     return Err(ReadError::NotHostAccessible { device_type }.into());
