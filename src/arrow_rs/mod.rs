@@ -56,7 +56,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::Field;
 
 use crate::arrow::{
-    Array, ArrayView, ArrowError, BridgeError, DeviceArray, ReadError, Schema, SchemaRef,
+    Array, ArrayView, ArrowError, BridgeError, DataType, DeviceArray, ReadError, Schema, SchemaRef,
     StreamError, ValidationError,
 };
 use crate::dlpack::VersionedTensor;
@@ -533,10 +533,13 @@ fn field_of(schema: SchemaRef<'_>) -> Result<Field, InteropError> {
 /// align buffers; this is the check that a malformed one did. Every node, children and
 /// dictionaries included.
 fn check_typed_reads(view: ArrayView<'_>) -> Result<(), InteropError> {
-    let read = match view.schema().format() {
-        b"u" | b"z" => Some((1, 4)),
-        b"U" | b"Z" => Some((1, 8)),
-        b"vu" | b"vz" => view.n_buffers().checked_sub(1).map(|last| (last, 8)),
+    let read = match view.data_type() {
+        DataType::Utf8 | DataType::Binary => Some((1, align_of::<i32>())),
+        DataType::LargeUtf8 | DataType::LargeBinary => Some((1, align_of::<i64>())),
+        DataType::Utf8View | DataType::BinaryView => view
+            .n_buffers()
+            .checked_sub(1)
+            .map(|last| (last, align_of::<i64>())),
         _ => None,
     };
     if let Some((index, align)) = read {
