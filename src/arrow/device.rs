@@ -205,6 +205,28 @@ impl DeviceArray {
         device_type.is_host_accessible().then_some(device_type)
     }
 
+    /// Whether the host can read the buffers now: a host-accessible device type
+    /// ([`DLDeviceType::is_host_accessible`]) and no pending `sync_event` (unless the caller has
+    /// `waited` on it). The rule [`view`](Self::view)'s typed reads follow.
+    ///
+    /// # Errors
+    /// [`ReadError::NotHostAccessible`](super::ReadError::NotHostAccessible) otherwise.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    ///
+    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![1u8])?);
+    /// assert!(array.check_host_readable(false).is_ok());
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
+    pub fn check_host_readable(&self, waited: bool) -> Result<(), super::ReadError> {
+        let device_type = DLDeviceType::from(self.device_type());
+        if self.host_readable().is_none() || (self.sync_event().is_some() && !waited) {
+            return Err(super::ReadError::NotHostAccessible { device_type });
+        }
+        Ok(())
+    }
+
     /// A validated view with the schema the array was imported with (see [`Array::view`]).
     /// Typed slices need host-readable memory and no pending `sync_event`;
     /// otherwise they are [`ReadError::NotHostAccessible`](super::ReadError::NotHostAccessible) (the structure and the buffer

@@ -60,7 +60,7 @@ use crate::arrow::{
     StreamError, ValidationError,
 };
 use crate::dlpack::VersionedTensor;
-use crate::raw::{ArrowArray, ArrowArrayStream, ArrowSchema, DLDeviceType};
+use crate::raw::{ArrowArray, ArrowArrayStream, ArrowSchema};
 
 pub use stream::{
     export_device_reader, export_reader, import_device_stream, import_stream, StreamReader,
@@ -410,10 +410,7 @@ fn import_device(
     waited: bool,
 ) -> Result<(Field, ArrayRef), InteropError> {
     check_typed_reads(array.view(schema)?)?;
-    let device_type = DLDeviceType::from(array.device_type());
-    if !device_type.is_host_accessible() || (array.sync_event().is_some() && !waited) {
-        return Err(ReadError::NotHostAccessible { device_type }.into());
-    }
+    array.check_host_readable(waited)?;
     let field = field_of(schema)?;
     let array = hand_over(array.into_raw().array, field.clone())?;
     Ok((field, array))

@@ -15,9 +15,9 @@ use super::{
     InteropError,
 };
 use crate::arrow::{
-    errno, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, ReadError, Schema, SchemaDef,
+    errno, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, Schema, SchemaDef,
 };
-use crate::raw::{ArrowArrayStream, DLDeviceType, ARROW_DEVICE_CPU};
+use crate::raw::{ArrowArrayStream, ARROW_DEVICE_CPU};
 
 /// Exports an arrow-rs reader as this crate's CPU stream: arrow-rs's own C stream, taken over.
 /// Each batch is validated as it is read; the reader's errors reach the consumer with their
@@ -223,10 +223,7 @@ impl StreamReader {
                 let array = item?;
                 let schema = stream.schema()?;
                 check_typed_reads(array.view(schema)?)?;
-                let device_type = DLDeviceType::from(array.device_type());
-                if !device_type.is_host_accessible() || array.sync_event().is_some() {
-                    return Err(ReadError::NotHostAccessible { device_type }.into());
-                }
+                array.check_host_readable(false)?;
                 Ok(array.into_raw().array)
             }),
         }?;

@@ -15,7 +15,7 @@ use super::fastcall::{self, MethodDef};
 use super::gil::Held;
 use super::{arrow, PyTensor};
 use crate::dlpack::{ConsumerStream, VersionedTensor};
-use crate::raw::{kDLCPU, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned};
+use crate::raw::{kDLCPU, DLDevice, DLDeviceType};
 
 /// A Python object that exports its memory as DLPack tensors (and, through the zero-copy
 /// bridge, as Arrow device arrays): the two facts a producer knows, from which
@@ -191,12 +191,7 @@ pub fn dlpack<'py, E: DlpackExporter + ?Sized>(
         return dlpack_capsule(py, tensor);
     }
     // A copy, or a legacy struct: the `Tensor` rules, over this one export.
-    let shared = PyTensor::with(Held::local(tensor), true);
-    if versioned {
-        dlpack_capsule(py, shared.export::<DLManagedTensorVersioned>(copy)?)
-    } else {
-        dlpack_capsule(py, shared.export::<DLManagedTensor>(copy)?)
-    }
+    PyTensor::with(Held::local(tensor), true).capsule(py, versioned, copy)
 }
 
 /// `__dlpack_device__` of an exporter: `(device_type, device_id)` with DLPack numbering.

@@ -206,7 +206,17 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyCapsule>> {
         // CPU data has no pending work of ours on any stream: the check is all there is to do.
         let (_stream, copy) = check_request(self.view().device(), stream, dl_device, copy)?;
-        if wants_versioned(max_version) {
+        self.capsule(py, wants_versioned(max_version), copy)
+    }
+
+    /// A capsule of a new export (or copy): versioned or legacy.
+    pub(crate) fn capsule<'py>(
+        &self,
+        py: Python<'py>,
+        versioned: bool,
+        copy: bool,
+    ) -> PyResult<Bound<'py, PyCapsule>> {
+        if versioned {
             dlpack_capsule(py, self.export::<DLManagedTensorVersioned>(copy)?)
         } else {
             dlpack_capsule(py, self.export::<DLManagedTensor>(copy)?)
