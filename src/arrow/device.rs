@@ -213,11 +213,12 @@ impl DeviceArray {
     /// [`ReadError::NotHostAccessible`](super::ReadError::NotHostAccessible) otherwise.
     ///
     /// ```
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::arrow::{Array, DeviceArray};
     ///
-    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![1u8])?);
+    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![1u8]).unwrap());
     /// assert!(array.check_host_readable(false).is_ok());
-    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// # }
     /// ```
     pub fn check_host_readable(&self, waited: bool) -> Result<(), super::ReadError> {
         let device_type = DLDeviceType::from(self.device_type());

@@ -158,7 +158,7 @@ pub fn import_stream(mut stream: ArrayStream) -> Result<StreamReader, InteropErr
 
 /// Hands this crate's device stream to arrow-rs as a `RecordBatchReader`; its arrays must be
 /// host-readable with no pending event, or the reader fails with
-/// [`ReadError::NotHostAccessible`].
+/// [`ReadError::NotHostAccessible`](crate::arrow::ReadError::NotHostAccessible).
 ///
 /// # Errors
 /// As [`import_stream`].
