@@ -141,8 +141,9 @@ dependent_has_no_build_tools() {
 
 # The safe layer's tests under Miri, with strict provenance: the unit tests, both test binaries
 # (the ndarray property tests among them, at 6 cases each), the arrow-rs bridge's tests (arrow-rs
-# runs under Miri too) and the doctests on x86_64, and the unit tests and binaries again on i686 (`u64` aligned to 4,
-# 32-bit `usize`: checks 32-bit behaviour, not only 32-bit layout). tests/header.rs reads files
+# runs under Miri too) and the doctests on x86_64, and the unit tests and binaries again on i686
+# (`u64` aligned to 4, 32-bit `usize`: checks 32-bit behaviour, not only 32-bit layout), the
+# bridge's among them. tests/header.rs reads files
 # and the C test links C, neither of which Miri runs; the `pyo3` feature calls into libpython,
 # which Miri cannot run either: python_tests covers it.
 miri() {
@@ -152,7 +153,8 @@ miri() {
     cargo +nightly miri test -q --features arrow-rs --test arrow_rs &&
     cargo +nightly miri test -q --features "$features" --doc &&
     cargo +nightly miri test -q --target i686-unknown-linux-gnu --features "$features" \
-      --lib --test dlpack --test arrow
+      --lib --test dlpack --test arrow &&
+    cargo +nightly miri test -q --target i686-unknown-linux-gnu --features arrow-rs --test arrow_rs
 }
 
 # A short run of each fuzz target (ASan, debug assertions): the DLPack import, and the Arrow

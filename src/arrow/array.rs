@@ -68,6 +68,39 @@ impl Array {
         })
     }
 
+    /// Validates the array against `schema` and binds it there: afterwards only `schema` reads
+    /// it. For an array built by [`from_parts`](Self::from_parts), whose caller vouched for the
+    /// schemas it is used with, this makes the first use a check and refuses any other schema.
+    ///
+    /// # Errors
+    /// [`ValidationError::SchemaMismatch`] when the array is bound to another schema; the
+    /// validation's errors when it does not fit `schema`. The array has been released then.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef, ValidationError};
+    ///
+    /// let schema = SchemaDef::new("i")?.export()?;
+    /// let array = Array::from_vec(vec![1i32, 2])?.bind(schema.view())?;
+    /// assert_eq!(array.view(schema.view())?.values::<i32>()?, [1, 2]);
+    /// let same_layout = SchemaDef::new("i")?.export()?;
+    /// assert_eq!(array.view(same_layout.view()).err(), Some(ValidationError::SchemaMismatch));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
+    pub fn bind(self, schema: SchemaRef<'_>) -> Result<Self, ValidationError> {
+        self.binding.check(schema)?;
+        let mut budget = MAX_NODES;
+        // SAFETY: an `Array` follows the C Data Interface for the schemas its binding accepts
+        // (validated at import, built by this crate, or vouched for by `from_parts`' caller),
+        // and `schema` is one of them (checked above).
+        unsafe { validate(self.inner.raw(), schema, 0, &mut budget) }?;
+        Ok(Self {
+            binding: Binding::of(schema),
+            ..self
+        })
+    }
+
     #[cfg(feature = "alloc")]
     pub(crate) fn from_owned(inner: Owned<ArrowArray>, binding: Binding) -> Self {
         Self { inner, binding }

@@ -12,14 +12,14 @@ use core::ffi::c_void;
 use core::ptr;
 
 use super::binding::Binding;
-use super::metadata::encode;
 use super::owned::{release_produced, Nodes, Owned};
+use super::SchemaSource;
 use super::{
     Array, BridgeError, DataType, Excerpt, Schema, SchemaRef, TensorShape, ValidationError,
 };
-use super::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR, MAX_NODES};
+use super::{EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR};
 use crate::dlpack::{Element, HostBuffer};
-use crate::raw::{ArrowArray, ArrowSchema, ARROW_FLAG_NULLABLE};
+use crate::raw::{ArrowArray, ARROW_FLAG_NULLABLE};
 
 /// A schema described in Rust. [`export`](Self::export) builds a fresh `ArrowSchema` (checked
 /// with the same validation as an import) each time it is called, which is what a stream's
@@ -170,62 +170,50 @@ impl SchemaDef {
             }
     }
 
-    /// Builds a fresh `ArrowSchema` tree owned by a [`Schema`], validated as an import would be.
+    /// Builds a fresh `ArrowSchema` tree owned by a [`Schema`], validated as an import would be
+    /// ([`Schema::produce`]: one allocation for the nodes and strings).
+    ///
+    /// # Errors
+    /// As [`Schema::produce`]: a metadata map too large for `int32` counts, or a tree the C
+    /// Data Interface refuses (a list without its child, say).
     pub fn export(&self) -> Result<Schema, ValidationError> {
-        let schema = Owned::new(self.build()?);
-        let mut budget = MAX_NODES;
-        // SAFETY: built just now by `build`, which follows the C Data Interface.
-        unsafe { super::schema::validate(schema.raw(), 0, &mut budget) }?;
-        Ok(Schema::from_owned(schema))
-    }
-
-    fn build(&self) -> Result<ArrowSchema, ValidationError> {
-        let metadata = match self.metadata.is_empty() {
-            true => None,
-            false => Some(
-                encode(&self.metadata)
-                    .ok_or(ValidationError::Metadata(super::MetadataError::TooLarge))?,
-            ),
-        };
-        // Built nodes are owned (released on an early return) until the parent owns them.
-        let children = self
-            .children
-            .iter()
-            .map(|child| Ok(Owned::new(child.build()?)))
-            .collect::<Result<Vec<_>, ValidationError>>()?;
-        let dictionary = match &self.dictionary {
-            Some(d) => Some(Owned::new(d.build()?)),
-            None => None,
-        };
-        let private = Box::new(SchemaPrivate {
-            format: self.format.clone(),
-            name: self.name.clone(),
-            metadata: metadata.map(Vec::into_boxed_slice),
-            nodes: Nodes::new(children, dictionary),
-        });
-        Ok(ArrowSchema {
-            format: private.format.as_ptr(),
-            name: private.name.as_ref().map_or(ptr::null(), |n| n.as_ptr()),
-            metadata: private
-                .metadata
-                .as_ref()
-                .map_or(ptr::null(), |m| m.as_ptr().cast()),
-            flags: self.flags,
-            n_children: private.nodes.children.len() as i64,
-            children: private.nodes.children.as_ptr().cast_mut(),
-            dictionary: private.nodes.dictionary,
-            release: Some(release_produced::<ArrowSchema, SchemaPrivate>),
-            private_data: Box::into_raw(private).cast(),
-        })
+        Schema::produce(&self)
     }
 }
 
-/// What a schema built by [`SchemaDef`] owns.
-struct SchemaPrivate {
-    format: CString,
-    name: Option<CString>,
-    metadata: Option<Box<[u8]>>,
-    nodes: Nodes<ArrowSchema>,
+/// A definition describes its schema directly.
+impl SchemaSource for &SchemaDef {
+    fn data_type(&self) -> Result<DataType<'_>, ValidationError> {
+        // Parsed when the definition was made (`new`, or a validated schema for `copy_of`).
+        DataType::parse(self.format.as_bytes())
+    }
+
+    fn name(&self) -> Option<&str> {
+        // Made from a `&str` (or a validated, UTF-8 name).
+        self.name.as_ref().and_then(|name| name.to_str().ok())
+    }
+
+    fn flags(&self) -> i64 {
+        self.flags
+    }
+
+    fn metadata(&self) -> impl Iterator<Item = (&str, &[u8])> {
+        self.metadata
+            .iter()
+            .map(|(k, v)| (k.as_str(), v.as_slice()))
+    }
+
+    fn n_children(&self) -> usize {
+        self.children.len()
+    }
+
+    fn child(&self, index: usize) -> Option<Self> {
+        self.children.get(index)
+    }
+
+    fn dictionary(&self) -> Option<Self> {
+        self.dictionary.as_deref()
+    }
 }
 
 /// The fields of an array to produce with [`Array::from_parts`].
@@ -283,12 +271,12 @@ impl ArrayParts {
 }
 
 /// What an array built by this crate owns.
-struct ArrayPrivate {
+struct ArrayPrivate<O> {
     buffers: Box<[*const c_void]>,
     /// Released before the owner is dropped (fields drop in order).
     nodes: Nodes<ArrowArray>,
     /// Keeps the buffers alive; dropped by `release`.
-    _owner: Box<dyn Any + Send>,
+    _owner: O,
 }
 
 impl Array {
@@ -307,7 +295,7 @@ impl Array {
                 parts.children.into_iter().map(Array::into_owned),
                 parts.dictionary.map(Array::into_owned),
             ),
-            _owner: Box::new(owner),
+            _owner: owner,
         });
         Self::from_owned(
             Owned::new(ArrowArray {
@@ -319,7 +307,7 @@ impl Array {
                 buffers: private.buffers.as_ptr().cast_mut(),
                 children: private.nodes.children.as_ptr().cast_mut(),
                 dictionary: private.nodes.dictionary,
-                release: Some(release_produced::<ArrowArray, ArrayPrivate>),
+                release: Some(release_produced::<ArrowArray, ArrayPrivate<O>>),
                 private_data: Box::into_raw(private).cast(),
             }),
             Binding::Vouched,

@@ -136,6 +136,56 @@ pub enum DataType<'a> {
     RunEndEncoded,
 }
 
+/// Writes the type's format string, the inverse of [`DataType::parse`] for every type it
+/// returns (`Time32` and `Time64` in units that have no format string are written as the other
+/// one's, which parses back differently: producers check the round trip).
+///
+/// ```
+/// use dlpack_abi::arrow::{DataType, TimeUnit, UnionMode};
+///
+/// assert_eq!(DataType::Timestamp(TimeUnit::Microsecond, "UTC").to_string(), "tsu:UTC");
+/// let decimal = DataType::Decimal { precision: 9, scale: -2, bit_width: 64 };
+/// assert_eq!(decimal.to_string(), "d:9,-2,64");
+/// assert_eq!(DataType::Union(UnionMode::Dense, "0,5").to_string(), "+ud:0,5");
+/// let text = DataType::FixedSizeList(3).to_string();
+/// assert_eq!(DataType::parse(text.as_bytes()), Ok(DataType::FixedSizeList(3)));
+/// ```
+impl core::fmt::Display for DataType<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        use DataType::*;
+        if let Some(format) = self.static_format() {
+            return f.write_str(format);
+        }
+        let unit = |unit: &TimeUnit| match unit {
+            TimeUnit::Second => 's',
+            TimeUnit::Millisecond => 'm',
+            TimeUnit::Microsecond => 'u',
+            TimeUnit::Nanosecond => 'n',
+        };
+        match self {
+            Decimal {
+                precision,
+                scale,
+                bit_width: 128,
+            } => write!(f, "d:{precision},{scale}"),
+            Decimal {
+                precision,
+                scale,
+                bit_width,
+            } => write!(f, "d:{precision},{scale},{bit_width}"),
+            FixedSizeBinary(size) => write!(f, "w:{size}"),
+            FixedSizeList(size) => write!(f, "+w:{size}"),
+            Time32(u) | Time64(u) => write!(f, "tt{}", unit(u)),
+            Timestamp(u, zone) => write!(f, "ts{}:{zone}", unit(u)),
+            Duration(u) => write!(f, "tD{}", unit(u)),
+            Union(UnionMode::Dense, ids) => write!(f, "+ud:{ids}"),
+            Union(UnionMode::Sparse, ids) => write!(f, "+us:{ids}"),
+            // Written by `static_format` above.
+            _ => Ok(()),
+        }
+    }
+}
+
 /// How many buffers an array of a type has.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum BufferCount {
@@ -273,6 +323,51 @@ impl<'a> DataType<'a> {
         })
     }
 
+    /// The format string of a type without parameters (`"l"`, `"+s"`); `None` for those with
+    /// parameters (decimals, fixed sizes, timestamps, durations, unions) and for `Time32` and
+    /// `Time64` in units their format strings do not exist for.
+    pub(crate) fn static_format(&self) -> Option<&'static str> {
+        use DataType::*;
+        Some(match self {
+            Null => "n",
+            Boolean => "b",
+            Int8 => "c",
+            UInt8 => "C",
+            Int16 => "s",
+            UInt16 => "S",
+            Int32 => "i",
+            UInt32 => "I",
+            Int64 => "l",
+            UInt64 => "L",
+            Float16 => "e",
+            Float32 => "f",
+            Float64 => "g",
+            Binary => "z",
+            LargeBinary => "Z",
+            BinaryView => "vz",
+            Utf8 => "u",
+            LargeUtf8 => "U",
+            Utf8View => "vu",
+            Date32 => "tdD",
+            Date64 => "tdm",
+            Time32(TimeUnit::Second) => "tts",
+            Time32(TimeUnit::Millisecond) => "ttm",
+            Time64(TimeUnit::Microsecond) => "ttu",
+            Time64(TimeUnit::Nanosecond) => "ttn",
+            Interval(IntervalUnit::YearMonth) => "tiM",
+            Interval(IntervalUnit::DayTime) => "tiD",
+            Interval(IntervalUnit::MonthDayNano) => "tin",
+            List => "+l",
+            LargeList => "+L",
+            ListView => "+vl",
+            LargeListView => "+vL",
+            Struct => "+s",
+            Map => "+m",
+            RunEndEncoded => "+r",
+            _ => return None,
+        })
+    }
+
     /// Bits per value of a fixed-width type (1 for `Boolean`), `None` for the others. A `u64`:
     /// `w:N` widths up to `i32::MAX` bytes give bit counts that overflow a 32-bit `usize`.
     ///
@@ -380,8 +475,17 @@ impl<'a> DataType<'a> {
         })
     }
 
-    /// Whether buffer 0 is a validity bitmap (every type but null, unions and run-end encoded).
-    pub(crate) fn has_validity(&self) -> bool {
+    /// Whether buffer 0 of an array of this type is a validity bitmap: every type but null,
+    /// unions and run-end encoded.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::DataType;
+    ///
+    /// assert!(DataType::parse(b"+s")?.has_validity());
+    /// assert!(!DataType::parse(b"+us:0,1")?.has_validity());
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
+    pub fn has_validity(&self) -> bool {
         !matches!(
             self,
             DataType::Null | DataType::Union(..) | DataType::RunEndEncoded

@@ -175,19 +175,47 @@ impl<'a> Iterator for MetadataIter<'a> {
     }
 }
 
-/// Encodes `pairs` as a metadata map; `None` if a count or length does not fit an `int32`.
+/// The number of `pairs` and the size of the map that encodes them (`None` for no pairs: no
+/// map), checked to fit the encoding's `int32` counts and lengths.
 #[cfg(feature = "alloc")]
-pub(crate) fn encode<K: AsRef<str>, V: AsRef<[u8]>>(
-    pairs: &[(K, V)],
-) -> Option<alloc::vec::Vec<u8>> {
-    let mut bytes = alloc::vec::Vec::new();
-    let len = |n: usize| i32::try_from(n).ok().map(i32::to_ne_bytes);
-    bytes.extend_from_slice(&len(pairs.len())?);
+pub(crate) fn encoded_size<'a>(
+    pairs: impl Iterator<Item = (&'a str, &'a [u8])>,
+) -> Result<Option<(usize, usize)>, MetadataError> {
+    let fits = |n: usize| i32::try_from(n).is_ok();
+    let (mut count, mut size) = (0usize, 4usize);
     for (key, value) in pairs {
-        bytes.extend_from_slice(&len(key.as_ref().len())?);
-        bytes.extend_from_slice(key.as_ref().as_bytes());
-        bytes.extend_from_slice(&len(value.as_ref().len())?);
-        bytes.extend_from_slice(value.as_ref());
+        count += 1;
+        if !fits(key.len()) || !fits(value.len()) {
+            return Err(MetadataError::TooLarge);
+        }
+        size = size
+            .checked_add(8 + key.len() + value.len())
+            .filter(|&size| size <= isize::MAX as usize)
+            .ok_or(MetadataError::TooLarge)?;
     }
-    Some(bytes)
+    match count {
+        0 => Ok(None),
+        _ if fits(count) => Ok(Some((count, size))),
+        _ => Err(MetadataError::TooLarge),
+    }
+}
+
+/// Encodes the `count` pairs of `pairs` (sized by [`encoded_size`]) as a map, part by part,
+/// through `out`.
+#[cfg(feature = "alloc")]
+pub(crate) fn encode<'a, E>(
+    count: usize,
+    pairs: impl Iterator<Item = (&'a str, &'a [u8])>,
+    mut out: impl FnMut(&[u8]) -> Result<(), E>,
+) -> Result<(), E> {
+    // Checked to fit by `encoded_size`.
+    let int32 = |n: usize| i32::try_from(n).unwrap_or(i32::MAX).to_ne_bytes();
+    out(&int32(count))?;
+    for (key, value) in pairs {
+        out(&int32(key.len()))?;
+        out(key.as_bytes())?;
+        out(&int32(value.len()))?;
+        out(value)?;
+    }
+    Ok(())
 }

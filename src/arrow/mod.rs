@@ -59,6 +59,8 @@ mod extension;
 mod format;
 mod metadata;
 mod owned;
+#[cfg(feature = "alloc")]
+mod produce;
 mod schema;
 mod stream;
 mod stream_error;
@@ -79,6 +81,8 @@ pub use extension::{
 };
 pub use format::{DataType, IntervalUnit, TimeUnit, UnionMode};
 pub use metadata::{Metadata, MetadataIter};
+#[cfg(feature = "alloc")]
+pub use produce::SchemaSource;
 pub use schema::{Schema, SchemaRef};
 #[cfg(feature = "pyo3")]
 pub(crate) use stream::RawStream;

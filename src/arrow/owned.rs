@@ -86,24 +86,50 @@ pub(crate) unsafe extern "C" fn release_produced<R: Base, P>(raw: *mut R) {
 
 /// The children and dictionary of a struct this crate produced: released (unless a consumer
 /// moved them out, leaving them released) and freed when dropped, by the parent's `release`.
+/// The structs live in one allocation (children, then the dictionary), whatever their number.
 #[cfg(feature = "alloc")]
 pub(crate) struct Nodes<R: Base> {
+    /// Pointers to the children, into `slab`: what the parent's `children` points at.
     pub(crate) children: alloc::boxed::Box<[*mut R]>,
+    /// The dictionary (the slab's last struct), or NULL.
     pub(crate) dictionary: *mut R,
+    /// The children and the dictionary, from `Box::into_raw`; freed only by `drop`.
+    slab: *mut [R],
 }
 
 #[cfg(feature = "alloc")]
 impl<R: Base> Nodes<R> {
-    /// Boxes the structs of `children` and `dictionary`; the parent points at them.
+    /// Moves the structs of `children` and `dictionary` into one allocation; the parent points
+    /// at them.
     pub(crate) fn new(
         children: impl IntoIterator<Item = Owned<R>>,
         dictionary: Option<Owned<R>>,
     ) -> Self {
-        let boxed =
-            |node: Owned<R>| alloc::boxed::Box::into_raw(alloc::boxed::Box::new(node.into_raw()));
+        let mut children = children.into_iter().peekable();
+        if children.peek().is_none() && dictionary.is_none() {
+            return Self {
+                children: alloc::boxed::Box::new([]),
+                dictionary: core::ptr::null_mut(),
+                slab: core::ptr::slice_from_raw_parts_mut(
+                    core::ptr::NonNull::dangling().as_ptr(),
+                    0,
+                ),
+            };
+        }
+        let mut structs: alloc::vec::Vec<R> = children.map(Owned::into_raw).collect();
+        let n_children = structs.len();
+        let has_dictionary = dictionary.is_some();
+        structs.extend(dictionary.map(Owned::into_raw));
+        let slab = alloc::boxed::Box::into_raw(structs.into_boxed_slice());
+        let first = slab.cast::<R>();
         Self {
-            children: children.into_iter().map(boxed).collect(),
-            dictionary: dictionary.map_or(core::ptr::null_mut(), boxed),
+            // In bounds of the slab: `i < n_children <= slab.len()`.
+            children: (0..n_children).map(|i| first.wrapping_add(i)).collect(),
+            dictionary: match has_dictionary {
+                true => first.wrapping_add(n_children),
+                false => core::ptr::null_mut(),
+            },
+            slab,
         }
     }
 }
@@ -111,14 +137,13 @@ impl<R: Base> Nodes<R> {
 #[cfg(feature = "alloc")]
 impl<R: Base> Drop for Nodes<R> {
     fn drop(&mut self) {
-        for &node in self.children.iter().chain([self.dictionary].iter()) {
-            if !node.is_null() {
-                // SAFETY: a box `new` made, freed only here; a consumer may have moved the node
-                // out, leaving it released, which `release` skips.
-                let mut node = unsafe { alloc::boxed::Box::from_raw(node) };
-                // SAFETY: we produced this node: releasing it is its parent's job, done once.
-                unsafe { node.release() };
-            }
+        // SAFETY: the slab `new` made, freed only here; no other reference to it is alive (the
+        // parent is being released). A consumer may have moved a node out, leaving it released,
+        // which `release` skips.
+        let mut slab = unsafe { alloc::boxed::Box::from_raw(self.slab) };
+        for node in slab.iter_mut() {
+            // SAFETY: we produced this node: releasing it is its parent's job, done once.
+            unsafe { node.release() };
         }
     }
 }

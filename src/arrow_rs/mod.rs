@@ -3,11 +3,14 @@
 //! and [`DeviceArrayStream`](crate::arrow::DeviceArrayStream), zero-copy, one call each.
 //!
 //! **Out of arrow-rs** ([`export_array`], [`export_device_array`], [`export_record_batch`],
-//! [`export_reader`], [`export_device_reader`]): arrow-rs exports through its own C Data
-//! Interface (`to_ffi`), which shares its buffers (their `release` drops arrow-rs's references),
-//! and this crate takes the structs over and validates them as it validates any producer's. A
-//! device array or stream is on the CPU (`kArrowCPU`, no event). arrow-rs has no C Device
-//! interface of its own; this is the way to speak it.
+//! [`export_reader`], [`export_device_reader`]): the schema is produced from arrow-rs's fields
+//! ([`Schema::produce`](crate::arrow::Schema::produce), one allocation per tree) and the array
+//! built over arrow-rs's buffers ([`Array::from_parts`], which keeps arrow-rs's `ArrayData`
+//! alive until the last node is released); both are then validated as any producer's are. They
+//! are what arrow-rs's own C Data export (`to_ffi`) writes, struct for struct (tested), at
+//! about 0.9x its cost for a record batch (BENCHMARKS.md). A device array or stream is on the
+//! CPU (`kArrowCPU`, no event). arrow-rs has no C Device interface of its own; this is the way
+//! to speak it.
 //!
 //! **Into arrow-rs** ([`import_array`], [`import_device_array`], [`import_record_batch`],
 //! [`import_stream`], [`import_device_stream`]): a validated array is handed to arrow-rs's
@@ -43,25 +46,28 @@
 //! ```
 #![allow(unsafe_code)]
 
+mod export;
+mod schema;
 mod stream;
 
 use core::fmt;
 use core::mem::{align_of, size_of};
 use core::ptr;
 
-use arrow_array::ffi::{from_ffi_and_data_type, to_ffi, FFI_ArrowArray};
+use arrow_array::ffi::{from_ffi_and_data_type, FFI_ArrowArray};
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{ArrayRef, RecordBatch, StructArray};
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::Field;
 
 use crate::arrow::{
-    Array, ArrayView, ArrowError, BridgeError, DataType, DeviceArray, ReadError, Schema, SchemaRef,
+    Array, ArrayView, ArrowError, BridgeError, DataType, DeviceArray, ReadError, SchemaRef,
     StreamError, ValidationError,
 };
 use crate::dlpack::VersionedTensor;
 use crate::raw::{ArrowArray, ArrowArrayStream, ArrowSchema};
 
+pub use export::{export_array, export_device_array, export_field_array, export_record_batch};
 pub use stream::{
     export_device_reader, export_reader, import_device_stream, import_stream, StreamReader,
 };
@@ -152,133 +158,6 @@ impl From<StreamError> for InteropError {
     fn from(error: StreamError) -> Self {
         Self::Stream(error)
     }
-}
-
-/// Takes over a schema arrow-rs exported, validated.
-fn take_schema(mut exported: FFI_ArrowSchema) -> Result<Schema, InteropError> {
-    let raw = ptr::from_mut(&mut exported).cast::<ArrowSchema>();
-    // SAFETY: an `FFI_ArrowSchema` is an `ArrowSchema` (layouts asserted above) that arrow-rs
-    // exported by the C Data Interface. `from_raw` moves it out and sets its `release` to NULL,
-    // so dropping the husk does nothing.
-    Ok(unsafe { Schema::from_raw(raw) }?)
-}
-
-/// Exports an arrow-rs array as this crate's schema and array, sharing its buffers.
-///
-/// # Errors
-/// [`InteropError::ArrowRs`] when arrow-rs cannot export the array; [`InteropError::Arrow`]
-/// when the export breaks the C Data Interface.
-///
-/// ```
-/// use std::sync::Arc;
-/// use arrow_array::{Array, ArrayRef, Int64Array};
-///
-/// let values: ArrayRef = Arc::new(Int64Array::from(vec![Some(1), None, Some(3)]));
-/// let (schema, array) = dlpack_abi::arrow_rs::export_array(values.as_ref())?;
-/// let view = array.view(schema.view())?;
-/// assert_eq!(view.values::<i64>()?[2], 3);
-/// assert_eq!(view.null_count(), Some(1));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn export_array(array: &dyn arrow_array::Array) -> Result<(Schema, Array), InteropError> {
-    let (mut exported, schema) = to_ffi(&array.to_data())?;
-    let schema = take_schema(schema)?;
-    let raw = ptr::from_mut(&mut exported).cast::<ArrowArray>();
-    // SAFETY: as in `take_schema`: arrow-rs's array for this schema, CPU memory, moved out (the
-    // husk's `release` is NULL afterwards, on error too).
-    let array = unsafe { Array::from_raw(raw, schema.view()) }?;
-    Ok((schema, array))
-}
-
-/// Exports an arrow-rs array as a CPU device array (`kArrowCPU`, no event): what the C Device
-/// interface's consumers (`__arrow_c_device_array__`, ...) take.
-///
-/// # Errors
-/// As [`export_array`].
-///
-/// ```
-/// use arrow_array::StringArray;
-///
-/// let names = StringArray::from(vec!["ada", "grace"]);
-/// let (schema, array) = dlpack_abi::arrow_rs::export_device_array(&names)?;
-/// assert_eq!((array.device_type(), array.len()), (dlpack_abi::raw::ARROW_DEVICE_CPU, 2));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn export_device_array(
-    array: &dyn arrow_array::Array,
-) -> Result<(Schema, DeviceArray), InteropError> {
-    let (schema, array) = export_array(array)?;
-    Ok((schema, DeviceArray::from_cpu(array)))
-}
-
-/// Exports a record batch as a struct array (one child per column), as the C Stream Interface
-/// carries batches.
-///
-/// # Errors
-/// As [`export_array`].
-///
-/// ```
-/// use std::sync::Arc;
-/// use arrow_array::{ArrayRef, Float32Array, RecordBatch};
-///
-/// let column: ArrayRef = Arc::new(Float32Array::from(vec![0.5, 1.5]));
-/// let batch = RecordBatch::try_from_iter([("x", column)])?;
-/// let (schema, array) = dlpack_abi::arrow_rs::export_record_batch(&batch)?;
-/// assert_eq!(schema.view().format(), b"+s");
-/// assert_eq!(schema.view().child(0).unwrap().name(), Some("x"));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn export_record_batch(batch: &RecordBatch) -> Result<(Schema, Array), InteropError> {
-    // The batch's schema (its metadata included) as the root's.
-    let schema = take_schema(FFI_ArrowSchema::try_from(batch.schema().as_ref())?)?;
-    export_with(schema, &StructArray::from(batch.clone()))
-}
-
-/// Exports `array` by arrow-rs's C Data export, validated against `schema` (of its type).
-fn export_with(
-    schema: Schema,
-    array: &dyn arrow_array::Array,
-) -> Result<(Schema, Array), InteropError> {
-    let mut exported = FFI_ArrowArray::new(&array.to_data());
-    let raw = ptr::from_mut(&mut exported).cast::<ArrowArray>();
-    // SAFETY: as in `export_array`; the caller's schema is of the array's type.
-    let array = unsafe { Array::from_raw(raw, schema.view()) }?;
-    Ok((schema, array))
-}
-
-/// Exports an arrow-rs array with its field: the field's name, nullability and metadata
-/// (extension types such as `arrow.fixed_shape_tensor` live there) go into the schema.
-///
-/// # Errors
-/// As [`export_array`], and [`InteropError::ArrowRs`] when the field's type is not the array's.
-///
-/// ```
-/// use std::collections::HashMap;
-/// use arrow_array::Int32Array;
-/// use arrow_schema::{DataType, Field};
-///
-/// let field = Field::new("n", DataType::Int32, false)
-///     .with_metadata(HashMap::from([("unit".to_string(), "m".to_string())]));
-/// let (schema, _array) = dlpack_abi::arrow_rs::export_field_array(&field, &Int32Array::from(vec![1]))?;
-/// assert_eq!(schema.view().name(), Some("n"));
-/// assert_eq!(schema.view().metadata().unwrap().get("unit"), Some(&b"m"[..]));
-/// # Ok::<(), Box<dyn std::error::Error>>(())
-/// ```
-pub fn export_field_array(
-    field: &Field,
-    array: &dyn arrow_array::Array,
-) -> Result<(Schema, Array), InteropError> {
-    if field.data_type() != array.data_type() {
-        return Err(
-            arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
-                "the field is {}, the array {}",
-                field.data_type(),
-                array.data_type()
-            ))
-            .into(),
-        );
-    }
-    export_with(take_schema(FFI_ArrowSchema::try_from(field)?)?, array)
 }
 
 /// Hands this crate's array to arrow-rs with its field (name, nullability, metadata), zero-copy.

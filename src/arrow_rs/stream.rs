@@ -7,13 +7,9 @@ use core::ptr;
 
 use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
-use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::SchemaRef as ArrowRsSchema;
 
-use super::{
-    batch_of, check_typed_reads, export_record_batch, field_of, hand_over, take_schema,
-    InteropError,
-};
+use super::{batch_of, check_typed_reads, export_record_batch, field_of, hand_over, InteropError};
 use crate::arrow::{
     errno, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, Schema, SchemaDef,
 };
@@ -73,7 +69,7 @@ pub fn export_reader(
 pub fn export_device_reader(
     reader: Box<dyn RecordBatchReader + Send>,
 ) -> Result<DeviceArrayStream, InteropError> {
-    let schema = take_schema(FFI_ArrowSchema::try_from(reader.schema().as_ref())?)?;
+    let schema = super::schema::of_schema(reader.schema().as_ref())?;
     let layout = SchemaDef::copy_of(schema.view());
     let layout_of_stream = layout.clone();
     let items = reader.map(move |batch| {

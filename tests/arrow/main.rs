@@ -6,4 +6,5 @@ mod fixture;
 
 mod bridge;
 mod import;
+mod produce;
 mod soundness;
