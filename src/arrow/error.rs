@@ -244,6 +244,15 @@ pub enum ValidationError {
     /// array this crate built, one of another layout): its buffers were not sized for it.
     SchemaMismatch,
 
+    // ---- producing ----
+    /// A [`SchemaSource`](super::SchemaSource) described what no schema can hold (a NUL inside
+    /// a name or a format), or a different tree on its second walk, or the tree did not fit in
+    /// memory.
+    InvalidSource {
+        /// What was wrong.
+        reason: &'static str,
+    },
+
     // ---- streams ----
     /// A device stream produced an array on another device type than the stream's.
     DeviceMismatch {
@@ -433,6 +442,7 @@ impl fmt::Display for ValidationError {
             Self::SchemaMismatch => f.write_str(
                 "the array was imported or built for another schema than the one it is viewed with",
             ),
+            Self::InvalidSource { reason } => write!(f, "invalid schema source: {reason}"),
             Self::DeviceMismatch { stream, array } => {
                 write!(f, "a stream of {stream:?} produced an array on {array:?}")
             }

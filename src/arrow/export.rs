@@ -153,10 +153,11 @@ impl SchemaDef {
         }
     }
 
-    /// Whether `schema` has exactly this layout: the same format strings, children and
-    /// dictionaries, node for node (names, flags and metadata do not size buffers).
+    /// Whether `schema` has exactly this layout: the same types (however their format strings
+    /// spell them: `d:9,2` is `d:9,2,128`), children and dictionaries, node for node (names,
+    /// flags and metadata do not size buffers).
     pub(crate) fn same_layout(&self, schema: SchemaRef<'_>) -> bool {
-        self.format.as_bytes() == schema.format()
+        DataType::parse(self.format.as_bytes()).is_ok_and(|own| own == schema.data_type())
             && self.children.len() == schema.n_children()
             && self
                 .children

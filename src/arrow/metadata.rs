@@ -188,8 +188,9 @@ pub(crate) fn encoded_size<'a>(
         if !fits(key.len()) || !fits(value.len()) {
             return Err(MetadataError::TooLarge);
         }
-        size = size
-            .checked_add(8 + key.len() + value.len())
+        size = [8, key.len(), value.len()]
+            .into_iter()
+            .try_fold(size, usize::checked_add)
             .filter(|&size| size <= isize::MAX as usize)
             .ok_or(MetadataError::TooLarge)?;
     }

@@ -6,14 +6,14 @@
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
-use alloc::vec;
+use alloc::vec::Vec;
 use core::ffi::c_void;
 use core::fmt::{self, Write as _};
 use core::ptr;
 
 use super::metadata::{encode, encoded_size};
 use super::owned::{Base, Owned};
-use super::{DataType, Excerpt, MetadataError, Schema, ValidationError, MAX_DEPTH, MAX_NODES};
+use super::{DataType, Excerpt, Metadata, Schema, ValidationError, MAX_DEPTH, MAX_NODES};
 use crate::raw::ArrowSchema;
 
 /// One field of a schema to produce, and through [`child`](Self::child) and
@@ -78,7 +78,7 @@ pub trait SchemaSource: Sized {
     /// # Errors
     /// A type the C Data Interface cannot describe; [`Schema::produce`] returns it.
     fn data_type(&self) -> Result<DataType<'_>, ValidationError>;
-    /// The field's name (`None`: a NULL name); written up to its first NUL, if any.
+    /// The field's name (`None`: a NULL name); one with a NUL inside is refused.
     fn name(&self) -> Option<&str>;
     /// `ARROW_FLAG_*` bits.
     fn flags(&self) -> i64;
@@ -101,8 +101,11 @@ impl Schema {
     /// [`ValidationError::InvalidFormat`] for a type that does not write back as itself (a
     /// `Time32` in microseconds); [`ValidationError::TooDeep`] and
     /// [`ValidationError::TooManyNodes`] past [`MAX_DEPTH`] and [`MAX_NODES`];
-    /// [`MetadataError::TooLarge`] for a map an `int32` cannot count; a source whose children
-    /// are not there, or change between calls, is [`ValidationError::NullChild`]; and the
+    /// [`MetadataError::TooLarge`](super::MetadataError::TooLarge) for a map an `int32` cannot
+    /// count;
+    /// [`ValidationError::NullChild`] for a child the source does not give;
+    /// [`ValidationError::InvalidSource`] for a NUL inside a name or format, a source that
+    /// describes another tree on its second walk, or a tree too large for memory; and the
     /// validation's errors (a wrong number of children for the type, say).
     ///
     /// ```
@@ -116,15 +119,16 @@ impl Schema {
     pub fn produce<S: SchemaSource>(source: &S) -> Result<Self, ValidationError> {
         let mut size = Size::default();
         measure(source, 0, &mut size)?;
-        let arena = Arc::new(Arena::new(&size));
+        let arena = Arena::new(&size).ok_or(ValidationError::InvalidSource {
+            reason: "the tree does not fit in memory",
+        })?;
+        let arena = Arc::new(arena);
         let mut cursor = Cursor::default();
         let mut root = empty_schema();
         write(source, &mut root, &arena, &mut cursor, 0)?;
         if cursor.nodes != size.nodes || cursor.links != size.links || cursor.text != size.text {
             // The source described another tree the second time.
-            return Err(ValidationError::NullChild {
-                index: cursor.nodes,
-            });
+            return Err(CHANGED);
         }
         // Only now does any node refer to the arena: an error above loses nothing.
         for index in 0..size.nodes {
@@ -174,6 +178,11 @@ impl fmt::Write for Text<'_> {
     }
 }
 
+/// The error of a source that describes another tree on its second walk.
+const CHANGED: ValidationError = ValidationError::InvalidSource {
+    reason: "the source described another tree on its second walk",
+};
+
 /// Counts bytes written to it.
 struct Count(usize);
 
@@ -184,8 +193,14 @@ impl fmt::Write for Count {
     }
 }
 
-/// Refuses a written format string that does not parse back as the type it was written for.
+/// Refuses a written format string that does not parse back as the type it was written for,
+/// or holds a NUL (a timestamp's zone, say), which would end it early.
 fn check_format(data_type: DataType<'_>, written: &[u8]) -> Result<(), ValidationError> {
+    if written.contains(&0) {
+        return Err(ValidationError::InvalidSource {
+            reason: "a NUL inside a format string",
+        });
+    }
     match DataType::parse(written) {
         Ok(parsed) if parsed == data_type => Ok(()),
         _ => Err(ValidationError::InvalidFormat {
@@ -194,11 +209,14 @@ fn check_format(data_type: DataType<'_>, written: &[u8]) -> Result<(), Validatio
     }
 }
 
-/// The name's bytes up to its first NUL.
-fn name_bytes(name: &str) -> &[u8] {
-    let bytes = name.as_bytes();
-    let end = bytes.iter().position(|&b| b == 0).unwrap_or(bytes.len());
-    &bytes[..end]
+/// A name's bytes, refused if they hold a NUL (which would end the C string early).
+fn name_bytes(name: &str) -> Result<&[u8], ValidationError> {
+    match name.as_bytes().contains(&0) {
+        true => Err(ValidationError::InvalidSource {
+            reason: "a NUL inside a name",
+        }),
+        false => Ok(name.as_bytes()),
+    }
 }
 
 /// First pass: what `source` and the fields below it take.
@@ -221,7 +239,10 @@ fn measure<S: SchemaSource>(
             count.0
         }
     };
-    let name_len = source.name().map_or(0, |name| name_bytes(name).len() + 1);
+    let name_len = match source.name() {
+        Some(name) => name_bytes(name)?.len() + 1,
+        None => 0,
+    };
     let metadata_len = encoded_size(source.metadata())?.map_or(0, |(_, size)| size);
     size.text = [format_len, name_len, metadata_len]
         .into_iter()
@@ -264,6 +285,15 @@ fn empty_schema() -> ArrowSchema {
     }
 }
 
+/// `len` values made by `value`, or `None` when the memory cannot be had (a source can ask for
+/// up to `isize::MAX` bytes of names).
+fn filled<T>(len: usize, value: impl FnMut() -> T) -> Option<Box<[T]>> {
+    let mut values = Vec::new();
+    values.try_reserve_exact(len).ok()?;
+    values.extend(core::iter::repeat_with(value).take(len));
+    Some(values.into_boxed_slice())
+}
+
 /// Everything a produced tree points at but its root: freed when the last node is released.
 struct Arena {
     /// The nodes below the root (from `Box::into_raw`).
@@ -275,13 +305,16 @@ struct Arena {
 }
 
 impl Arena {
-    fn new(size: &Size) -> Self {
-        let nodes: Box<[ArrowSchema]> = (0..size.nodes).map(|_| empty_schema()).collect();
-        Self {
+    /// An arena of `size`, or `None` when the memory cannot be had.
+    fn new(size: &Size) -> Option<Self> {
+        let nodes = filled(size.nodes, empty_schema)?;
+        let links = filled(size.links, ptr::null_mut)?;
+        let text = filled(size.text, || 0u8)?;
+        Some(Self {
             nodes: Box::into_raw(nodes),
-            links: Box::into_raw(vec![ptr::null_mut(); size.links].into_boxed_slice()),
-            text: Box::into_raw(vec![0u8; size.text].into_boxed_slice()),
-        }
+            links: Box::into_raw(links),
+            text: Box::into_raw(text),
+        })
     }
 
     /// Copies `bytes` (and a NUL when `nul`) into the text at the cursor, and gives where.
@@ -293,9 +326,7 @@ impl Arena {
     ) -> Result<*const u8, ValidationError> {
         let end = cursor.text.saturating_add(bytes.len() + usize::from(nul));
         if end > self.text.len() {
-            return Err(ValidationError::NullChild {
-                index: cursor.nodes,
-            });
+            return Err(CHANGED);
         }
         let start = self.text.cast::<u8>().wrapping_add(cursor.text);
         // SAFETY: `start..start + bytes.len()` lies in `text` (checked above), which nothing
@@ -347,9 +378,7 @@ fn write<S: SchemaSource>(
                 arena,
                 cursor: &mut *cursor,
             };
-            write!(text, "{data_type}").map_err(|_| ValidationError::NullChild {
-                index: cursor.nodes,
-            })?;
+            write!(text, "{data_type}").map_err(|_| CHANGED)?;
             let len = cursor.text - start;
             arena.put(cursor, &[], true)?;
             let format = arena.text.cast::<u8>().wrapping_add(start).cast_const();
@@ -362,23 +391,24 @@ fn write<S: SchemaSource>(
     }
     .cast();
     if let Some(name) = source.name() {
-        out.name = arena.put(cursor, name_bytes(name), true)?.cast();
+        out.name = arena.put(cursor, name_bytes(name)?, true)?.cast();
     }
     if let Some((count, size)) = encoded_size(source.metadata())? {
         let start = cursor.text;
         encode(count, source.metadata(), |part| {
             arena.put(cursor, part, false).map(drop)
         })?;
-        if cursor.text - start != size {
-            // The source gave other pairs the second time.
-            return Err(MetadataError::TooLarge.into());
+        let map = arena.text.cast::<u8>().wrapping_add(start).cast_const();
+        // SAFETY: the bytes just written, in the arena's text (`put` kept them in bounds),
+        // which nothing else refers to while the tree is written.
+        let written = unsafe { core::slice::from_raw_parts(map, cursor.text - start) };
+        // The map's own parser checks that the count matches the pairs written (a source
+        // giving other pairs the second time could make them disagree).
+        match Metadata::parse(written) {
+            Ok(parsed) if parsed.len() == count && parsed.size() == size => {}
+            _ => return Err(CHANGED),
         }
-        out.metadata = arena
-            .text
-            .cast::<u8>()
-            .wrapping_add(start)
-            .cast_const()
-            .cast();
+        out.metadata = map.cast();
     }
     out.flags = source.flags();
     let n_children = source.n_children();
@@ -389,7 +419,7 @@ fn write<S: SchemaSource>(
     let below = n_children.saturating_add(usize::from(dictionary.is_some()));
     if below > arena.nodes.len() - first_node || n_children > arena.links.len() - first_link {
         // More than the first walk described.
-        return Err(ValidationError::NullChild { index: n_children });
+        return Err(CHANGED);
     }
     cursor.nodes += below;
     cursor.links += n_children;

@@ -99,22 +99,35 @@ fn a_produced_tree_reads_back_as_described() {
     release(&mut second);
 }
 
+/// How a [`Fake`] source breaks its description.
+#[derive(Clone, Copy, PartialEq)]
+enum Lie {
+    /// It does not.
+    No,
+    /// One more child each walk.
+    Grows,
+    /// Two empty metadata pairs on the first walks, then one pair of the same encoded size.
+    Metadata,
+}
+
 /// A source of one node, its children leaves, that can break its description.
 struct Fake {
     data_type: DataType<'static>,
+    name: &'static str,
     /// Children the first walk sees.
     children: Cell<usize>,
-    /// One more child each walk.
-    grows: bool,
+    lie: Lie,
+    walks: Cell<usize>,
 }
 
 impl Fake {
-    fn new(data_type: DataType<'static>, children: usize, grows: bool) -> Self {
-        let children = Cell::new(children);
+    fn new(data_type: DataType<'static>, children: usize, lie: Lie) -> Self {
         Fake {
             data_type,
-            children,
-            grows,
+            name: "fake",
+            children: Cell::new(children),
+            lie,
+            walks: Cell::new(0),
         }
     }
 }
@@ -124,57 +137,97 @@ impl SchemaSource for Fake {
         Ok(self.data_type)
     }
     fn name(&self) -> Option<&str> {
-        Some("fake")
+        Some(self.name)
     }
     fn flags(&self) -> i64 {
         0
     }
     fn metadata(&self) -> impl Iterator<Item = (&str, &[u8])> {
-        [("k", &b"v"[..])].into_iter()
+        self.walks.set(self.walks.get() + 1);
+        let pairs: Vec<(&str, &[u8])> = match (self.lie, self.walks.get()) {
+            (Lie::Metadata, 1 | 2) => vec![("", b""), ("", b"")],
+            (Lie::Metadata, _) => vec![("abcd", b"efgh")],
+            _ => vec![("k", b"v")],
+        };
+        pairs.into_iter()
     }
     fn n_children(&self) -> usize {
         let children = self.children.get();
-        if self.grows {
+        if self.lie == Lie::Grows {
             self.children.set(children + 1);
         }
         children
     }
     fn child(&self, _: usize) -> Option<Self> {
-        Some(Fake::new(DataType::Int8, 0, false))
+        Some(Fake::new(DataType::Int8, 0, Lie::No))
     }
     fn dictionary(&self) -> Option<Self> {
         None
     }
 }
 
+fn invalid_source(result: Result<Schema, ValidationError>) -> &'static str {
+    match result {
+        Err(ValidationError::InvalidSource { reason }) => reason,
+        other => panic!("expected an invalid source, got {other:?}"),
+    }
+}
+
 #[test]
 fn sources_that_break_their_description_are_refused_and_lose_nothing() {
     // One more child the second time: refused, nothing handed out, nothing leaked (Miri).
-    assert!(matches!(
-        Schema::produce(&Fake::new(DataType::Struct, 1, true)),
-        Err(ValidationError::NullChild { .. })
-    ));
-    assert!(Schema::produce(&Fake::new(DataType::Struct, 2, false)).is_ok());
+    let grows = Schema::produce(&Fake::new(DataType::Struct, 1, Lie::Grows));
+    assert!(invalid_source(grows).contains("second walk"));
+    assert!(Schema::produce(&Fake::new(DataType::Struct, 2, Lie::No)).is_ok());
+    // Other pairs of the same size the second time: the count would not match the pairs, and
+    // reading the map would run past its end. Refused before anything reads it.
+    let metadata = Schema::produce(&Fake::new(DataType::Int32, 0, Lie::Metadata));
+    assert!(invalid_source(metadata).contains("second walk"));
     // More children than any tree may have.
     assert_eq!(
-        Schema::produce(&Fake::new(DataType::Struct, usize::MAX, false)).err(),
+        Schema::produce(&Fake::new(DataType::Struct, usize::MAX, Lie::No)).err(),
         Some(ValidationError::TooManyNodes)
     );
     // A type that does not write back as itself: time32 has no microsecond format string.
+    let time32 = DataType::Time32(TimeUnit::Microsecond);
     assert!(matches!(
-        Schema::produce(&Fake::new(
-            DataType::Time32(TimeUnit::Microsecond),
-            0,
-            false
-        )),
+        Schema::produce(&Fake::new(time32, 0, Lie::No)),
         Err(ValidationError::InvalidFormat { .. })
     ));
-    let time64 = Schema::produce(&Fake::new(
-        DataType::Time64(TimeUnit::Microsecond),
-        0,
-        false,
-    ));
-    assert_eq!(time64.unwrap().view().format(), b"ttu");
+    let time64 = DataType::Time64(TimeUnit::Microsecond);
+    let time64 = Schema::produce(&Fake::new(time64, 0, Lie::No)).unwrap();
+    assert_eq!(time64.view().format(), b"ttu");
+    // A NUL would end a C string early: refused in names and in formats (a timestamp's zone).
+    let mut named = Fake::new(DataType::Int32, 0, Lie::No);
+    named.name = "a\0b";
+    assert!(invalid_source(Schema::produce(&named)).contains("name"));
+    let zone = DataType::Timestamp(TimeUnit::Second, "UTC\0junk");
+    let zoned = Schema::produce(&Fake::new(zone, 0, Lie::No));
+    assert!(invalid_source(zoned).contains("format"));
+}
+
+/// Formats are written as their types (`+w:02` as `+w:2`), and layouts compare types, not
+/// spellings: an array bound to a definition reads with that definition's export.
+#[test]
+fn layouts_compare_types_not_spellings() {
+    let spelled = SchemaDef::new("+w:02")
+        .unwrap()
+        .with_child(SchemaDef::new("l").unwrap());
+    let exported = spelled.export().unwrap();
+    assert_eq!(exported.view().format(), b"+w:2");
+    let values = Array::from_vec(vec![1i64, 2, 3, 4]).unwrap();
+    let list = Array::fixed_size_list(values, 2).unwrap();
+    let own = SchemaDef::new("+w:2")
+        .unwrap()
+        .with_child(SchemaDef::new("l").unwrap())
+        .export()
+        .unwrap();
+    let list = list.with_layout(own.view(), spelled).unwrap();
+    let view = list.view(exported.view()).unwrap();
+    assert_eq!(
+        view.child(0).unwrap().values::<i64>().unwrap(),
+        [1, 2, 3, 4]
+    );
 }
 
 /// Every type, and the formats it parses from: written back, each parses as itself.
