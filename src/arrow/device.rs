@@ -102,12 +102,59 @@ pub fn dlpack_device(
 ///
 /// Only the buffers are on the device; the structs are CPU memory and readable anywhere.
 /// [`view`](Self::view) gives typed slices only when the host can read the buffers (CPU, pinned
-/// or managed memory) and no `sync_event` is pending; wait on the event (this crate links no GPU
-/// runtime) and use [`view_synchronized`](Self::view_synchronized).
+/// or managed memory) and no `sync_event` is pending: [`wait_host`](Self::wait_host) waits on
+/// the event with the device runtime's [`HostWait`] (this crate links none), or, when the
+/// caller waited itself, [`view_synchronized`](Self::view_synchronized).
 pub struct DeviceArray {
     inner: Owned<ArrowDeviceArray>,
     /// What the buffers were sized for: views accept only that.
     binding: Binding,
+    /// Whether the host has waited on the `sync_event` ([`Self::wait_host`]).
+    waited: bool,
+}
+
+/// A device runtime's wait on an Arrow `sync_event`, for the host: what
+/// [`DeviceArray::wait_host`] needs before it hands out typed reads of a device array whose
+/// producer has work pending. A CUDA runtime implements it with `cuEventSynchronize` on the
+/// `CUevent` the pointer points to, for example.
+///
+/// # Safety
+/// [`wait_host`](Self::wait_host) returns `Ok` only once the work the event stands for has
+/// completed and its writes are visible to the host. Typed reads rely on it: reading memory a
+/// device is still writing is a data race.
+///
+/// ```
+/// use core::ffi::c_void;
+/// use core::ptr::NonNull;
+/// use dlpack_abi::arrow::HostWait;
+/// use dlpack_abi::raw::ArrowDeviceType;
+///
+/// /// A runtime whose device work is always complete (a CPU "device").
+/// struct Immediate;
+///
+/// // SAFETY: there is never pending work to wait for.
+/// unsafe impl HostWait for Immediate {
+///     type Error = core::convert::Infallible;
+///     fn wait_host(&self, _: ArrowDeviceType, _: i64, _: NonNull<c_void>) -> Result<(), Self::Error> {
+///         Ok(())
+///     }
+/// }
+/// ```
+pub unsafe trait HostWait {
+    /// Why a wait failed (the runtime's error).
+    type Error;
+    /// Blocks until the work `event` (a pointer to the device's event object, e.g. a
+    /// `CUevent`, on device `device_type`/`device_id`) stands for is complete and visible to
+    /// the host.
+    ///
+    /// # Errors
+    /// The runtime's, when it cannot wait (the array then stays unreadable).
+    fn wait_host(
+        &self,
+        device_type: ArrowDeviceType,
+        device_id: i64,
+        event: NonNull<c_void>,
+    ) -> Result<(), Self::Error>;
 }
 
 // SAFETY: as for `Array`; the sync event is owned through `private_data` until release.
@@ -138,6 +185,7 @@ impl DeviceArray {
         Ok(Self {
             inner,
             binding: Binding::of(schema),
+            waited: false,
         })
     }
 
@@ -162,6 +210,7 @@ impl DeviceArray {
         let (array, binding) = array.into_parts();
         Self {
             binding,
+            waited: false,
             inner: Owned::new(ArrowDeviceArray {
                 array,
                 device_id,
@@ -188,6 +237,55 @@ impl DeviceArray {
         NonNull::new(self.inner.raw().sync_event)
     }
 
+    /// Waits on the pending `sync_event` with the device runtime's `waiter` (once: later calls,
+    /// and arrays without an event, return at once). Afterwards [`view`](Self::view) gives
+    /// typed reads if the host can address the memory.
+    ///
+    /// # Errors
+    /// The waiter's; the array stays unreadable then.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::ffi::c_void;
+    /// use core::ptr::NonNull;
+    /// use dlpack_abi::arrow::{Array, DeviceArray, HostWait, SchemaDef};
+    /// use dlpack_abi::raw::{ArrowDeviceType, ARROW_DEVICE_CUDA_HOST};
+    ///
+    /// struct Immediate;
+    /// // SAFETY: this example's "device" never has pending work.
+    /// unsafe impl HostWait for Immediate {
+    ///     type Error = ();
+    ///     fn wait_host(&self, _: ArrowDeviceType, _: i64, _: NonNull<c_void>) -> Result<(), ()> {
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let schema = SchemaDef::new("f")?.export()?;
+    /// let mut event = 0u64; // stands for a device event object
+    /// let values = Array::from_vec(vec![1.5f32, 2.5])?;
+    /// // SAFETY: CPU memory is host memory; the event outlives the array.
+    /// let mut array = unsafe {
+    ///     DeviceArray::new(values, ARROW_DEVICE_CUDA_HOST, 0, (&mut event as *mut u64).cast())
+    /// };
+    /// assert!(array.view(schema.view())?.values::<f32>().is_err(), "pending work");
+    /// array.wait_host(&Immediate).unwrap();
+    /// assert_eq!(array.view(schema.view())?.values::<f32>()?, [1.5, 2.5]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
+    pub fn wait_host<W: HostWait + ?Sized>(&mut self, waiter: &W) -> Result<(), W::Error> {
+        if let Some(event) = self.sync_event().filter(|_| !self.waited) {
+            waiter.wait_host(self.device_type(), self.device_id(), event)?;
+            self.waited = true;
+        }
+        Ok(())
+    }
+
+    /// Whether no `sync_event` is pending: there is none, or the host waited on it.
+    fn synchronized(&self) -> bool {
+        self.sync_event().is_none() || self.waited
+    }
+
     /// The number of values.
     pub fn len(&self) -> usize {
         super::array::count(self.inner.raw().array.length)
@@ -206,8 +304,9 @@ impl DeviceArray {
     }
 
     /// Whether the host can read the buffers now: a host-accessible device type
-    /// ([`DLDeviceType::is_host_accessible`]) and no pending `sync_event` (unless the caller has
-    /// `waited` on it). The rule [`view`](Self::view)'s typed reads follow.
+    /// ([`DLDeviceType::is_host_accessible`]) and no pending `sync_event` (none, or waited on by
+    /// [`wait_host`](Self::wait_host), or by the caller: `waited`). The rule
+    /// [`view`](Self::view)'s typed reads follow.
     ///
     /// # Errors
     /// [`ReadError::NotHostAccessible`](super::ReadError::NotHostAccessible) otherwise.
@@ -222,19 +321,20 @@ impl DeviceArray {
     /// ```
     pub fn check_host_readable(&self, waited: bool) -> Result<(), super::ReadError> {
         let device_type = DLDeviceType::from(self.device_type());
-        if self.host_readable().is_none() || (self.sync_event().is_some() && !waited) {
+        if self.host_readable().is_none() || !(self.synchronized() || waited) {
             return Err(super::ReadError::NotHostAccessible { device_type });
         }
         Ok(())
     }
 
     /// A validated view with the schema the array was imported with (see [`Array::view`]).
-    /// Typed slices need host-readable memory and no pending `sync_event`;
+    /// Typed slices need host-readable memory and no pending `sync_event` (see
+    /// [`wait_host`](Self::wait_host));
     /// otherwise they are [`ReadError::NotHostAccessible`](super::ReadError::NotHostAccessible) (the structure and the buffer
     /// addresses are readable either way).
     pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ValidationError> {
         self.binding.check(schema)?;
-        let host = self.host_readable().filter(|_| self.sync_event().is_none());
+        let host = self.host_readable().filter(|_| self.synchronized());
         ArrayView::on_device(
             &self.inner.raw().array,
             schema,

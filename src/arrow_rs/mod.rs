@@ -20,7 +20,8 @@
 //! structural validation does not read, so they are checked with arrow-rs's full validation
 //! first: O(n) in the values, copying nothing. (arrow-rs copies a buffer that is not aligned
 //! for its type; every producer that aligns its buffers, as the C Data Interface recommends,
-//! is shared.) A device array must be host-readable with no pending `sync_event`. Streams become a [`StreamReader`], a
+//! is shared.) A device array must be host-readable with no pending `sync_event` (see
+//! [`DeviceArray::wait_host`]). Streams become a [`StreamReader`], a
 //! `RecordBatchReader` that validates each batch and passes a producer's error on with its
 //! message.
 //!
@@ -318,8 +319,9 @@ pub fn import_array(schema: SchemaRef<'_>, array: Array) -> Result<ArrayRef, Int
 }
 
 /// Hands this crate's device array to arrow-rs, zero-copy, when the host can read it: a
-/// host-accessible device type and no pending `sync_event` (wait on it, then use
-/// [`import_device_array_synchronized`]).
+/// host-accessible device type and no pending `sync_event` (wait on it with
+/// [`DeviceArray::wait_host`] and a device runtime's [`HostWait`](crate::arrow::HostWait), or
+/// yourself, then use [`import_device_array_synchronized`]).
 ///
 /// # Errors
 /// [`ReadError::NotHostAccessible`] (in [`InteropError::Arrow`]) for device memory or a pending

@@ -8,3 +8,4 @@ mod bridge;
 mod import;
 mod produce;
 mod soundness;
+mod sync;

@@ -474,3 +474,43 @@ fn device_memory_the_host_cannot_read_is_refused() {
     ));
     assert_eq!(drops.load(Ordering::SeqCst), 1, "released once on refusal");
 }
+
+#[test]
+fn a_pending_event_is_refused_until_the_host_waited_on_it() {
+    use dlpack_abi::arrow::{DeviceArray, HostWait};
+    use dlpack_abi::raw::{ArrowDeviceType, ARROW_DEVICE_CUDA_HOST};
+
+    /// A runtime whose (host-memory) device never has pending work.
+    struct Immediate;
+    // SAFETY: nothing writes the test's memory: the work is always complete.
+    unsafe impl HostWait for Immediate {
+        type Error = ();
+        fn wait_host(
+            &self,
+            _: ArrowDeviceType,
+            _: i64,
+            _: NonNull<std::ffi::c_void>,
+        ) -> Result<(), ()> {
+            Ok(())
+        }
+    }
+
+    let mut event = 0u64;
+    let pinned = |event: &mut u64| {
+        let (schema, ours) = export_array(&Int64Array::from(vec![4, 5])).unwrap();
+        // SAFETY: pinned host memory is host memory; the event outlives the array.
+        let array = unsafe {
+            DeviceArray::new(ours, ARROW_DEVICE_CUDA_HOST, 0, ptr::from_mut(event).cast())
+        };
+        (schema, array)
+    };
+    let (schema, array) = pinned(&mut event);
+    assert!(matches!(
+        import_device_array(schema.view(), array),
+        Err(InteropError::Arrow(_))
+    ));
+    let (schema, mut array) = pinned(&mut event);
+    array.wait_host(&Immediate).unwrap();
+    let back = import_device_array(schema.view(), array).unwrap();
+    assert_eq!(back.to_data().buffers()[0].typed_data::<i64>(), [4, 5]);
+}
