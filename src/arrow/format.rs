@@ -451,6 +451,19 @@ impl<'a> DataType<'a> {
         })
     }
 
+    /// Whether arrays of this type end with a variable number of data buffers and then a
+    /// buffer of their sizes (`int64` each): the view types.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::DataType;
+    ///
+    /// assert!(DataType::Utf8View.has_variadic_buffers());
+    /// assert!(!DataType::Utf8.has_variadic_buffers());
+    /// ```
+    pub fn has_variadic_buffers(&self) -> bool {
+        matches!(self.buffer_count(), BufferCount::AtLeast(_))
+    }
+
     pub(crate) fn buffer_count(&self) -> BufferCount {
         use DataType::*;
         BufferCount::Exactly(match self {

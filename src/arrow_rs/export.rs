@@ -164,7 +164,7 @@ fn parts_of(
     mut child: impl FnMut(&ArrayData, SchemaRef<'_>) -> Result<Array, InteropError>,
 ) -> Result<(ArrayParts, Option<Vec<i64>>), InteropError> {
     let data_type = schema.data_type();
-    let view = matches!(data_type, DataType::BinaryView | DataType::Utf8View);
+    let view = data_type.has_variadic_buffers();
     let validity = usize::from(data_type.has_validity());
     let mut buffers = Vec::with_capacity(validity + data.buffers().len() + usize::from(view));
     if validity == 1 {

@@ -414,7 +414,7 @@ fn check_typed_reads(view: ArrayView<'_>) -> Result<(), InteropError> {
     let read = match view.data_type() {
         DataType::Utf8 | DataType::Binary => Some((1, align_of::<i32>())),
         DataType::LargeUtf8 | DataType::LargeBinary => Some((1, align_of::<i64>())),
-        DataType::Utf8View | DataType::BinaryView => view
+        data_type if data_type.has_variadic_buffers() => view
             .n_buffers()
             .checked_sub(1)
             .map(|last| (last, align_of::<i64>())),

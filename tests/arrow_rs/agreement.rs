@@ -12,7 +12,7 @@ use arrow_array::{Array as _, ArrayRef, DictionaryArray, MapArray, RecordBatch, 
 use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Schema as ArrowSchemaDef};
-use dlpack_abi::arrow::{Array, DataType as Format, Schema, SchemaRef};
+use dlpack_abi::arrow::{Array, Schema, SchemaRef};
 use dlpack_abi::arrow_rs::{export_array, export_record_batch};
 use dlpack_abi::raw::{ArrowArray, ArrowSchema};
 
@@ -66,7 +66,7 @@ fn same_array(
     );
     let buffer =
         |a: &ArrowArray, index| at(a.buffers.cast_mut().cast::<*mut u8>(), a.n_buffers, index);
-    let view = matches!(schema.data_type(), Format::BinaryView | Format::Utf8View);
+    let view = schema.data_type().has_variadic_buffers();
     let n_buffers = usize::try_from(ours.n_buffers).unwrap();
     for index in 0..n_buffers {
         let (a, b) = (buffer(ours, index), buffer(theirs, index));

@@ -514,3 +514,37 @@ fn a_pending_event_is_refused_until_the_host_waited_on_it() {
     let back = import_device_array(schema.view(), array).unwrap();
     assert_eq!(back.to_data().buffers()[0].typed_data::<i64>(), [4, 5]);
 }
+
+#[test]
+fn a_dictionary_moved_out_outlives_its_released_parent() {
+    use arrow_array::types::Int8Type;
+    use arrow_array::DictionaryArray;
+
+    let (values, drops) = counted(vec![10, 20]);
+    let keys = arrow_array::Int8Array::from(vec![1, 0, 1]);
+    let dictionary = DictionaryArray::<Int8Type>::try_new(keys, Arc::new(values)).unwrap();
+    let (schema, ours) = export_array(&dictionary).unwrap();
+    drop(dictionary);
+    let mut parent: ArrowArray = ours.into_raw();
+    // A consumer moves the dictionary out (a bitwise copy, the original marked released) and
+    // releases the indices.
+    // SAFETY: `parent` is a live dictionary-encoded array.
+    let mut moved: ArrowArray = unsafe { ptr::read(parent.dictionary) };
+    // SAFETY: as above.
+    unsafe { (*parent.dictionary).release = None };
+    let release = parent.release.expect("a live array");
+    // SAFETY: releasing the parent we own, once.
+    unsafe { release(&mut parent) };
+    assert_eq!(
+        drops.load(Ordering::SeqCst),
+        0,
+        "the moved dictionary holds the values"
+    );
+    let values_schema = schema.view().dictionary().unwrap();
+    // SAFETY: the moved dictionary, ours to own, of `values_schema`'s type.
+    let values = unsafe { Array::from_raw(&mut moved, values_schema) }.unwrap();
+    let view = values.view(values_schema).unwrap();
+    assert_eq!(view.values::<i64>().unwrap(), [10, 20]);
+    drop(values);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+}
