@@ -2,14 +2,19 @@
 //! `counts`, and small examples of Rust functions that export and import.
 
 use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
-use abi::dlpack::{AlignedVec, ConsumerStream, Export, VersionedTensor};
+use abi::dlpack::{
+    AlignedVec, ConsumerStream, DeviceEvent, Element, Export, OrderError, StreamOrder,
+    TensorDescription, TensorOwner, VersionedTensor,
+};
 use abi::python::{
     from_dlpack, import_array, AnyArrowArray, AnyArrowStream, ArrowStreamExport, DlpackExporter,
     DlpackRequest, PyTensor,
 };
-use abi::raw::{kDLCPU, DLDevice};
+use abi::raw::{kDLCPU, DLDevice, DLDeviceType, DLPackFlags};
 use pyo3::prelude::*;
-use std::sync::Arc;
+use std::ffi::c_void;
+use std::ptr::NonNull;
+use std::sync::{Arc, Mutex};
 
 /// Return ``[0.0, 1.0, ..., n - 1]`` as a read-only float32 ``Tensor`` whose memory Rust owns.
 #[pyfunction]
@@ -130,6 +135,186 @@ abi::dlpack_pymethods! {
     }
 }
 
+/// What the stream-ordering tests' fake device producer was asked, in order, as strings:
+/// ``ready_on:<stream>``, ``record_event``, ``event_dropped``.
+#[derive(Default)]
+struct Recorder {
+    log: Mutex<Vec<String>>,
+    /// Streams to refuse (by their log name); `"runtime"` fails every call as a runtime would.
+    refuse: Mutex<Vec<String>>,
+}
+
+impl Recorder {
+    fn push(&self, entry: String) {
+        self.log.lock().unwrap().push(entry);
+    }
+
+    fn refuses(&self, name: &str) -> bool {
+        self.refuse.lock().unwrap().iter().any(|r| r == name)
+    }
+}
+
+/// A stream's name in the log.
+fn stream_name(stream: ConsumerStream) -> String {
+    match stream {
+        ConsumerStream::Unspecified => "unspecified".into(),
+        ConsumerStream::NoSync => "no_sync".into(),
+        ConsumerStream::LegacyDefault => "legacy_default".into(),
+        ConsumerStream::PerThreadDefault => "per_thread_default".into(),
+        ConsumerStream::Handle(handle) => format!("handle:{handle}"),
+        ConsumerStream::Host => "host".into(),
+        _ => "other".into(),
+    }
+}
+
+/// The fake hook: a handle on the shared recorder.
+#[derive(Clone)]
+struct RecordingOrder(Arc<Recorder>);
+
+// SAFETY: the fake device's memory is host memory that nothing writes after it is made: the data
+// is always ready, so `Ok` is truthful for every stream.
+unsafe impl StreamOrder for RecordingOrder {
+    fn ready_on(&self, _: DLDevice, stream: ConsumerStream) -> Result<(), OrderError> {
+        let name = stream_name(stream);
+        if self.0.refuses("runtime") {
+            return Err(OrderError::Runtime {
+                call: "cuStreamWaitEvent",
+                code: 400,
+            });
+        }
+        if self.0.refuses(&name) {
+            return Err(OrderError::Unsupported { stream });
+        }
+        self.0.push(format!("ready_on:{name}"));
+        Ok(())
+    }
+
+    fn record_event(&self, _: DLDevice) -> Result<Option<Box<dyn DeviceEvent>>, OrderError> {
+        if self.0.refuses("runtime") {
+            return Err(OrderError::Runtime {
+                call: "cuEventRecord",
+                code: 700,
+            });
+        }
+        self.0.push("record_event".into());
+        Ok(Some(Box::new(RecordedEvent {
+            handle: FAKE_EVENT_HANDLE,
+            recorder: Arc::clone(&self.0),
+        })))
+    }
+}
+
+/// The handle every fake event holds (a `CUevent` is a pointer-sized handle).
+const FAKE_EVENT_HANDLE: usize = 0xE7E7_0001;
+
+/// A fake recorded event: logs its drop (the array's release frees it).
+struct RecordedEvent {
+    handle: usize,
+    recorder: Arc<Recorder>,
+}
+
+// SAFETY: points to the handle, which lives as long as the event (boxed before use).
+unsafe impl DeviceEvent for RecordedEvent {
+    fn event_ptr(&self) -> NonNull<c_void> {
+        NonNull::from(&self.handle).cast()
+    }
+}
+
+impl Drop for RecordedEvent {
+    fn drop(&mut self) {
+        self.recorder.push("event_dropped".into());
+    }
+}
+
+/// Host memory described as lying on another device, for the fake producer's exports.
+struct FakeDeviceBuffer {
+    values: Arc<AlignedVec<f32>>,
+    shape: [i64; 1],
+    device: DLDevice,
+}
+
+// SAFETY: the values are a live allocation this owner keeps alive, exported read-only (the Arc
+// is shared, and nothing writes it).
+unsafe impl TensorOwner for FakeDeviceBuffer {
+    fn describe(&mut self) -> TensorDescription<'_> {
+        let data = self.values.as_ptr().cast_mut().cast();
+        let bytes = std::mem::size_of_val(&self.values[..]);
+        TensorDescription::new(data, bytes, self.device, f32::DTYPE, &self.shape)
+            .with_flags(DLPackFlags::READ_ONLY)
+    }
+}
+
+/// A test helper: a producer of "device" data (host memory described as lying on
+/// ``device_type``) whose ordering hook records every stream and event it is asked for, refuses
+/// the streams named in ``refuse`` (``"runtime"`` fails as a device runtime would), and whose
+/// class reports ``0xC0FFEE`` as the exchange API's current work stream.
+#[pyclass(frozen, module = "dlpack_abi", name = "_RecordingDevice")]
+struct RecordingDevice {
+    values: Arc<AlignedVec<f32>>,
+    device: DLDevice,
+    order: RecordingOrder,
+}
+
+impl RecordingDevice {
+    fn owner(&self) -> FakeDeviceBuffer {
+        FakeDeviceBuffer {
+            values: Arc::clone(&self.values),
+            shape: [i64::try_from(self.values.len()).unwrap_or(i64::MAX)],
+            device: self.device,
+        }
+    }
+}
+
+impl DlpackExporter for RecordingDevice {
+    fn dlpack_device(&self) -> DLDevice {
+        self.device
+    }
+
+    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
+        self.order.ready_on(self.device, stream)?;
+        Ok(VersionedTensor::from_owner(self.owner())?)
+    }
+
+    fn arrow_event(&self) -> PyResult<Option<Box<dyn DeviceEvent>>> {
+        Ok(self.order.record_event(self.device)?)
+    }
+
+    fn current_work_stream(_: DLDevice) -> Option<usize> {
+        Some(0xC0FFEE)
+    }
+}
+
+abi::dlpack_pymethods! {
+    impl RecordingDevice {
+        #[new]
+        #[pyo3(signature = (values, device_type=2, refuse=Vec::new()))]
+        fn new(values: Vec<f32>, device_type: i32, refuse: Vec<String>) -> Self {
+            let order = RecordingOrder(Arc::new(Recorder::default()));
+            *order.0.refuse.lock().unwrap() = refuse;
+            Self {
+                values: Arc::new(values.into_iter().collect()),
+                device: DLDevice { device_type: DLDeviceType(device_type), device_id: 0 },
+                order,
+            }
+        }
+
+        /// Every call recorded so far, oldest first (and forget them).
+        fn take_log(&self) -> Vec<String> {
+            std::mem::take(&mut *self.order.0.log.lock().unwrap())
+        }
+
+        /// A ``Tensor`` over the same data whose ordering hook is this producer's.
+        fn tensor(&self) -> PyResult<PyTensor> {
+            let tensor = VersionedTensor::from_owner(self.owner())?;
+            Ok(PyTensor::new(tensor).with_order(self.order.clone()))
+        }
+
+        /// The handle every event of this producer holds.
+        #[classattr]
+        const EVENT_HANDLE: usize = FAKE_EVENT_HANDLE;
+    }
+}
+
 /// Return the sum of a contiguous float64 array from any DLPack producer.
 #[pyfunction]
 fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
@@ -213,6 +398,7 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
         "_PanickingExporter",
         py_type::<PanickingExporter>(module.py()),
     )?;
+    module.setattr("_RecordingDevice", py_type::<RecordingDevice>(module.py()))?;
     module.add_function(wrap_pyfunction!(total, module)?)?;
     module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;

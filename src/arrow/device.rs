@@ -106,11 +106,11 @@ pub fn dlpack_device(
 /// the event with the device runtime's [`HostWait`] (this crate links none), or, when the
 /// caller waited itself, [`view_synchronized`](Self::view_synchronized).
 pub struct DeviceArray {
-    inner: Owned<ArrowDeviceArray>,
+    pub(super) inner: Owned<ArrowDeviceArray>,
     /// What the buffers were sized for: views accept only that.
     binding: Binding,
     /// Whether the host has waited on the `sync_event` ([`Self::wait_host`]).
-    waited: bool,
+    pub(super) waited: bool,
 }
 
 /// A device runtime's wait on an Arrow `sync_event`, for the host: what
@@ -282,7 +282,7 @@ impl DeviceArray {
     }
 
     /// Whether no `sync_event` is pending: there is none, or the host waited on it.
-    fn synchronized(&self) -> bool {
+    pub(super) fn synchronized(&self) -> bool {
         self.sync_event().is_none() || self.waited
     }
 

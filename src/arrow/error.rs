@@ -337,6 +337,9 @@ pub enum BridgeError {
     Misaligned,
     /// The device array has a pending `sync_event`: wait on it before bridging.
     PendingEvent,
+    /// A `sync_event` cannot be attached: the array is CPU data (which has none, by the
+    /// spec), or it already carries one.
+    EventNotAttachable,
     /// The DLPack device type has no Arrow value (e.g. `kDLMAIA`, `kDLTrn`).
     DeviceNotInArrow {
         /// The device type.
@@ -492,6 +495,9 @@ impl fmt::Display for BridgeError {
             Self::PendingEvent => {
                 f.write_str("the device array has a pending sync_event; wait on it before bridging")
             }
+            Self::EventNotAttachable => f.write_str(
+                "a sync_event attaches only to a device array that has none (and never to CPU data)",
+            ),
             Self::DeviceNotInArrow { device_type } => {
                 write!(f, "the device type {device_type:?} has no Arrow value")
             }

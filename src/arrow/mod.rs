@@ -54,6 +54,8 @@ mod bridge;
 mod device;
 mod error;
 #[cfg(feature = "alloc")]
+mod event;
+#[cfg(feature = "alloc")]
 mod export;
 mod extension;
 mod format;

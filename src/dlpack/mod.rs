@@ -84,7 +84,7 @@ pub use lend::{BorrowedTensor, BorrowedTensorMut, DLTensorMut, DLTensorRef};
 pub(crate) use managed::delete;
 pub(crate) use managed::flagless_representable;
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
-pub use stream::{ConsumerStream, ConsumerStreamError};
+pub use stream::{ConsumerStream, ConsumerStreamError, DeviceEvent, OrderError, StreamOrder};
 pub use strides::Strides;
 #[cfg(feature = "pyo3")]
 pub(crate) use validate::compact_byte_size;

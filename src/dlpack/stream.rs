@@ -1,7 +1,11 @@
-//! The consumer's stream: what `__dlpack__(stream=...)` asks a producer to make its data ready
-//! on, parsed once by the array API's table for the tensor's device.
+//! Stream ordering: the consumer's stream (what `__dlpack__(stream=...)` asks a producer to make
+//! its data ready on, parsed once by the array API's table for the tensor's device), and the
+//! producer's hook that makes it so ([`StreamOrder`]), with no device runtime linked.
+#![allow(unsafe_code)]
 
+use core::ffi::c_void;
 use core::fmt;
+use core::ptr::NonNull;
 
 use crate::raw::{kDLCPU, kDLCUDA, kDLCUDAManaged, kDLROCM, DLDevice};
 
@@ -47,6 +51,10 @@ pub enum ConsumerStream {
     /// A stream handle of the consumer's (`cudaStream_t`, `hipStream_t`, ... as an integer). It
     /// stays the consumer's: the producer may enqueue on it but never destroys it.
     Handle(usize),
+    /// No stream: the host reads the data (a copy to the CPU for `dl_device`, an Arrow export
+    /// without a `sync_event`). The producer waits until its work is complete and visible to
+    /// the host. [`parse`](Self::parse) never returns it; the glue asks for it.
+    Host,
 }
 
 /// Why a `stream` value is refused for a device ([`ConsumerStream::parse`]).
@@ -122,6 +130,200 @@ impl ConsumerStream {
         }
     }
 }
+
+impl ConsumerStream {
+    /// The CUDA stream handle this stream is, for a CUDA hook's `cuStreamWaitEvent`:
+    /// [`Unspecified`](Self::Unspecified) and [`LegacyDefault`](Self::LegacyDefault) are
+    /// `CU_STREAM_LEGACY` (1), [`PerThreadDefault`](Self::PerThreadDefault) is
+    /// `CU_STREAM_PER_THREAD` (2), the driver API's own values for them, and a
+    /// [`Handle`](Self::Handle) is itself; [`NoSync`](Self::NoSync) and [`Host`](Self::Host)
+    /// name no stream (`None`).
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::ConsumerStream;
+    ///
+    /// assert_eq!(ConsumerStream::Unspecified.cuda_handle(), Some(1));
+    /// assert_eq!(ConsumerStream::PerThreadDefault.cuda_handle(), Some(2));
+    /// assert_eq!(ConsumerStream::Handle(0x7f00).cuda_handle(), Some(0x7f00));
+    /// assert_eq!(ConsumerStream::NoSync.cuda_handle(), None);
+    /// ```
+    pub fn cuda_handle(self) -> Option<usize> {
+        match self {
+            Self::Unspecified | Self::LegacyDefault => Some(1),
+            Self::PerThreadDefault => Some(2),
+            Self::Handle(handle) => Some(handle),
+            Self::NoSync | Self::Host => None,
+        }
+    }
+}
+
+impl fmt::Display for ConsumerStream {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unspecified => f.write_str("no stream (None)"),
+            Self::NoSync => f.write_str("-1 (no synchronisation)"),
+            Self::LegacyDefault => f.write_str("the legacy default stream"),
+            Self::PerThreadDefault => f.write_str("the per-thread default stream"),
+            Self::Handle(handle) => write!(f, "stream {handle:#x}"),
+            Self::Host => f.write_str("the host"),
+        }
+    }
+}
+
+/// A producer's part in stream ordering: the hook a device owner implements so that every
+/// export of its data is ready where the consumer uses it. The Python glue calls it for each
+/// `__dlpack__` (with the consumer's parsed `stream`), for copies to the CPU and Arrow exports
+/// ([`ConsumerStream::Host`]), and for Arrow device exports ([`record_event`](Self::record_event));
+/// a CUDA owner implements it with an event recorded on its work stream and
+/// `cuStreamWaitEvent` on the consumer's ([`ConsumerStream::cuda_handle`]).
+///
+/// This crate links no device runtime: the hook is the owner's.
+///
+/// # Safety
+/// [`ready_on`](Self::ready_on) returns `Ok` only once every write of the producer's to the data
+/// is ordered before any work the consumer enqueues on `stream` afterwards (for
+/// [`ConsumerStream::Host`]: complete and visible to the host), and it never synchronises for
+/// [`ConsumerStream::NoSync`]. Consumers read the data on that promise; with host-accessible
+/// memory, so does Rust.
+///
+/// ```
+/// use std::sync::Mutex;
+/// use dlpack_abi::dlpack::{ConsumerStream, OrderError, StreamOrder};
+/// use dlpack_abi::raw::{kDLCUDA, DLDevice};
+///
+/// /// Stands for a CUDA owner: records which streams it was asked to order on.
+/// #[derive(Default)]
+/// struct Recorder(Mutex<Vec<ConsumerStream>>);
+///
+/// // SAFETY: this owner has no device work, so its data is always ready.
+/// unsafe impl StreamOrder for Recorder {
+///     fn ready_on(&self, _: DLDevice, stream: ConsumerStream) -> Result<(), OrderError> {
+///         if stream == ConsumerStream::PerThreadDefault {
+///             return Err(OrderError::Unsupported { stream });
+///         }
+///         self.0.lock().unwrap().push(stream);
+///         Ok(())
+///     }
+/// }
+///
+/// let gpu = DLDevice { device_type: kDLCUDA, device_id: 0 };
+/// let owner = Recorder::default();
+/// owner.ready_on(gpu, ConsumerStream::parse(gpu, Some(0x5000))?)?;
+/// assert!(owner.ready_on(gpu, ConsumerStream::parse(gpu, Some(2))?).is_err());
+/// assert_eq!(*owner.0.lock().unwrap(), [ConsumerStream::Handle(0x5000)]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub unsafe trait StreamOrder: Send + Sync {
+    /// Makes the data on `device` ready for use on `stream` (for example: records an event on
+    /// the producer's work stream and makes `stream` wait on it), or refuses.
+    ///
+    /// # Errors
+    /// [`OrderError::Unsupported`] for a stream this producer cannot order on,
+    /// [`OrderError::Runtime`] when the device runtime fails.
+    fn ready_on(&self, device: DLDevice, stream: ConsumerStream) -> Result<(), OrderError>;
+
+    /// An event recorded after the producer's pending writes to the data on `device`, for an
+    /// Arrow device export's `sync_event` (the consumer waits on it); `None` when the data is
+    /// ready for any use. The default waits for the work on the host
+    /// ([`ready_on`](Self::ready_on) with [`ConsumerStream::Host`]) and gives no event.
+    ///
+    /// # Errors
+    /// As for [`ready_on`](Self::ready_on).
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{ConsumerStream, OrderError, StreamOrder};
+    /// use dlpack_abi::raw::{kDLCUDA, DLDevice};
+    ///
+    /// struct Idle;
+    /// // SAFETY: no device work, ever.
+    /// unsafe impl StreamOrder for Idle {
+    ///     fn ready_on(&self, _: DLDevice, _: ConsumerStream) -> Result<(), OrderError> { Ok(()) }
+    /// }
+    /// let gpu = DLDevice { device_type: kDLCUDA, device_id: 0 };
+    /// assert!(Idle.record_event(gpu)?.is_none());
+    /// # Ok::<(), OrderError>(())
+    /// ```
+    #[cfg(feature = "alloc")]
+    fn record_event(
+        &self,
+        device: DLDevice,
+    ) -> Result<Option<alloc::boxed::Box<dyn DeviceEvent>>, OrderError> {
+        self.ready_on(device, ConsumerStream::Host).map(|()| None)
+    }
+}
+
+/// A device event object that an Arrow device array's `sync_event` points to (a `CUevent`,
+/// `hipEvent_t`, ...), owned by the array until its release: what
+/// [`StreamOrder::record_event`] returns and
+/// [`DeviceArray::with_event`](crate::arrow::DeviceArray::with_event) attaches.
+///
+/// # Safety
+/// [`event_ptr`](Self::event_ptr), called once the event is in its final place (it is boxed
+/// first), points to the device's event object (to the `CUevent` handle, not the handle
+/// itself: the Arrow spec's `cudaEvent_t*`), which stays valid and unchanged until `self` is
+/// dropped; the event is recorded after every write of the producer's to the data.
+///
+/// ```
+/// use core::ffi::c_void;
+/// use core::ptr::NonNull;
+/// use dlpack_abi::dlpack::DeviceEvent;
+///
+/// /// Stands for a recorded CUDA event (a `CUevent` is a pointer-sized handle).
+/// struct Recorded { handle: usize }
+///
+/// // SAFETY: points to the handle, which lives as long as `self` (it is boxed before use).
+/// unsafe impl DeviceEvent for Recorded {
+///     fn event_ptr(&self) -> NonNull<c_void> {
+///         NonNull::from(&self.handle).cast()
+///     }
+/// }
+/// ```
+pub unsafe trait DeviceEvent: Send + 'static {
+    /// The pointer `sync_event` carries: to the event object.
+    fn event_ptr(&self) -> NonNull<c_void>;
+}
+
+/// Why a producer could not make its data ready on a consumer's stream
+/// ([`StreamOrder::ready_on`]).
+///
+/// ```
+/// use dlpack_abi::dlpack::{ConsumerStream, OrderError};
+///
+/// let error = OrderError::Runtime { call: "cuStreamWaitEvent", code: 400 };
+/// assert_eq!(error.to_string(), "cuStreamWaitEvent failed with error 400");
+/// let error = OrderError::Unsupported { stream: ConsumerStream::PerThreadDefault };
+/// assert_eq!(error.to_string(), "this producer cannot order its data on the per-thread default stream");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum OrderError {
+    /// The producer cannot order its work on this stream (a stream of another device or
+    /// runtime, a default stream its runtime lacks, ...).
+    Unsupported {
+        /// The stream asked for.
+        stream: ConsumerStream,
+    },
+    /// The device runtime failed.
+    Runtime {
+        /// The runtime function that failed (e.g. `"cuEventRecord"`).
+        call: &'static str,
+        /// Its error code (a `CUresult`, `hipError_t`, ...).
+        code: i64,
+    },
+}
+
+impl fmt::Display for OrderError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unsupported { stream } => {
+                write!(f, "this producer cannot order its data on {stream}")
+            }
+            Self::Runtime { call, code } => write!(f, "{call} failed with error {code}"),
+        }
+    }
+}
+
+impl core::error::Error for OrderError {}
 
 impl fmt::Display for ConsumerStreamError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -108,16 +108,22 @@ fn array_capsules<'py>(
     PyTuple::new(py, [schema, array])
 }
 
-/// A tensor bridged to Arrow (zero-copy), as capsules.
+/// A tensor bridged to Arrow (zero-copy), as capsules; the device array carries `event` as its
+/// `sync_event`.
 pub(crate) fn tensor_capsules<'py>(
     py: Python<'py>,
     tensor: VersionedTensor,
     requested: Option<&Bound<'py, PyAny>>,
     device: bool,
+    event: Option<alloc::boxed::Box<dyn crate::dlpack::DeviceEvent>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let (def, array) = DeviceArray::from_tensor(tensor).map_err(arrow_error)?;
     let schema = def.export().map_err(arrow_error)?;
     check_requested(schema.view(), requested)?;
+    let array = match event {
+        Some(event) => array.with_event(event).map_err(arrow_error)?,
+        None => array,
+    };
     array_capsules(py, schema, array, device)
 }
 

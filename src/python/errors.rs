@@ -27,11 +27,15 @@
 use alloc::format;
 use alloc::string::ToString;
 
-use pyo3::exceptions::{PyBufferError, PyIndexError, PyOSError, PyTypeError, PyValueError};
+use pyo3::exceptions::{
+    PyBufferError, PyIndexError, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
+};
 use pyo3::{PyErr, PyResult};
 
 use crate::arrow::{ArrowError, BridgeError, ReadError, StreamError, ValidationError};
-use crate::dlpack::{AccessError, ConsumerStreamError, ExportError, ImportError, TensorError};
+use crate::dlpack::{
+    AccessError, ConsumerStreamError, ExportError, ImportError, OrderError, TensorError,
+};
 
 impl From<ImportError> for PyErr {
     fn from(error: ImportError) -> Self {
@@ -78,6 +82,18 @@ impl From<ConsumerStreamError> for PyErr {
         let message = format!("{error}");
         match error {
             ConsumerStreamError::Invalid { .. } => PyValueError::new_err(message),
+            _ => PyBufferError::new_err(message),
+        }
+    }
+}
+
+/// A stream the producer cannot order on is a `BufferError` (the array API's convention); a
+/// device runtime's failure a `RuntimeError`.
+impl From<OrderError> for PyErr {
+    fn from(error: OrderError) -> Self {
+        let message = format!("{error}");
+        match error {
+            OrderError::Runtime { .. } => PyRuntimeError::new_err(message),
             _ => PyBufferError::new_err(message),
         }
     }

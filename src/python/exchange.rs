@@ -38,8 +38,10 @@ impl ExchangeApi {
     /// [`ConsumerStream::NoSync`](crate::dlpack::ConsumerStream::NoSync);
     /// `dltensor_from_py_object_no_sync` is NULL, which the header allows and which sends
     /// consumers to the owning export (an exporter makes a tensor per export, which no borrowed
-    /// `DLTensor` could outlive); the allocator, `managed_tensor_to_py_object_no_sync`
-    /// (which makes a `dlpack_abi.Tensor`) and `current_work_stream` are [`EXCHANGE_API`]'s.
+    /// `DLTensor` could outlive); `current_work_stream` is `T`'s
+    /// [`DlpackExporter::current_work_stream`]; the allocator and
+    /// `managed_tensor_to_py_object_no_sync` (which makes a `dlpack_abi.Tensor`) are
+    /// [`EXCHANGE_API`]'s.
     ///
     /// ```no_run
     /// # use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
@@ -65,7 +67,7 @@ impl ExchangeApi {
             managed_tensor_from_py_object_no_sync: Some(exporter_from_py_object::<T>),
             managed_tensor_to_py_object_no_sync: Some(to_py_object),
             dltensor_from_py_object_no_sync: None,
-            current_work_stream: Some(current_work_stream),
+            current_work_stream: Some(exporter_work_stream::<T>),
         })
     }
 
@@ -101,7 +103,7 @@ impl ExchangeApi {
 ///   (its deleter runs at once if validation fails).
 /// - `dltensor_from_py_object_no_sync`: the bare `DLTensor` of a writable `Tensor`; read-only
 ///   and padded sub-byte ones are refused, since a bare `DLTensor` has no flags to say so.
-/// - `current_work_stream`: NULL (this crate runs no device work).
+/// - `current_work_stream`: NULL (a `Tensor` runs no device work of its own).
 pub static EXCHANGE_API: ExchangeApi = ExchangeApi(DLPackExchangeAPI {
     header: DLPackExchangeAPIHeader {
         version: DLPackVersion::CURRENT,
@@ -244,7 +246,33 @@ unsafe extern "C" fn dltensor_from_py_object(object: *mut c_void, out: *mut DLTe
     unsafe { attached(body) }
 }
 
-/// `current_work_stream`: NULL, for every device (this crate runs no device work).
+/// `current_work_stream` of an exporter class `T`: [`DlpackExporter::current_work_stream`], NULL
+/// when it names none.
+///
+/// # Safety
+/// `out` is NULL or writable.
+unsafe extern "C" fn exporter_work_stream<T: DlpackExporter>(
+    device_type: DLDeviceType,
+    device_id: i32,
+    out: *mut *mut c_void,
+) -> c_int {
+    if out.is_null() {
+        return -1;
+    }
+    let device = crate::raw::DLDevice {
+        device_type,
+        device_id,
+    };
+    // A panic must not unwind into the C caller; it is no stream then.
+    let handle = std::panic::catch_unwind(|| T::current_work_stream(device)).unwrap_or(None);
+    let stream = ptr::null_mut::<u8>().wrapping_add(handle.unwrap_or(0));
+    // SAFETY: a writable out-pointer (contract).
+    unsafe { *out = stream.cast() };
+    0
+}
+
+/// `current_work_stream`: NULL, for every device (a `Tensor` runs no device work; a `Tensor`
+/// with an ordering hook is exported `no_sync` here, and its consumer orders the work).
 ///
 /// # Safety
 /// `out` is NULL or writable.

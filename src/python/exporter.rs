@@ -3,6 +3,7 @@
 //! every dunder of the DLPack and Arrow PyCapsule protocols on top of it. The functions here are
 //! those dunders' bodies, for a class that writes its own methods and delegates.
 
+use alloc::boxed::Box;
 use alloc::format;
 
 use pyo3::exceptions::{PyBufferError, PyTypeError};
@@ -14,7 +15,7 @@ use super::capsule::dlpack_capsule;
 use super::fastcall::{self, MethodDef};
 use super::gil::Held;
 use super::{arrow, PyTensor};
-use crate::dlpack::{ConsumerStream, VersionedTensor};
+use crate::dlpack::{ConsumerStream, DeviceEvent, VersionedTensor};
 use crate::raw::{kDLCPU, DLDevice, DLDeviceType};
 
 /// A Python object that exports its memory as DLPack tensors (and, through the zero-copy
@@ -75,14 +76,75 @@ pub trait DlpackExporter {
 
     /// A new tensor sharing this object's data for one consumer, ready for use on `stream`.
     ///
-    /// `stream` is [`ConsumerStream::Unspecified`] for CPU data, for consumers that name none,
-    /// and for the Arrow dunders (whose exports must be ready when they return);
-    /// [`ConsumerStream::NoSync`] for the exchange API, whose consumer orders the work itself.
+    /// `stream` is [`ConsumerStream::Unspecified`] for CPU data and for consumers that name
+    /// none; [`ConsumerStream::Host`] for copies (`copy=True`, `dl_device` the CPU) and for the
+    /// Arrow dunders without an [`arrow_event`](Self::arrow_event) (whose exports must be ready
+    /// for any use when they return); [`ConsumerStream::NoSync`] for the exchange API, whose
+    /// consumer orders the work itself (on [`current_work_stream`](Self::current_work_stream)),
+    /// for `stream=-1`, and for Arrow device exports that carry an event. A producer whose
+    /// ordering is a [`StreamOrder`](crate::dlpack::StreamOrder) calls its `ready_on` here.
     ///
     /// # Errors
     /// Any exception, raised to the consumer as it is: a stream this producer cannot order on is
-    /// a `BufferError` by the array API's convention.
+    /// a `BufferError` by the array API's convention (what an
+    /// [`OrderError`](crate::dlpack::OrderError) converts to).
     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor>;
+
+    /// The event an Arrow device export (`__arrow_c_device_array__`) carries as its
+    /// `sync_event`, recorded after the producer's pending writes (a
+    /// [`StreamOrder::record_event`](crate::dlpack::StreamOrder::record_event)), which the
+    /// consumer waits on; the tensor is then asked for with [`ConsumerStream::NoSync`]. The
+    /// default, `None`, asks for it with [`ConsumerStream::Host`] instead: ready for any use.
+    ///
+    /// # Errors
+    /// Any exception, raised to the consumer as it is.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
+    /// use dlpack_abi::python::DlpackExporter;
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice};
+    ///
+    /// struct Empty;
+    /// impl DlpackExporter for Empty {
+    ///     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> pyo3::PyResult<VersionedTensor> {
+    ///         unimplemented!()
+    ///     }
+    /// }
+    /// assert!(Empty.arrow_event().unwrap().is_none());
+    /// ```
+    fn arrow_event(&self) -> PyResult<Option<Box<dyn DeviceEvent>>> {
+        Ok(None)
+    }
+
+    /// The exchange API's `current_work_stream` for this class: the stream, as a handle, on
+    /// which this producer's work on `device` runs and on which a `no_sync` consumer should
+    /// run its own (`torch.cuda.current_stream()` for PyTorch); `None` (a NULL stream: the
+    /// default stream, or no streams) by default.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
+    /// use dlpack_abi::python::DlpackExporter;
+    /// use dlpack_abi::raw::{kDLCUDA, DLDevice};
+    ///
+    /// struct Kernels;
+    /// impl DlpackExporter for Kernels {
+    ///     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCUDA, device_id: 0 } }
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> pyo3::PyResult<VersionedTensor> {
+    ///         unimplemented!()
+    ///     }
+    ///     fn current_work_stream(_: DLDevice) -> Option<usize> { Some(0x7f00_1000) }
+    /// }
+    /// let gpu = DLDevice { device_type: kDLCUDA, device_id: 0 };
+    /// assert_eq!(Kernels::current_work_stream(gpu), Some(0x7f00_1000));
+    /// ```
+    fn current_work_stream(device: DLDevice) -> Option<usize>
+    where
+        Self: Sized,
+    {
+        let _ = device;
+        None
+    }
 }
 
 /// Asks `exporter` for a tensor and checks that it lies where `__dlpack_device__` says.
@@ -101,8 +163,9 @@ fn tensor_of<E: DlpackExporter + ?Sized>(
     Ok(tensor)
 }
 
-/// The array API's checks of a `__dlpack__` request for data on `device`: the consumer's stream
-/// (which must be `None` when `dl_device` is the CPU, where the producer synchronises), and
+/// The array API's checks of a `__dlpack__` request for data on `device`: the stream the data
+/// must be ready on (the consumer's, which must be `None` when `dl_device` is the CPU, where the
+/// producer synchronises; [`ConsumerStream::Host`] for a copy, which the host makes), and
 /// whether the request asks for a copy.
 pub(crate) fn check_request(
     device: DLDevice,
@@ -116,7 +179,9 @@ pub(crate) fn check_request(
         ));
     }
     let stream = ConsumerStream::parse(device, stream)?;
-    Ok((stream, copy_requested(device, dl_device, copy)?))
+    let copy = copy_requested(device, dl_device, copy)?;
+    // A copy is made on the host, which reads the data: the producer's work must be complete.
+    Ok((if copy { ConsumerStream::Host } else { stream }, copy))
 }
 
 /// Whether `__dlpack__(dl_device=..., copy=...)` asks for a copy of data on `device`, or the
@@ -242,8 +307,13 @@ pub fn arrow_c_device_array<'py, E: DlpackExporter + ?Sized>(
 ) -> PyResult<Bound<'py, PyTuple>> {
     arrow::check_device_kwargs(kwargs)?;
     let device = exporter.dlpack_device();
-    let tensor = tensor_of(exporter, device, ConsumerStream::Unspecified)?;
-    arrow::tensor_capsules(py, tensor, requested_schema, true)
+    let event = exporter.arrow_event()?;
+    let stream = match event {
+        Some(_) => ConsumerStream::NoSync,
+        None => ConsumerStream::Host,
+    };
+    let tensor = tensor_of(exporter, device, stream)?;
+    arrow::tensor_capsules(py, tensor, requested_schema, true, event)
 }
 
 /// `__arrow_c_array__` of an exporter of CPU data: `(arrow_schema, arrow_array)` capsules, as
@@ -267,8 +337,8 @@ pub fn arrow_c_array<'py, E: DlpackExporter + ?Sized>(
     requested_schema: Option<&Bound<'py, PyAny>>,
 ) -> PyResult<Bound<'py, PyTuple>> {
     let device = exporter.dlpack_device();
-    let tensor = tensor_of(exporter, device, ConsumerStream::Unspecified)?;
-    arrow::tensor_capsules(py, tensor, requested_schema, false)
+    let tensor = tensor_of(exporter, device, ConsumerStream::Host)?;
+    arrow::tensor_capsules(py, tensor, requested_schema, false, None)
 }
 
 /// The `__dlpack__` method of an exporter class `T`: a method descriptor whose keywords are

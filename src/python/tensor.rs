@@ -16,7 +16,10 @@ use super::exporter::{check_request, wants_versioned};
 use super::fastcall::{self, MethodDef};
 use super::gil::Held;
 use super::{arrow, Live};
-use crate::dlpack::{flagless_representable, ManagedTensor, TensorView, VersionedTensor};
+use crate::dlpack::{
+    flagless_representable, ConsumerStream, DeviceEvent, ManagedTensor, StreamOrder, TensorView,
+    VersionedTensor,
+};
 use crate::raw::{
     DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned,
     DLPackFlags,
@@ -65,6 +68,8 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
 pub struct PyTensor {
     shared: Arc<Held<VersionedTensor>>,
     writable: bool,
+    /// The producer's ordering hook, for device data with work pending.
+    order: Option<Arc<dyn StreamOrder>>,
 }
 
 impl PyTensor {
@@ -89,6 +94,55 @@ impl PyTensor {
         Self {
             shared: Arc::new(tensor),
             writable,
+            order: None,
+        }
+    }
+
+    /// Gives the tensor its producer's ordering hook: every export is then ready where the
+    /// consumer uses it. `__dlpack__` calls [`StreamOrder::ready_on`] with the consumer's
+    /// `stream` (parsed for the device; [`ConsumerStream::Host`] for a copy),
+    /// `__arrow_c_array__` with [`ConsumerStream::Host`], and `__arrow_c_device_array__` asks
+    /// [`StreamOrder::record_event`] for the array's `sync_event`. The exchange API's exports
+    /// are `no_sync` (the hook is not called), as is `stream=-1`.
+    ///
+    /// Without a hook a `Tensor` has no pending work: its data was ready when it was made.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::{ConsumerStream, Export, OrderError, StreamOrder};
+    /// use dlpack_abi::python::PyTensor;
+    /// use dlpack_abi::raw::DLDevice;
+    ///
+    /// /// Stands for a device runtime's hook (see the `cudarc` module for CUDA's).
+    /// struct Finished;
+    /// // SAFETY: this producer's work is always complete.
+    /// unsafe impl StreamOrder for Finished {
+    ///     fn ready_on(&self, _: DLDevice, _: ConsumerStream) -> Result<(), OrderError> { Ok(()) }
+    /// }
+    ///
+    /// let tensor = PyTensor::new(Export::new(vec![1.0f32], &[1]).finish()?).with_order(Finished);
+    /// # Ok::<(), dlpack_abi::dlpack::ExportError>(())
+    /// ```
+    pub fn with_order(mut self, order: impl StreamOrder + 'static) -> Self {
+        self.order = Some(Arc::new(order));
+        self
+    }
+
+    /// Makes the data ready on `stream` through the hook, if there is one (never for
+    /// [`ConsumerStream::NoSync`]).
+    fn ready_on(&self, stream: ConsumerStream) -> PyResult<()> {
+        match &self.order {
+            Some(order) if stream != ConsumerStream::NoSync => {
+                Ok(order.ready_on(self.view().device(), stream)?)
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The hook's event for an Arrow device export, if there is a hook.
+    fn record_event(&self) -> PyResult<Option<alloc::boxed::Box<dyn DeviceEvent>>> {
+        match &self.order {
+            Some(order) => Ok(order.record_event(self.view().device())?),
+            None => Ok(None),
         }
     }
 
@@ -204,8 +258,8 @@ impl PyTensor {
         dl_device: Option<(i32, i32)>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyCapsule>> {
-        // CPU data has no pending work of ours on any stream: the check is all there is to do.
-        let (_stream, copy) = check_request(self.view().device(), stream, dl_device, copy)?;
+        let (stream, copy) = check_request(self.view().device(), stream, dl_device, copy)?;
+        self.ready_on(stream)?;
         self.capsule(py, wants_versioned(max_version), copy)
     }
 
@@ -318,6 +372,8 @@ impl PyTensor {
                 return Ok(Self {
                     shared: Arc::clone(&ours.shared),
                     writable: ours.writable,
+                    // The same data, with the same pending work.
+                    order: ours.order.clone(),
                 });
             }
         }
@@ -374,7 +430,9 @@ impl PyTensor {
         kwargs: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         arrow::check_device_kwargs(kwargs.as_ref())?;
-        arrow::tensor_capsules(py, self.export(false)?, requested_schema.as_ref(), true)
+        let event = self.record_event()?;
+        let tensor = self.export(false)?;
+        arrow::tensor_capsules(py, tensor, requested_schema.as_ref(), true, event)
     }
 
     /// Return ``(arrow_schema, arrow_array)`` capsules sharing the memory of a CPU tensor.
@@ -384,7 +442,14 @@ impl PyTensor {
         py: Python<'py>,
         requested_schema: Option<Bound<'py, PyAny>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
-        arrow::tensor_capsules(py, self.export(false)?, requested_schema.as_ref(), false)
+        self.ready_on(ConsumerStream::Host)?;
+        arrow::tensor_capsules(
+            py,
+            self.export(false)?,
+            requested_schema.as_ref(),
+            false,
+            None,
+        )
     }
 
     /// The extents, as a tuple of ints.

@@ -101,3 +101,147 @@ fn arrays_without_an_event_or_host_access_are_as_before() {
     assert!(view.values::<i32>().is_err());
     assert!(cuda.check_host_readable(false).is_err());
 }
+
+/// A producer's event that counts its drops and remembers whether the array had been released
+/// first.
+struct Event {
+    handle: usize,
+    drops: std::sync::Arc<std::sync::atomic::AtomicUsize>,
+}
+
+// SAFETY: points to the handle, which lives as long as the event (boxed before use).
+unsafe impl dlpack_abi::dlpack::DeviceEvent for Event {
+    fn event_ptr(&self) -> NonNull<c_void> {
+        NonNull::from(&self.handle).cast()
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        self.drops.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    }
+}
+
+fn counted_event(handle: usize) -> (Box<Event>, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+    let drops = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let event = Box::new(Event {
+        handle,
+        drops: std::sync::Arc::clone(&drops),
+    });
+    (event, drops)
+}
+
+fn drops(count: &std::sync::atomic::AtomicUsize) -> usize {
+    count.load(std::sync::atomic::Ordering::SeqCst)
+}
+
+/// A fixed_shape_tensor device array (a parent with one child) on pinned memory, over counted
+/// values.
+fn tensor_array() -> (Schema, DeviceArray) {
+    let tensor = dlpack_abi::dlpack::Export::new(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2])
+        .finish()
+        .unwrap();
+    let (schema, array) = DeviceArray::from_tensor(tensor).unwrap();
+    let mut raw = array.into_raw();
+    raw.device_type = ARROW_DEVICE_CUDA_HOST;
+    raw.device_id = 0;
+    let schema = schema.export().unwrap();
+    // SAFETY: a live device array this test owns, of type `schema`.
+    let array = unsafe { DeviceArray::from_raw(&mut raw, schema.view()) }.unwrap();
+    (schema, array)
+}
+
+#[test]
+fn an_attached_event_is_carried_owned_and_dropped_after_the_release() {
+    let (schema, array) = tensor_array();
+    let (event, dropped) = counted_event(0xe7e7);
+    let array = array.with_event(event).unwrap();
+    // The event is a pointer to the handle (the spec's `cudaEvent_t*`).
+    let event = array.sync_event().unwrap();
+    // SAFETY: the event lives until the array is released.
+    assert_eq!(unsafe { event.cast::<usize>().read() }, 0xe7e7);
+    // Pending: typed reads wait for the host.
+    let mut array = array;
+    assert!(array
+        .view(schema.view())
+        .unwrap()
+        .child(0)
+        .unwrap()
+        .values::<f32>()
+        .is_err());
+    array.wait_host(&Recorder::default()).unwrap();
+    let view = array.view(schema.view()).unwrap();
+    assert_eq!(
+        view.child(0).unwrap().values::<f32>().unwrap(),
+        [1.0, 2.0, 3.0, 4.0]
+    );
+    // Exported, a child moved out, the parent released: the event goes with the parent, once.
+    let mut raw = array.into_raw();
+    // SAFETY: the child array of a live parent, moved out as the C Data Interface allows.
+    let mut child = unsafe { std::ptr::read(*raw.array.children) };
+    // SAFETY: the original was moved out above; mark it released for the parent.
+    unsafe { (**raw.array.children).release = None };
+    assert_eq!(drops(&dropped), 0);
+    // SAFETY: the parent's release, once.
+    unsafe { raw.array.release.unwrap()(&mut raw.array) };
+    assert!(raw.array.release.is_none(), "the node's own release ran");
+    assert_eq!(drops(&dropped), 1, "the event is dropped with the parent");
+    // The child's values outlive the parent.
+    // SAFETY: the moved child is live; buffer 1 holds four f32 values.
+    let values = unsafe { std::slice::from_raw_parts((*child.buffers.add(1)).cast::<f32>(), 4) };
+    assert_eq!(values, [1.0, 2.0, 3.0, 4.0]);
+    // SAFETY: the child's release, once.
+    unsafe { child.release.unwrap()(&mut child) };
+    assert_eq!(drops(&dropped), 1);
+}
+
+#[test]
+fn events_are_refused_on_cpu_arrays_and_arrays_that_have_one() {
+    let (event, dropped) = counted_event(1);
+    let cpu = DeviceArray::from_cpu(Array::from_vec(vec![1i32]).unwrap());
+    assert_eq!(
+        cpu.with_event(event).unwrap_err(),
+        BridgeError::EventNotAttachable
+    );
+    assert_eq!(drops(&dropped), 1, "a refused event is dropped");
+
+    let (_, array) = tensor_array();
+    let (first, first_dropped) = counted_event(1);
+    let (second, second_dropped) = counted_event(2);
+    let array = array.with_event(first).unwrap();
+    assert_eq!(
+        array.with_event(second).unwrap_err(),
+        BridgeError::EventNotAttachable
+    );
+    assert_eq!(drops(&second_dropped), 1);
+    assert_eq!(
+        drops(&first_dropped),
+        1,
+        "the refused array was released with its event"
+    );
+}
+
+#[test]
+fn a_bridged_array_waited_on_becomes_a_tensor() {
+    let (schema, array) = tensor_array();
+    let (event, dropped) = counted_event(3);
+    let (_, unwaited) = tensor_array();
+    let (other, other_dropped) = counted_event(4);
+    let unwaited = unwaited.with_event(other).unwrap();
+    assert_eq!(
+        unwaited.into_tensor(schema.view()).unwrap_err(),
+        BridgeError::PendingEvent
+    );
+    assert_eq!(drops(&other_dropped), 1);
+    let mut array = array.with_event(event).unwrap();
+    array.wait_host(&Recorder::default()).unwrap();
+    let tensor = array.into_tensor(schema.view()).unwrap();
+    assert_eq!(tensor.view().shape(), [2, 2]);
+    assert_eq!(
+        drops(&dropped),
+        0,
+        "the tensor holds the array and its event"
+    );
+    drop(tensor);
+    assert_eq!(drops(&dropped), 1);
+}
