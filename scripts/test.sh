@@ -127,7 +127,7 @@ run() {
 }
 
 # A crate that depends on dlpack-abi with default features must not build cbindgen or syn, nor
-# any arrow-rs crate (the `arrow-rs` feature's).
+# any arrow-rs crate (the `arrow-rs` feature's), nor cudarc.
 dependent_has_no_build_tools() {
   local dir=target/dependent-check
   mkdir -p "$dir/src"
@@ -136,7 +136,7 @@ dependent_has_no_build_tools() {
   local tree
   tree=$(cargo tree --manifest-path "$dir/Cargo.toml" --target all -e normal,build) || return 1
   echo "$tree"
-  ! grep -Eq '(cbindgen|syn|arrow-[a-z]+) v' <<<"$tree"
+  ! grep -Eq '(cbindgen|syn|arrow-[a-z]+|cudarc) v' <<<"$tree"
 }
 
 # The safe layer's tests under Miri, with strict provenance: the unit tests, both test binaries
@@ -195,7 +195,7 @@ python_tests() {
   local pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation
     --no-deps --force-reinstall)
   (cd python && cargo fmt --all -- --check &&
-    cargo clippy -q --workspace --all-targets --features counters -- -D warnings &&
+    cargo clippy -q --workspace --all-targets --features counters,cuda -- -D warnings &&
     cargo clippy -q --workspace --all-targets --features abi3 -- -D warnings) &&
     PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--features abi3,counters" "${pip[@]}" \
       ./python &&
@@ -229,6 +229,9 @@ run clippy-i686 cargo clippy -q --target i686-unknown-linux-gnu --all-targets --
 run test-all-features cargo test --all-features
 run test-no-default-features cargo test --no-default-features
 run test-i686 cargo test --target i686-unknown-linux-gnu
+# The cudarc bridge builds without CUDA (it is loaded at run time): its own check, beside
+# clippy's all-features build; its GPU checks are scripts/gpu-test.sh's.
+run cudarc-check cargo check -q --features cudarc,pyo3 --all-targets
 run "msrv-$MSRV" msrv_check
 for target in "${TARGETS[@]}"; do
   run "build-$target" cross_build "$target"

@@ -40,7 +40,7 @@
 
 #[cfg(any(feature = "alloc", test))]
 extern crate alloc;
-#[cfg(any(feature = "pyo3", feature = "arrow-rs"))]
+#[cfg(any(feature = "pyo3", feature = "arrow-rs", feature = "cudarc"))]
 extern crate std;
 
 /// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
@@ -60,6 +60,8 @@ pub mod raw;
 pub mod arrow;
 #[cfg(feature = "arrow-rs")]
 pub mod arrow_rs;
+#[cfg(feature = "cudarc")]
+pub mod cudarc;
 pub mod dlpack;
 #[cfg(feature = "ndarray")]
 pub mod ndarray;

@@ -1,6 +1,9 @@
 //! The `dlpack_abi` Python module: `Tensor`, `ArrowArray`, `ArrowStream`, `from_dlpack`,
 //! `counts`, and small examples of Rust functions that export and import.
 
+#[cfg(feature = "cuda")]
+mod cuda;
+
 use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
 use abi::dlpack::{
     AlignedVec, ConsumerStream, DeviceEvent, Element, Export, OrderError, StreamOrder,
@@ -404,5 +407,13 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;
     #[cfg(feature = "counters")]
     module.add_function(wrap_pyfunction!(counts, module)?)?;
+    #[cfg(feature = "cuda")]
+    {
+        module.add_function(wrap_pyfunction!(cuda::_cuda_available, module)?)?;
+        module.add_function(wrap_pyfunction!(cuda::_cuda_late_tensor, module)?)?;
+        module.add_function(wrap_pyfunction!(cuda::_cuda_late_arrow, module)?)?;
+        module.add_function(wrap_pyfunction!(cuda::_cuda_read, module)?)?;
+        module.add_function(wrap_pyfunction!(cuda::_cuda_read_arrow, module)?)?;
+    }
     Ok(())
 }

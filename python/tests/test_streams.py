@@ -214,3 +214,25 @@ def test_the_exchange_api_exports_without_sync_and_names_the_work_stream():
         assert out.contents.dl_tensor.device.device_type == CUDA
         out.contents.deleter(out)
         assert device.take_log() == (["ready_on:no_sync"] if producer is device else [])
+
+
+def test_an_imported_device_array_re_exports_its_event():
+    device, _ = producers(CUDA)
+    imported = dlpack_abi.ArrowArray.from_arrow(device)
+    device.take_log()
+    for _ in range(2):
+        schema, array = imported.__arrow_c_device_array__()
+        raw = device_struct(array)
+        assert ctypes.c_size_t.from_address(raw.sync_event).value == Recording.EVENT_HANDLE
+        del schema, array
+    assert device.take_log() == [], "the event lives while any export does"
+    del imported
+    assert device.take_log() == ["event_dropped"]
+
+
+def test_a_tensor_is_not_made_of_an_array_with_a_pending_event():
+    device, paths = producers(CUDA)
+    for producer in paths:
+        with pytest.raises(BufferError, match="pending sync_event"):
+            dlpack_abi.Tensor.from_arrow(producer)
+        assert device.take_log()[-1] == "event_dropped", "refused and released"

@@ -128,14 +128,16 @@ impl DeviceArray {
     /// Bridges a primitive integer or float array (or `arrow.bool8`) to a 1-D tensor, and an
     /// `arrow.fixed_shape_tensor` array to an N-D tensor whose first dimension is the array's
     /// length (a `permutation` becomes strides). The array must have no nulls (a `null_count`
-    /// of -1 with a bitmap is counted on host memory) and no pending `sync_event` (none, or
-    /// waited on with [`wait_host`](Self::wait_host)); its offset
+    /// of -1 with a bitmap is counted on host memory) and no pending `sync_event` (none, waited
+    /// on with [`wait_host`](Self::wait_host), or, for device memory the host cannot read, by
+    /// a stream with [`wait_stream`](Self::wait_stream): the tensor is then ready on that
+    /// stream only); its offset
     /// becomes `byte_offset`. `READ_ONLY` is set: Arrow data is immutable.
     ///
     /// The array moves into the tensor: it is released when the deleter runs. On error it has
     /// been released (once) when this returns.
     pub fn into_tensor(self, schema: SchemaRef<'_>) -> Result<VersionedTensor, BridgeError> {
-        if !self.synchronized() {
+        if !self.ready_for_device_use() {
             return Err(BridgeError::PendingEvent);
         }
         let device = dlpack_device(self.device_type(), self.device_id())?;

@@ -111,6 +111,8 @@ pub struct DeviceArray {
     binding: Binding,
     /// Whether the host has waited on the `sync_event` ([`Self::wait_host`]).
     pub(super) waited: bool,
+    /// The stream made to wait on the `sync_event` ([`Self::wait_stream`]), if one was.
+    pub(super) ordered_on: Option<usize>,
 }
 
 /// A device runtime's wait on an Arrow `sync_event`, for the host: what
@@ -157,6 +159,52 @@ pub unsafe trait HostWait {
     ) -> Result<(), Self::Error>;
 }
 
+/// A device runtime's wait on an Arrow `sync_event`, for one of its streams: what
+/// [`DeviceArray::wait_stream`] needs before the buffers are used by work on that stream (a
+/// CUDA runtime implements it with `cuStreamWaitEvent` on the `CUevent` the pointer points to).
+/// The host waits with [`HostWait`] instead.
+///
+/// # Safety
+/// [`wait_stream`](Self::wait_stream) returns `Ok` only once work enqueued on `stream`
+/// afterwards is ordered after the work the event stands for.
+/// [`DeviceArray::into_tensor`](DeviceArray::into_tensor) relies on it for device memory.
+///
+/// ```
+/// use core::ffi::c_void;
+/// use core::ptr::NonNull;
+/// use dlpack_abi::arrow::StreamWait;
+/// use dlpack_abi::raw::ArrowDeviceType;
+///
+/// /// A runtime whose device work is always complete.
+/// struct Immediate;
+///
+/// // SAFETY: there is never pending work to order after.
+/// unsafe impl StreamWait for Immediate {
+///     type Error = core::convert::Infallible;
+///     fn wait_stream(
+///         &self, _: ArrowDeviceType, _: i64, _: NonNull<c_void>, _: usize,
+///     ) -> Result<(), Self::Error> {
+///         Ok(())
+///     }
+/// }
+/// ```
+pub unsafe trait StreamWait {
+    /// Why a wait failed (the runtime's error).
+    type Error;
+    /// Makes `stream` (a handle, e.g. a `CUstream`) wait for the work `event` (a pointer to the
+    /// device's event object) stands for, without blocking the host.
+    ///
+    /// # Errors
+    /// The runtime's, when it cannot wait (the array then stays pending).
+    fn wait_stream(
+        &self,
+        device_type: ArrowDeviceType,
+        device_id: i64,
+        event: NonNull<c_void>,
+        stream: usize,
+    ) -> Result<(), Self::Error>;
+}
+
 // SAFETY: as for `Array`; the sync event is owned through `private_data` until release.
 unsafe impl Send for DeviceArray {}
 // SAFETY: shared access only reads.
@@ -186,6 +234,7 @@ impl DeviceArray {
             inner,
             binding: Binding::of(schema),
             waited: false,
+            ordered_on: None,
         })
     }
 
@@ -211,6 +260,7 @@ impl DeviceArray {
         Self {
             binding,
             waited: false,
+            ordered_on: None,
             inner: Owned::new(ArrowDeviceArray {
                 array,
                 device_id,
@@ -281,9 +331,72 @@ impl DeviceArray {
         Ok(())
     }
 
+    /// Makes `stream` (a handle of the device's runtime, e.g. a `CUstream`) wait on the pending
+    /// `sync_event` with the runtime's `waiter`, without blocking the host (once per stream: a
+    /// call for the stream waited on last, an array without an event, or one the host waited
+    /// on, returns at once).
+    /// Afterwards the buffers may be used by work on `stream`, and
+    /// [`into_tensor`](Self::into_tensor) bridges device memory the host cannot read (memory the
+    /// host can read still needs [`wait_host`](Self::wait_host) before typed reads).
+    ///
+    /// # Errors
+    /// The waiter's; the array stays pending then.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::ffi::c_void;
+    /// use core::ptr::NonNull;
+    /// use dlpack_abi::arrow::{Array, DeviceArray, StreamWait};
+    /// use dlpack_abi::raw::{ArrowDeviceType, ARROW_DEVICE_CUDA};
+    ///
+    /// struct Immediate;
+    /// // SAFETY: this example's "device" never has pending work.
+    /// unsafe impl StreamWait for Immediate {
+    ///     type Error = ();
+    ///     fn wait_stream(&self, _: ArrowDeviceType, _: i64, _: NonNull<c_void>, _: usize) -> Result<(), ()> {
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let mut event = 0u64; // stands for a device event object
+    /// let values = Array::from_vec(vec![1.5f32, 2.5]).unwrap();
+    /// // SAFETY: a stand-in for device memory; the event outlives the array.
+    /// let mut array = unsafe {
+    ///     DeviceArray::new(values, ARROW_DEVICE_CUDA, 0, (&mut event as *mut u64).cast())
+    /// };
+    /// array.wait_stream(&Immediate, 0x5000).unwrap();
+    /// assert_eq!(array.ordered_on(), Some(0x5000));
+    /// # }
+    /// ```
+    pub fn wait_stream<W: StreamWait + ?Sized>(
+        &mut self,
+        waiter: &W,
+        stream: usize,
+    ) -> Result<(), W::Error> {
+        if self.ordered_on == Some(stream) || self.synchronized() {
+            return Ok(());
+        }
+        if let Some(event) = self.sync_event() {
+            waiter.wait_stream(self.device_type(), self.device_id(), event, stream)?;
+            self.ordered_on = Some(stream);
+        }
+        Ok(())
+    }
+
+    /// The stream [`wait_stream`](Self::wait_stream) last made wait on the `sync_event`, if any.
+    pub fn ordered_on(&self) -> Option<usize> {
+        self.ordered_on
+    }
+
     /// Whether no `sync_event` is pending: there is none, or the host waited on it.
     pub(super) fn synchronized(&self) -> bool {
         self.sync_event().is_none() || self.waited
+    }
+
+    /// Whether the buffers may be handed on as memory of the device: no event is pending for
+    /// the host, or a stream was made to wait on it and the host cannot read the memory.
+    pub(super) fn ready_for_device_use(&self) -> bool {
+        self.synchronized() || (self.ordered_on.is_some() && self.host_readable().is_none())
     }
 
     /// The number of values.

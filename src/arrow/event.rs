@@ -75,6 +75,7 @@ impl DeviceArray {
         root.release = Some(release_with_event);
         self.inner.raw_mut().sync_event = event_ptr.as_ptr();
         self.waited = false;
+        self.ordered_on = None;
         Ok(self)
     }
 }

@@ -74,7 +74,7 @@ pub mod errno;
 pub use array::{Array, ArrayView, Bitmap};
 #[cfg(feature = "alloc")]
 pub use async_stream::{AsyncProducer, AsyncState};
-pub use device::{arrow_device, dlpack_device, DeviceArray, HostWait};
+pub use device::{arrow_device, dlpack_device, DeviceArray, HostWait, StreamWait};
 pub use error::{ArrowError, BridgeError, Excerpt, MetadataError, ReadError, ValidationError};
 #[cfg(feature = "alloc")]
 pub use export::{ArrayParts, SchemaDef};

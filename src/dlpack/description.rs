@@ -80,6 +80,40 @@ impl<'a> TensorDescription<'a> {
         }
     }
 
+    /// `len` elements of `T` at `start` on `device` (a GPU allocation, say) as the buffer of a
+    /// row-major tensor of `shape` whose first element is element `first_element` of the
+    /// buffer (its `byte_offset`). What it reaches is checked by the export, as always.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{Element, TensorDescription};
+    /// use dlpack_abi::raw::{kDLCUDA, DLDevice};
+    ///
+    /// let gpu = DLDevice { device_type: kDLCUDA, device_id: 0 };
+    /// let start = core::ptr::null_mut::<u8>().wrapping_add(0x7000_0000).cast::<f64>();
+    /// let description = TensorDescription::elements(start, 100, gpu, &[10], 90);
+    /// assert_eq!((description.len, description.byte_offset), (800, 720));
+    /// assert_eq!(description.dtype, f64::DTYPE);
+    /// ```
+    pub fn elements<T: Element>(
+        start: *mut T,
+        len: usize,
+        device: DLDevice,
+        shape: &'a [i64],
+        first_element: usize,
+    ) -> Self {
+        let size = core::mem::size_of::<T>();
+        // A real allocation's size fits `usize`; a saturated one is refused by validation.
+        let mut description = Self::new(
+            start.cast(),
+            len.saturating_mul(size),
+            device,
+            T::DTYPE,
+            shape,
+        );
+        description.byte_offset = (first_element as u64).saturating_mul(size as u64);
+        description
+    }
+
     /// A compact row-major CPU tensor over `values` (`kDLCPU`, device 0, `T`'s dtype).
     ///
     /// ```
@@ -221,11 +255,8 @@ pub(crate) fn host_slice<'d, T: Element>(
         device_type: kDLCPU,
         device_id: 0,
     };
-    let size = core::mem::size_of::<T>();
-    // A slice's size in bytes always fits in `isize`.
-    let mut description = TensorDescription::new(start.cast(), len * size, cpu, T::DTYPE, shape);
+    let mut description = TensorDescription::elements(start, len, cpu, shape, first_element);
     description.strides = strides.map(Dims::I64);
-    description.byte_offset = (first_element as u64).saturating_mul(size as u64);
     description
 }
 

@@ -133,6 +133,12 @@ pub enum AccessError {
         /// The tensor's device.
         device: DLDevice,
     },
+    /// The device's `data` is an opaque handle (OpenCL, Vulkan, Metal, ...), not an address
+    /// device code could offset ([`TensorView::device_ptr`](super::TensorView::device_ptr)).
+    NotAddressable {
+        /// The tensor's device.
+        device: DLDevice,
+    },
     /// The tensor's flags carry bits this crate does not know, which may change their meaning.
     UnknownFlags {
         /// The whole flags word.
@@ -341,6 +347,10 @@ impl fmt::Display for AccessError {
             NotHostAccessible { device } => write!(
                 f,
                 "DLTensor.device is {device}, whose memory the host cannot read"
+            ),
+            NotAddressable { device } => write!(
+                f,
+                "DLTensor.device is {device}, whose data is a handle, not an address"
             ),
             UnknownFlags { flags } => write!(
                 f,

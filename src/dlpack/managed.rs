@@ -491,7 +491,7 @@ impl VersionedTensor {
 
 impl VersionedTensor {
     /// `ReadOnly` or `NotExclusive` unless this consumer holds the memory alone.
-    fn check_exclusive(&self) -> Result<(), AccessError> {
+    pub(super) fn check_exclusive(&self) -> Result<(), AccessError> {
         if self.meta.is_exclusive() {
             return Ok(());
         }

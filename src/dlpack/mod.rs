@@ -50,6 +50,7 @@ mod adapt;
 mod aligned;
 mod borrowed;
 mod description;
+mod device_ptr;
 mod element;
 mod error;
 #[cfg(feature = "alloc")]

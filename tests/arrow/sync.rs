@@ -245,3 +245,88 @@ fn a_bridged_array_waited_on_becomes_a_tensor() {
     drop(tensor);
     assert_eq!(drops(&dropped), 1);
 }
+
+/// A runtime that records each stream wait, and fails the first `failures` of them.
+#[derive(Default)]
+struct StreamRecorder {
+    waits: RefCell<Vec<(ArrowDeviceType, usize, usize)>>,
+    failures: RefCell<usize>,
+}
+
+// SAFETY: the tests' "device" memory is host memory that nothing writes: never pending work.
+unsafe impl StreamWait for StreamRecorder {
+    type Error = &'static str;
+    fn wait_stream(
+        &self,
+        device_type: ArrowDeviceType,
+        _: i64,
+        event: NonNull<c_void>,
+        stream: usize,
+    ) -> Result<(), Self::Error> {
+        self.waits
+            .borrow_mut()
+            .push((device_type, event.as_ptr() as usize, stream));
+        let mut failures = self.failures.borrow_mut();
+        if *failures > 0 {
+            *failures -= 1;
+            return Err("the runtime could not wait");
+        }
+        Ok(())
+    }
+}
+
+#[test]
+fn a_stream_wait_bridges_device_memory_but_never_unlocks_host_reads() {
+    let mut event = 0u64;
+    let event_address = std::ptr::from_mut(&mut event) as usize;
+    let schema = SchemaDef::new("i").unwrap().export().unwrap();
+    let runtime = StreamRecorder {
+        failures: RefCell::new(1),
+        ..StreamRecorder::default()
+    };
+    // Device memory the host cannot read: a stream wait is what a device consumer needs.
+    let mut cuda = pending(ARROW_DEVICE_CUDA, &mut event);
+    assert_eq!(
+        cuda.wait_stream(&runtime, 0x50),
+        Err("the runtime could not wait")
+    );
+    assert_eq!(cuda.ordered_on(), None, "a failed wait leaves it pending");
+    cuda.wait_stream(&runtime, 0x50).unwrap();
+    cuda.wait_stream(&runtime, 0x50).unwrap();
+    cuda.wait_stream(&runtime, 0x60).unwrap();
+    assert_eq!(cuda.ordered_on(), Some(0x60));
+    assert_eq!(
+        *runtime.waits.borrow(),
+        [
+            (ARROW_DEVICE_CUDA, event_address, 0x50),
+            (ARROW_DEVICE_CUDA, event_address, 0x50),
+            (ARROW_DEVICE_CUDA, event_address, 0x60),
+        ],
+        "once failing, once per stream after that"
+    );
+    let tensor = cuda.into_tensor(schema.view()).unwrap();
+    assert_eq!(tensor.view().device().device_type, kDLCUDA);
+
+    // Host-readable memory: a stream wait orders the device, not the host.
+    let mut pinned = pending(ARROW_DEVICE_CUDA_HOST, &mut event);
+    pinned.wait_stream(&runtime, 0x70).unwrap();
+    assert!(pinned.view(schema.view()).unwrap().values::<i32>().is_err());
+    assert!(pinned.check_host_readable(false).is_err());
+    assert_eq!(
+        pinned.into_tensor(schema.view()).unwrap_err(),
+        BridgeError::PendingEvent
+    );
+}
+
+#[test]
+fn arrays_without_a_pending_event_need_no_stream_wait() {
+    let runtime = StreamRecorder::default();
+    let mut cpu = DeviceArray::from_cpu(Array::from_vec(vec![1i32]).unwrap());
+    cpu.wait_stream(&runtime, 1).unwrap();
+    let mut event = 0u64;
+    let mut waited = pending(ARROW_DEVICE_CUDA_HOST, &mut event);
+    waited.wait_host(&Recorder::default()).unwrap();
+    waited.wait_stream(&runtime, 1).unwrap();
+    assert!(runtime.waits.borrow().is_empty());
+    assert_eq!(waited.ordered_on(), None);
+}

@@ -440,3 +440,82 @@ fn debug_output_names_known_values_and_numbers_unknown_ones() {
     assert!(debug.contains("code: kDLFloat"), "{debug}");
     assert!(debug.contains("shape: [2]"), "{debug}");
 }
+
+#[test]
+fn device_addresses_have_every_check_but_host_access() {
+    // Addressable devices: the first element, wherever the memory is.
+    for device_type in [kDLCPU, kDLCUDA, kDLCUDAManaged, kDLROCM, kDLOneAPI] {
+        let mut f = Fixture::f32(&[4]);
+        f.set_shape(&[3]);
+        f.dl.byte_offset = 4;
+        f.dl.device.device_type = device_type;
+        let tensor = import(&mut f);
+        let view = tensor.view();
+        let address = view.device_ptr::<f32>().unwrap();
+        assert_eq!(address as usize, f.data_address() + 4, "{device_type:?}");
+        // Where the host may read, the host's pointer is the same one.
+        if device_type.is_host_accessible() {
+            assert_eq!(view.typed_ptr::<f32>().unwrap(), address);
+        }
+        assert_eq!(
+            view.device_ptr::<i32>(),
+            Err(AccessError::DtypeMismatch {
+                requested: i32::DTYPE,
+                found: f32::DTYPE
+            })
+        );
+    }
+    // Handles are not addresses.
+    for device_type in [kDLOpenCL, kDLVulkan, kDLMetal, DLDeviceType(19)] {
+        let mut f = Fixture::f32(&[3]);
+        f.dl.device.device_type = device_type;
+        let tensor = import(&mut f);
+        assert_eq!(
+            tensor.view().device_ptr::<f32>(),
+            Err(AccessError::NotAddressable {
+                device: f.dl.device
+            })
+        );
+    }
+    // Unknown flags and misalignment, as for the host.
+    let mut f = Fixture::f32(&[3]);
+    f.dl.device.device_type = kDLCUDA;
+    f.flags = 1 << 5;
+    let tensor = import(&mut f);
+    assert!(matches!(
+        tensor.view().device_ptr::<f32>(),
+        Err(AccessError::UnknownFlags { .. })
+    ));
+    let mut f = Fixture::f32(&[3]);
+    f.dl.device.device_type = kDLCUDA;
+    f.dl.byte_offset = 2;
+    let tensor = import(&mut f);
+    assert_eq!(
+        tensor.view().device_ptr::<f32>(),
+        Err(AccessError::Misaligned {
+            address: f.data_address() + 2,
+            align: 4
+        })
+    );
+}
+
+#[test]
+fn writable_device_addresses_need_a_tensor_held_alone() {
+    let cases = [
+        (DLPackFlags::IS_COPIED.bits(), Ok(())),
+        (0, Err(AccessError::NotExclusive)),
+        (DLPackFlags::READ_ONLY.bits(), Err(AccessError::ReadOnly)),
+    ];
+    for (flags, expected) in cases {
+        let mut f = Fixture::f32(&[3]);
+        f.dl.device.device_type = kDLCUDA;
+        f.flags = flags;
+        let mut tensor = import(&mut f);
+        let address = tensor.device_mut_ptr::<f32>().map(|ptr| ptr as usize);
+        assert_eq!(
+            address,
+            expected.map(|()| f.data_address()),
+            "flags {flags}"
+        );
+    }
+}

@@ -1,0 +1,208 @@
+//! The cudarc bridge on a real GPU (run by scripts/gpu-test.sh; needs a GPU, and says
+//! "skipped: no GPU" without one): exports and imports whose producer's work is still running
+//! when the consumer starts, read on the consumer's stream without a device synchronisation.
+//! Prints one line per check and "cudarc_gpu: N passed, M failed"; fails when any check does.
+//!
+//! `cargo run --example cudarc_gpu --features cudarc`
+
+use std::ffi::c_void;
+use std::sync::Arc;
+use std::time::Duration;
+
+use cudarc::driver::{result, CudaContext, CudaSlice, CudaStream, DevicePtrMut};
+use dlpack_abi::cudarc::{cuda_available, CudaExport, CudaTensor, CudaWait};
+use dlpack_abi::dlpack::{AccessError, ConsumerStream};
+
+/// Rounds per ordering check: a missing wait shows up as wrong values in some of them.
+const ROUNDS: usize = 20;
+/// Elements per buffer.
+const N: usize = 1 << 20;
+/// Every `u32` after `memset_d8(0x5a)`.
+const PATTERN: u32 = 0x5a5a_5a5a;
+
+type Check = fn(&Arc<CudaContext>) -> Result<(), String>;
+
+fn main() {
+    let gpus = if cuda_available() {
+        CudaContext::device_count().unwrap_or(0)
+    } else {
+        0
+    };
+    if gpus == 0 {
+        println!("cudarc_gpu: skipped: no GPU");
+        return;
+    }
+    let context = CudaContext::new(0).expect("GPU 0");
+    println!("cudarc_gpu: on {}", context.name().unwrap_or_default());
+    let checks: [(&str, Check); 6] = [
+        (
+            "dlpack_ordered_on_a_consumer_stream",
+            dlpack_ordered_on_a_consumer_stream,
+        ),
+        (
+            "dlpack_ordered_on_the_per_thread_default_stream",
+            dlpack_per_thread,
+        ),
+        ("dlpack_host_wait", dlpack_host_wait),
+        ("arrow_sync_event_waited_by_a_stream", arrow_stream_wait),
+        ("arrow_sync_event_waited_by_the_host", arrow_host_wait),
+        ("imports_refuse_what_they_cannot_describe", refusals),
+    ];
+    let mut failed = 0;
+    for (name, check) in checks {
+        match check(&context) {
+            Ok(()) => println!("ok     {name}"),
+            Err(why) => {
+                failed += 1;
+                println!("FAILED {name}: {why}");
+            }
+        }
+    }
+    println!(
+        "cudarc_gpu: {} passed, {failed} failed",
+        checks.len() - failed
+    );
+    std::process::exit(i32::from(failed > 0));
+}
+
+/// A host function that sleeps `arg` milliseconds: work on the producer's stream that is
+/// still running when the consumer starts.
+unsafe extern "C" fn sleep_ms(arg: *mut c_void) {
+    std::thread::sleep(Duration::from_millis(arg as usize as u64));
+}
+
+/// `N` zeroed `u32`s on a new stream, then (after 50 ms of other work on that stream) every
+/// byte set to 0x5a: the producer's late writes.
+fn late_values(context: &Arc<CudaContext>) -> Result<CudaSlice<u32>, String> {
+    let stream = context.new_stream().map_err(debug)?;
+    let mut values = stream.alloc_zeros::<u32>(N).map_err(debug)?;
+    // SAFETY: a host function that makes no CUDA call; the argument is a plain number.
+    unsafe {
+        result::stream::launch_host_function(stream.cu_stream(), sleep_ms, 50 as *mut c_void)
+    }
+    .map_err(debug)?;
+    let bytes = N * 4;
+    let (pointer, _record) = values.device_ptr_mut(&stream);
+    // SAFETY: `bytes` bytes of the slice's own allocation, on its stream.
+    unsafe { result::memset_d8_async(pointer, 0x5a, bytes, stream.cu_stream()) }.map_err(debug)?;
+    drop(_record);
+    Ok(values)
+}
+
+fn check_values(values: &[u32]) -> Result<(), String> {
+    match values.iter().position(|&value| value != PATTERN) {
+        None => Ok(()),
+        Some(at) => Err(format!(
+            "element {at} is {:#x}: the consumer read before the producer's writes",
+            values[at]
+        )),
+    }
+}
+
+fn debug(error: impl std::fmt::Debug) -> String {
+    format!("{error:?}")
+}
+
+fn dlpack_ordered_on_a_consumer_stream(context: &Arc<CudaContext>) -> Result<(), String> {
+    for _ in 0..ROUNDS {
+        let consumer = context.new_stream().map_err(debug)?;
+        let handle = ConsumerStream::Handle(consumer.cu_stream() as usize);
+        let tensor = CudaExport::new(late_values(context)?)
+            .finish_on(handle)
+            .map_err(debug)?;
+        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
+    }
+    Ok(())
+}
+
+fn dlpack_per_thread(context: &Arc<CudaContext>) -> Result<(), String> {
+    let consumer = context.per_thread_stream();
+    for _ in 0..ROUNDS {
+        let tensor = CudaExport::new(late_values(context)?)
+            .finish_on(ConsumerStream::PerThreadDefault)
+            .map_err(debug)?;
+        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
+    }
+    Ok(())
+}
+
+fn dlpack_host_wait(context: &Arc<CudaContext>) -> Result<(), String> {
+    for _ in 0..ROUNDS {
+        let tensor = CudaExport::new(late_values(context)?)
+            .finish_on(ConsumerStream::Host)
+            .map_err(debug)?;
+        // The host waited: a new stream needs no ordering.
+        let consumer = context.new_stream().map_err(debug)?;
+        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
+    }
+    Ok(())
+}
+
+fn arrow_stream_wait(context: &Arc<CudaContext>) -> Result<(), String> {
+    for _ in 0..ROUNDS {
+        let (schema, array) = CudaExport::new(late_values(context)?)
+            .into_device_array()
+            .map_err(debug)?;
+        if array.sync_event().is_none() {
+            return Err("no sync_event".into());
+        }
+        let schema = schema.export().map_err(debug)?;
+        let consumer: Arc<CudaStream> = context.new_stream().map_err(debug)?;
+        let imported =
+            CudaTensor::<u32>::from_device_array(array, schema.view(), &consumer).map_err(debug)?;
+        check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
+    }
+    Ok(())
+}
+
+fn arrow_host_wait(context: &Arc<CudaContext>) -> Result<(), String> {
+    for _ in 0..ROUNDS {
+        let (schema, mut array) = CudaExport::new(late_values(context)?)
+            .into_device_array()
+            .map_err(debug)?;
+        array
+            .wait_host(&CudaWait::new(Arc::clone(context)))
+            .map_err(debug)?;
+        let schema = schema.export().map_err(debug)?;
+        let tensor = array.into_tensor(schema.view()).map_err(debug)?;
+        let consumer = context.new_stream().map_err(debug)?;
+        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
+    }
+    Ok(())
+}
+
+fn refusals(context: &Arc<CudaContext>) -> Result<(), String> {
+    let stream = context.new_stream().map_err(debug)?;
+    let values = stream.alloc_zeros::<u32>(8).map_err(debug)?;
+    let tensor = CudaExport::new(values).finish().map_err(debug)?;
+    match CudaTensor::<f32>::new(tensor, &stream) {
+        Err(dlpack_abi::cudarc::CudaError::Access(AccessError::DtypeMismatch { .. })) => {}
+        other => return Err(format!("a u32 tensor as f32: {other:?}")),
+    }
+    let values = Arc::new(stream.alloc_zeros::<u32>(8).map_err(debug)?);
+    let strided = CudaExport::shared(Arc::clone(&values))
+        .shape(&[4])
+        .strides(&[2])
+        .finish()
+        .map_err(debug)?;
+    match CudaTensor::<u32>::new(strided, &stream) {
+        Err(dlpack_abi::cudarc::CudaError::Access(AccessError::NotContiguous)) => {}
+        other => return Err(format!("a strided tensor: {other:?}")),
+    }
+    match CudaExport::shared(values).shape(&[9]).finish() {
+        Err(dlpack_abi::cudarc::CudaError::Export(_)) => {}
+        other => return Err(format!("9 elements of 8: {other:?}")),
+    }
+    let tensor = CudaExport::new(stream.alloc_zeros::<u32>(4).map_err(debug)?)
+        .finish()
+        .map_err(debug)?;
+    let mut imported = CudaTensor::<u32>::new(tensor, &stream).map_err(debug)?;
+    match imported.slice_mut() {
+        Err(AccessError::NotExclusive) => Ok(()),
+        other => Err(format!("slice_mut of a shared export: {other:?}")),
+    }
+}

@@ -1,0 +1,159 @@
+//! CUDA DLPack tensors and Arrow device arrays → a cudarc `CudaSlice` on the consumer's stream,
+//! tied to the tensor's lifetime.
+
+use alloc::sync::Arc;
+use core::mem::ManuallyDrop;
+
+use ::cudarc::driver::{CudaSlice, CudaStream};
+
+use super::{CudaError, CudaWait};
+use crate::arrow::{DeviceArray, SchemaRef};
+use crate::dlpack::{AccessError, Element, VersionedTensor};
+use crate::raw::{kDLCUDA, kDLCUDAManaged};
+
+/// A CUDA tensor (`kDLCUDA` or `kDLCUDAManaged`, row-major contiguous, of `T`) as a cudarc
+/// `CudaSlice<T>` on the consumer's stream, without copying. The memory stays the producer's:
+/// cudarc never frees it, and the tensor's deleter runs when this is dropped, after the
+/// stream has been made to wait for the work cudarc tracked on the slice.
+///
+/// Import it ready on your stream: from Python, pass [`consumer_stream`](super::consumer_stream)
+/// as `__dlpack__`'s `stream` (the producer orders its work before it); from Arrow,
+/// [`from_device_array`](Self::from_device_array) waits on the `sync_event`. [`slice`](Self::slice)
+/// is for reading (kernels that take `&CudaSlice<T>`);
+/// [`slice_mut`](Self::slice_mut) only for a tensor held alone (`IS_COPIED`, or an exclusive
+/// export), as the host's `as_mut_slice` requires.
+///
+/// ```no_run
+/// use dlpack_abi::cudarc::{CudaExport, CudaTensor};
+///
+/// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+/// let tensor = CudaExport::new(stream.clone_htod(&[1u32, 2, 3])?).finish()?;
+/// let imported = CudaTensor::<u32>::new(tensor, &stream)?;
+/// assert_eq!(stream.clone_dtoh(imported.slice())?, [1, 2, 3]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct CudaTensor<T> {
+    /// Over the tensor's memory, never freed (leaked before the tensor is dropped).
+    slice: ManuallyDrop<CudaSlice<T>>,
+    tensor: ManuallyDrop<VersionedTensor>,
+}
+
+impl<T: Element> CudaTensor<T> {
+    /// Takes `tensor` as a slice on `stream` (which must be on the tensor's GPU). The tensor
+    /// must already be ready on `stream`.
+    ///
+    /// # Errors
+    /// [`CudaError::NotCuda`], [`CudaError::OtherDevice`], and [`CudaError::Access`] for a
+    /// dtype other than `T`'s, misaligned data, unknown flags or strides that are not
+    /// row-major contiguous. The tensor is dropped (its deleter run) then.
+    pub fn new(tensor: VersionedTensor, stream: &Arc<CudaStream>) -> Result<Self, CudaError> {
+        let view = tensor.view();
+        let device = view.device();
+        if ![kDLCUDA, kDLCUDAManaged].contains(&device.device_type) {
+            return Err(CudaError::NotCuda {
+                device_type: device.device_type,
+                device_id: i64::from(device.device_id),
+            });
+        }
+        let ordinal = stream.context().ordinal();
+        if usize::try_from(device.device_id) != Ok(ordinal) {
+            return Err(CudaError::OtherDevice {
+                device_id: i64::from(device.device_id),
+                ordinal,
+            });
+        }
+        if !view.is_c_contiguous() {
+            return Err(AccessError::NotContiguous.into());
+        }
+        let start = view.device_ptr::<T>()?;
+        let elements = view.element_count();
+        // SAFETY: `elements` elements of `T` at `start` (checked: dtype, alignment,
+        // contiguity, and validated to lie in the producer's buffer) on the stream's GPU, alive
+        // until the tensor's deleter runs, which `Drop` runs only after leaking the slice (so
+        // cudarc never frees the memory).
+        let slice = unsafe { stream.upgrade_device_ptr::<T>(start as u64, elements) };
+        Ok(Self {
+            slice: ManuallyDrop::new(slice),
+            tensor: ManuallyDrop::new(tensor),
+        })
+    }
+
+    /// Takes a CUDA Arrow device array (a primitive array, or an `arrow.fixed_shape_tensor`) as
+    /// a slice on `stream`: `stream` waits on its `sync_event` ([`CudaWait`]), and the array is
+    /// bridged to a DLPack tensor ([`DeviceArray::into_tensor`]) without copying.
+    ///
+    /// # Errors
+    /// [`CudaError::Driver`] when the wait fails, [`CudaError::Bridge`] for arrays a tensor
+    /// cannot describe (nulls, other types, pinned or managed memory with an event pending for
+    /// the host), and those of [`new`](Self::new). The array has been released then.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::{CudaExport, CudaTensor};
+    ///
+    /// let context = cudarc::driver::CudaContext::new(0)?;
+    /// let (producer, consumer) = (context.new_stream()?, context.new_stream()?);
+    /// let (schema, array) = CudaExport::new(producer.clone_htod(&[1.5f64, 2.5])?).into_device_array()?;
+    /// let schema = schema.export()?;
+    /// let imported = CudaTensor::<f64>::from_device_array(array, schema.view(), &consumer)?;
+    /// assert_eq!(consumer.clone_dtoh(imported.slice())?, [1.5, 2.5]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn from_device_array(
+        mut array: DeviceArray,
+        schema: SchemaRef<'_>,
+        stream: &Arc<CudaStream>,
+    ) -> Result<Self, CudaError> {
+        let waiter = CudaWait::new(Arc::clone(stream.context()));
+        array.wait_stream(&waiter, stream.cu_stream() as usize)?;
+        Self::new(array.into_tensor(schema)?, stream)
+    }
+
+    /// The elements, for reading on the stream (kernels, `clone_dtoh`, ...).
+    pub fn slice(&self) -> &CudaSlice<T> {
+        &self.slice
+    }
+
+    /// The elements, for writing, when this consumer holds the tensor alone.
+    ///
+    /// # Errors
+    /// [`AccessError::ReadOnly`] or [`AccessError::NotExclusive`] otherwise.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::{CudaExport, CudaTensor};
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let tensor = CudaExport::new(stream.clone_htod(&[0u8; 4])?).finish()?;
+    /// let mut imported = CudaTensor::<u8>::new(tensor, &stream)?;
+    /// // An owner's export is not marked IS_COPIED: it may be shared, so no `&mut`.
+    /// assert!(imported.slice_mut().is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn slice_mut(&mut self) -> Result<&mut CudaSlice<T>, AccessError> {
+        self.tensor.device_mut_ptr::<T>()?;
+        Ok(&mut self.slice)
+    }
+
+    /// The tensor the slice is over.
+    pub fn tensor(&self) -> &VersionedTensor {
+        &self.tensor
+    }
+}
+
+impl<T> Drop for CudaTensor<T> {
+    fn drop(&mut self) {
+        // SAFETY: taken once, here; never used again.
+        let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
+        // The stream waits for the work cudarc tracked on the slice; nothing is freed.
+        slice.leak();
+        // SAFETY: taken once, here, after the slice is gone: the deleter runs last.
+        drop(unsafe { ManuallyDrop::take(&mut self.tensor) });
+    }
+}
+
+impl<T> core::fmt::Debug for CudaTensor<T> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("CudaTensor")
+            .field("tensor", &*self.tensor)
+            .finish_non_exhaustive()
+    }
+}
