@@ -189,17 +189,30 @@ impl<T: Element> CudaExport<T> {
     /// # Errors
     /// Those of [`finish`](Self::finish).
     ///
+    /// The README's CuPy ⇄ Rust example (compiled here):
+    ///
     /// ```no_run
-    /// use dlpack_abi::cudarc::CudaExport;
-    /// use dlpack_abi::python::PyTensor;
+    /// use cudarc::driver::CudaContext;
+    /// use dlpack_abi::cudarc::{consumer_stream, CudaError, CudaExport, CudaTensor};
+    /// use dlpack_abi::python::{from_dlpack, DlpackRequest, PyTensor};
     /// use pyo3::prelude::*;
     ///
+    /// /// Rust → CuPy: values a kernel may still be writing on our stream.
     /// #[pyfunction]
-    /// fn ones(n: usize) -> PyResult<PyTensor> {
-    ///     let error = |e: dlpack_abi::cudarc::CudaError| pyo3::exceptions::PyRuntimeError::new_err(e.to_string());
-    ///     let stream = cudarc::driver::CudaContext::new(0).map_err(|e| error(e.into()))?.new_stream().map_err(|e| error(e.into()))?;
-    ///     let values = stream.clone_htod(&vec![1.0f32; n]).map_err(|e| error(e.into()))?;
-    ///     CudaExport::new(values).into_py_tensor().map_err(error) // cupy.from_dlpack(ones(4))
+    /// fn squares(n: usize) -> PyResult<PyTensor> {
+    ///     let stream = CudaContext::new(0).and_then(|gpu| gpu.new_stream()).map_err(CudaError::from)?;
+    ///     let values = stream.alloc_zeros::<f32>(n).map_err(CudaError::from)?; // + a kernel on `stream`
+    ///     Ok(CudaExport::new(values).into_py_tensor()?) // __dlpack__(stream=s): s waits on `stream`
+    /// }
+    ///
+    /// /// CuPy → Rust: read on our own stream, after the producer's work, with no device sync.
+    /// #[pyfunction]
+    /// fn total(x: &Bound<'_, PyAny>) -> PyResult<f32> {
+    ///     let stream = CudaContext::new(0).and_then(|gpu| gpu.new_stream()).map_err(CudaError::from)?;
+    ///     let mut request = DlpackRequest::default();
+    ///     request.stream = Some(consumer_stream(&stream).into_pyobject(x.py())?.into_any().unbind());
+    ///     let tensor = CudaTensor::<f32>::new(from_dlpack(x, &request)?, &stream)?;
+    ///     Ok(stream.clone_dtoh(tensor.slice()).map_err(CudaError::from)?.iter().sum())
     /// }
     /// ```
     #[cfg(feature = "pyo3")]

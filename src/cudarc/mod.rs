@@ -375,6 +375,35 @@ impl fmt::Display for CudaError {
 
 impl std::error::Error for CudaError {}
 
+/// Into the exception its kind calls for: the wrapped errors as they convert on their own, a
+/// tensor on another device (or not CUDA's) a `BufferError`, the driver's a `RuntimeError`.
+///
+/// ```
+/// use dlpack_abi::cudarc::CudaError;
+/// use dlpack_abi::raw::kDLCPU;
+///
+/// let error = pyo3::PyErr::from(CudaError::NotCuda { device_type: kDLCPU, device_id: 0 });
+/// pyo3::Python::attach(|py| assert!(error.is_instance_of::<pyo3::exceptions::PyBufferError>(py)));
+/// ```
+#[cfg(feature = "pyo3")]
+impl From<CudaError> for pyo3::PyErr {
+    fn from(error: CudaError) -> Self {
+        use pyo3::exceptions::{PyBufferError, PyRuntimeError};
+        match error {
+            CudaError::Access(error) => error.into(),
+            CudaError::Export(error) => error.into(),
+            CudaError::Bridge(error) => error.into(),
+            CudaError::Order(error) => error.into(),
+            CudaError::NotCuda { .. } | CudaError::OtherDevice { .. } => {
+                PyBufferError::new_err(alloc::string::ToString::to_string(&error))
+            }
+            CudaError::Driver(_) => {
+                PyRuntimeError::new_err(alloc::string::ToString::to_string(&error))
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
