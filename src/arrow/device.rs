@@ -395,6 +395,7 @@ impl DeviceArray {
 
     /// Whether the buffers may be handed on as memory of the device: no event is pending for
     /// the host, or a stream was made to wait on it and the host cannot read the memory.
+    #[cfg(feature = "alloc")]
     pub(super) fn ready_for_device_use(&self) -> bool {
         self.synchronized() || (self.ordered_on.is_some() && self.host_readable().is_none())
     }

@@ -378,7 +378,7 @@ impl std::error::Error for CudaError {}
 /// Into the exception its kind calls for: the wrapped errors as they convert on their own, a
 /// tensor on another device (or not CUDA's) a `BufferError`, the driver's a `RuntimeError`.
 ///
-/// ```
+/// ```no_run
 /// use dlpack_abi::cudarc::CudaError;
 /// use dlpack_abi::raw::kDLCPU;
 ///

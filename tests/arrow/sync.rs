@@ -330,3 +330,29 @@ fn arrays_without_a_pending_event_need_no_stream_wait() {
     assert!(runtime.waits.borrow().is_empty());
     assert_eq!(waited.ordered_on(), None);
 }
+
+#[test]
+fn a_device_stream_carries_each_arrays_event_through_the_c_interface() {
+    let (first, first_dropped) = counted_event(0x11);
+    let (second, second_dropped) = counted_event(0x22);
+    let mut events = vec![first, second].into_iter();
+    let arrays = (0..2).map(move |_| {
+        let values = Array::from_vec(vec![1i32, 2]).unwrap();
+        // SAFETY: a stand-in for device memory (host memory nothing writes); no event yet.
+        let array = unsafe { DeviceArray::new(values, ARROW_DEVICE_CUDA, 0, std::ptr::null_mut()) };
+        Ok(array.with_event(events.next().unwrap()).unwrap())
+    });
+    let stream =
+        DeviceArrayStream::from_iter(SchemaDef::new("i").unwrap(), ARROW_DEVICE_CUDA, arrays)
+            .unwrap();
+    let items: Vec<DeviceArray> = stream.map(Result::unwrap).collect();
+    let handles: Vec<usize> = items
+        .iter()
+        // SAFETY: each event lives until its array is released.
+        .map(|array| unsafe { array.sync_event().unwrap().cast::<usize>().read() })
+        .collect();
+    assert_eq!(handles, [0x11, 0x22]);
+    assert_eq!((drops(&first_dropped), drops(&second_dropped)), (0, 0));
+    drop(items);
+    assert_eq!((drops(&first_dropped), drops(&second_dropped)), (1, 1));
+}
