@@ -150,8 +150,11 @@ def test_the_stream_hook_sees_what_each_path_asks_for():
     assert grid.last_stream == "Unspecified"
     dlpack_abi.Tensor.from_dlpack(grid)  # the exchange table: its consumer orders the work
     assert grid.last_stream == "NoSync"
-    grid.__arrow_c_device_array__()  # an Arrow export must be ready when it returns
-    assert grid.last_stream == "Unspecified"
+    grid.__arrow_c_device_array__()  # an Arrow export must be ready for any use: the host's
+    assert grid.last_stream == "Host"
+    np.from_dlpack(grid, copy=True)  # the host makes the copy
+    assert grid.last_stream == "Host"
+    np.from_dlpack(grid)
     with pytest.raises(BufferError, match="None for CPU"):
         grid.__dlpack__(max_version=(1, 3), stream=-1)  # refused before the hook runs
     assert grid.last_stream == "Unspecified"
