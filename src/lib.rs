@@ -31,11 +31,15 @@
 //! assert_eq!(bytemuck::bytes_of(&f32_type).len(), 4);
 //! ```
 #![no_std]
+// docs.rs (`--cfg docsrs`): every item says which features it needs.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![deny(unsafe_op_in_unsafe_fn, missing_docs, unsafe_code)]
 #![warn(
     clippy::undocumented_unsafe_blocks,
     clippy::multiple_unsafe_ops_per_block,
-    clippy::missing_safety_doc
+    clippy::missing_safety_doc,
+    clippy::missing_errors_doc,
+    clippy::missing_panics_doc
 )]
 
 #[cfg(any(feature = "alloc", test))]
