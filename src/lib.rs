@@ -74,7 +74,24 @@ pub mod python;
 
 mod pod;
 
-/// The README's Rust examples, compiled and run as doctests (they use export: `alloc`).
+/// The README's and the guide's Rust examples, compiled and run as doctests (they use export:
+/// `alloc`).
 #[cfg(all(doctest, feature = "alloc"))]
-#[doc = include_str!("../README.md")]
-struct ReadmeDoctests;
+mod guide {
+    #[doc = include_str!("../README.md")]
+    struct Readme;
+    #[doc = include_str!("../docs/ownership.md")]
+    struct Ownership;
+    #[doc = include_str!("../docs/tensors.md")]
+    struct Tensors;
+    #[doc = include_str!("../docs/exchange-api.md")]
+    struct ExchangeApi;
+    #[doc = include_str!("../docs/arrow.md")]
+    struct Arrow;
+    #[doc = include_str!("../docs/devices.md")]
+    struct Devices;
+    #[doc = include_str!("../docs/python.md")]
+    struct Python;
+    #[doc = include_str!("../docs/layout.md")]
+    struct Layout;
+}
