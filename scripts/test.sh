@@ -216,6 +216,12 @@ ffi_example_lint() {
     cargo clippy -q --manifest-path "$manifest" --target-dir target/ffi-kernels -- -D warnings
 }
 
+doc_examples() {
+  RUSTDOCFLAGS="-Z unstable-options --output-format json" cargo +nightly doc -q --lib --no-deps \
+    --all-features --target-dir target/nightly-doc &&
+    scripts/doc_examples.py target/nightly-doc/doc/dlpack_abi.json
+}
+
 cross_build() {
   local target=$1
   cargo build -q --target "$target" --no-default-features && cargo build -q --target "$target"
@@ -253,6 +259,13 @@ run errno-values layout-checks/errno/run.sh
 run dependent-has-no-cbindgen dependent_has_no_build_tools
 run publish-dry-run cargo publish -q --dry-run --allow-dirty
 run doc env RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --all-features
+# docs.rs's build, simulated: nightly, `--cfg docsrs` (every item says which features it needs).
+run docs-rs env RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo +nightly doc -q --no-deps \
+  --all-features --target-dir target/nightly-doc
+# Every public item has an example a user can copy (rustdoc's JSON, counted; must be zero).
+run doc-examples doc_examples
+# The README's quick starts that are not doctests: the C program, and excerpts of built files.
+run readme-quick-starts scripts/readme_snippets.py
 
 [ "$listing" -eq 1 ] && exit 0
 for name in "${selected[@]}"; do

@@ -20,6 +20,14 @@ use std::ptr::NonNull;
 use std::sync::{Arc, Mutex};
 
 /// Return ``[0.0, 1.0, ..., n - 1]`` as a read-only float32 ``Tensor`` whose memory Rust owns.
+///
+/// Every consumer shares the one buffer, 64-byte aligned, read-only.
+///
+/// Examples
+/// --------
+/// >>> import numpy as np
+/// >>> np.from_dlpack(dlpack_abi.ramp(3))
+/// array([0., 1., 2.], dtype=float32)
 #[pyfunction]
 fn ramp(n: usize) -> PyResult<PyTensor> {
     // 64-byte aligned, as every buffer of ours: JAX imports it with `copy=False`.
@@ -32,6 +40,12 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
 /// new writable ``Tensor``.
 ///
 /// Raises ``TypeError`` when ``x`` is not float64 or not a DLPack producer.
+///
+/// Examples
+/// --------
+/// >>> import numpy as np
+/// >>> np.from_dlpack(dlpack_abi.scale(np.arange(3.0)[::-1], 2.0))
+/// array([4., 2., 0.])
 #[pyfunction]
 fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
     let values: AlignedVec<f64> = x.view().iter::<f64>()?.map(|v| k * v).collect();
@@ -40,6 +54,15 @@ fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
 
 /// Return any Arrow array (an object with ``__arrow_c_array__`` or
 /// ``__arrow_c_device_array__``) as an ``ArrowArray`` over the same memory.
+///
+/// Raises ``ValueError`` for invalid Arrow data, ``TypeError`` for other objects.
+///
+/// Examples
+/// --------
+/// >>> import pyarrow as pa
+/// >>> array = dlpack_abi.arrow_passthrough(pa.array(["a", None]))
+/// >>> array.format, pa.array(array).to_pylist()
+/// ('u', ['a', None])
 #[pyfunction]
 fn arrow_passthrough(x: AnyArrowArray) -> AnyArrowArray {
     x
@@ -48,6 +71,16 @@ fn arrow_passthrough(x: AnyArrowArray) -> AnyArrowArray {
 /// Return the number of rows of any Arrow stream (CPU or device).
 ///
 /// Raises ``OSError`` (with the producer's errno and message) when the stream fails.
+///
+/// Examples
+/// --------
+/// >>> import pyarrow as pa
+/// >>> dlpack_abi.count_rows(pa.table({"n": [1, 2, 3]}))
+/// 3
+/// >>> dlpack_abi.count_rows(dlpack_abi.int64_stream([[1]], error="disk gone"))
+/// Traceback (most recent call last):
+///     ...
+/// OSError: [Errno 5] disk gone
 #[pyfunction]
 fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
     let mut rows = 0;
@@ -66,8 +99,21 @@ fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
     Ok(rows)
 }
 
-/// An 8-bit image that exports its pixels through DLPack and Arrow, zero-copy and read-only
-/// (``numpy.from_dlpack(image)``): a class of its own, built with ``DlpackExporter``.
+/// An 8-bit image that exports its pixels through DLPack and Arrow, zero-copy and read-only:
+/// a class of its own, built with the ``DlpackExporter`` trait and ``dlpack_pymethods!``.
+///
+/// ``Image(height, width)`` makes a ``height`` x ``width`` image whose pixel ``(i, j)`` is
+/// ``i * width + j`` (mod 256).
+///
+/// Examples
+/// --------
+/// >>> import numpy as np
+/// >>> pixels = np.from_dlpack(dlpack_abi.Image(2, 3))
+/// >>> pixels
+/// array([[0, 1, 2],
+///        [3, 4, 5]], dtype=uint8)
+/// >>> pixels.flags.writeable
+/// False
 #[cfg_attr(
     not(feature = "abi3"),
     pyclass(frozen, immutable_type, module = "dlpack_abi")
@@ -319,6 +365,18 @@ abi::dlpack_pymethods! {
 }
 
 /// Return the sum of a contiguous float64 array from any DLPack producer.
+///
+/// Raises ``TypeError`` for another dtype, ``BufferError`` for a non-contiguous array.
+///
+/// Examples
+/// --------
+/// >>> import numpy as np
+/// >>> dlpack_abi.total(np.ones(4))
+/// 4.0
+/// >>> dlpack_abi.total(np.ones(4)[::2])
+/// Traceback (most recent call last):
+///     ...
+/// BufferError: ...
 #[pyfunction]
 fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
     let tensor = from_dlpack(array, &DlpackRequest::default())?;
@@ -329,6 +387,14 @@ fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
 
 /// Return the sum of an int64 Arrow array (``__arrow_c_array__``, or
 /// ``__arrow_c_device_array__`` for CPU data), nulls skipped.
+///
+/// Raises ``TypeError`` for another type.
+///
+/// Examples
+/// --------
+/// >>> import pyarrow as pa
+/// >>> dlpack_abi.sum_int64(pa.array([1, None, 3]))
+/// 4
 #[pyfunction]
 fn sum_int64(array: &Bound<'_, PyAny>) -> PyResult<i64> {
     let (schema, array) = import_array(array, None)?;
@@ -345,6 +411,12 @@ fn sum_int64(array: &Bound<'_, PyAny>) -> PyResult<i64> {
 
 /// Return an ``ArrowStream`` of int64 batches, one per list in ``batches``, which fails with
 /// ``EIO`` and ``error`` after them when ``error`` is given.
+///
+/// Examples
+/// --------
+/// >>> import pyarrow as pa
+/// >>> pa.chunked_array(dlpack_abi.int64_stream([[1, 2], [3]])).to_pylist()
+/// [1, 2, 3]
 #[pyfunction]
 #[pyo3(signature = (batches, error=None))]
 fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<ArrowStreamExport> {
@@ -362,6 +434,11 @@ fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<Arrow
 
 /// Return the glue's process-wide counters as a dict: live exports and imports, exchange-API
 /// calls and allocations (only in builds with ``--features counters``, for leak tests).
+///
+/// Examples
+/// --------
+/// >>> sorted(dlpack_abi.counts())
+/// ['allocations', 'exchange_exports', 'exchange_imports', 'foreign_exchange_imports', 'live_exports', 'live_imports']
 #[cfg(feature = "counters")]
 #[pyfunction]
 fn counts(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
@@ -376,14 +453,24 @@ fn counts(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     Ok(dict)
 }
 
-/// Zero-copy DLPack and Arrow PyCapsule exchange, validated: ``Tensor``, ``ArrowArray``,
-/// ``ArrowStream`` and ``from_dlpack``, with small examples of Rust functions that take and
-/// return them.
 /// The Python type of a class.
 fn py_type<T: pyo3::PyTypeInfo>(py: Python<'_>) -> Bound<'_, pyo3::types::PyType> {
     T::type_object(py)
 }
 
+/// Zero-copy DLPack and Arrow PyCapsule exchange, validated: ``Tensor``, ``ArrowArray``,
+/// ``ArrowStream`` and ``from_dlpack``, with small examples of Rust functions that take and
+/// return them. Every tensor and Arrow struct is validated before use, and every deleter and
+/// ``release`` runs exactly once.
+///
+/// Examples
+/// --------
+/// >>> import numpy as np
+/// >>> t = dlpack_abi.from_dlpack(np.arange(6.0).reshape(2, 3))
+/// >>> t
+/// Tensor(shape=(2, 3), dtype=float64, device=cpu:0, readonly=False)
+/// >>> np.from_dlpack(t).sum()
+/// np.float64(15.0)
 #[pymodule]
 fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     abi::python::add_to_module(module)?;
