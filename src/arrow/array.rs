@@ -53,6 +53,31 @@ impl Array {
     /// Interface for `schema`'s type: `buffers` and `children` hold `n_buffers` and
     /// `n_children` pointers, each buffer is as large as the type's layout needs for
     /// `offset + length` values, and nothing changes until release. Its buffers are CPU memory.
+    ///
+    /// # Errors
+    /// [`ValidationError`] when the array does not follow the C Data Interface for `schema` (see the
+    /// table in the [module docs](crate::arrow)).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef, ValidationError};
+    ///
+    /// // A producer fills an `ArrowArray` (here this crate's own exporter does).
+    /// let schema = SchemaDef::new("l")?.export()?;
+    /// let mut c_array = Array::from_vec(vec![1i64, 2, 3])?.into_raw();
+    /// // SAFETY: `c_array` is an int64 array the caller owns; `from_raw` moves it out.
+    /// let array = unsafe { Array::from_raw(&mut c_array, schema.view()) }?;
+    /// assert!(c_array.release.is_none()); // moved: the source is marked released
+    /// assert_eq!(array.view(schema.view())?.values::<i64>()?, [1, 2, 3]);
+    ///
+    /// // An array that is not what its schema says: refused, and released.
+    /// let mut short = Array::from_vec(vec![1i64])?.into_raw();
+    /// short.length = -1;
+    /// let error = unsafe { Array::from_raw(&mut short, schema.view()) }.unwrap_err();
+    /// assert_eq!(error, ValidationError::NegativeLength { length: -1 });
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub unsafe fn from_raw(
         ptr: *mut ArrowArray,
         schema: SchemaRef<'_>,
@@ -126,27 +151,86 @@ impl Array {
     /// A validated view for reading with `schema`, which must be the schema the array was
     /// imported with (or, for an array this crate built, one of exactly its layout); any other
     /// is [`ValidationError::SchemaMismatch`], as the buffers were not sized for it.
+    ///
+    /// # Errors
+    /// [`ValidationError::SchemaMismatch`] for a schema the array is not bound to; the validation's
+    /// errors when the tree does not fit it.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef, ValidationError};
+    ///
+    /// let array = Array::from_vec(vec![1u16, 2])?;
+    /// let schema = SchemaDef::of::<u16>()?.export()?;
+    /// assert_eq!(array.view(schema.view())?.values::<u16>()?, [1, 2]);
+    /// let wider = SchemaDef::of::<u32>()?.export()?;
+    /// assert_eq!(array.view(wider.view()).err(), Some(ValidationError::SchemaMismatch));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ValidationError> {
         self.binding.check(schema)?;
         ArrayView::on_device(self.inner.raw(), schema, Some(kDLCPU), kDLCPU)
     }
 
     /// The number of values.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::Array;
+    ///
+    /// assert_eq!(Array::from_vec(vec![1.0f32, 2.0, 3.0])?.len(), 3);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn len(&self) -> usize {
         count(self.inner.raw().length)
     }
 
     /// Whether there are no values.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::Array;
+    ///
+    /// assert!(Array::from_vec(Vec::<f64>::new())?.is_empty());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The struct, for reading raw fields.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::Array;
+    ///
+    /// let array = Array::from_vec(vec![7u8, 8])?;
+    /// assert_eq!((array.as_raw().length, array.as_raw().n_buffers), (2, 2));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn as_raw(&self) -> &ArrowArray {
         self.inner.raw()
     }
 
     /// Gives the struct away unreleased.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::Array;
+    ///
+    /// let mut c_array = Array::from_vec(vec![1i32, 2])?.into_raw();
+    /// assert_eq!(c_array.length, 2);
+    /// // Whoever holds the struct now calls its `release`, exactly once.
+    /// let release = c_array.release.expect("a live array has a release callback");
+    /// unsafe { release(&mut c_array) };
+    /// assert!(c_array.release.is_none());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn into_raw(self) -> ArrowArray {
         self.inner.into_raw()
     }
@@ -161,6 +245,25 @@ impl Array {
     ///
     /// # Safety
     /// `out` is valid for writes of an `ArrowArray`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::mem::MaybeUninit;
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    /// use dlpack_abi::raw::ArrowArray;
+    ///
+    /// // A consumer's struct, as `__arrow_c_array__` or a C caller hands it over.
+    /// let mut out = MaybeUninit::<ArrowArray>::uninit();
+    /// // SAFETY: `out` is valid for writes of an `ArrowArray`.
+    /// unsafe { Array::from_vec(vec![5i64, 6])?.export_to(out.as_mut_ptr()) };
+    /// // SAFETY: `export_to` initialised it; the consumer owns it now.
+    /// let mut c_array = unsafe { out.assume_init() };
+    /// let schema = SchemaDef::new("l")?.export()?;
+    /// let array = unsafe { Array::from_raw(&mut c_array, schema.view()) }?;
+    /// assert_eq!(array.view(schema.view())?.values::<i64>()?, [5, 6]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub unsafe fn export_to(self, out: *mut ArrowArray) {
         // SAFETY: forwarded from the caller.
         unsafe { self.inner.export_to(out) }
@@ -319,6 +422,19 @@ pub(crate) unsafe fn validate(
 
 /// A validated array node with its schema, borrowed from an [`Array`] or a
 /// [`DeviceArray`](super::DeviceArray).
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{Array, DataType, SchemaDef};
+///
+/// let schema = SchemaDef::new("g")?.with_name("x").export()?;
+/// let array = Array::from_vec(vec![0.5f64, 1.5])?;
+/// let view = array.view(schema.view())?;
+/// assert_eq!((view.data_type(), view.len(), view.null_count()), (DataType::Float64, 2, Some(0)));
+/// assert_eq!(view.values::<f64>()?, [0.5, 1.5]);
+/// # }
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct ArrayView<'a> {
     raw: &'a ArrowArray,
@@ -350,57 +466,206 @@ impl<'a> ArrayView<'a> {
     }
 
     /// The struct, for reading raw fields.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("C")?.export()?;
+    /// let array = Array::from_vec(vec![1u8, 2, 3])?;
+    /// assert_eq!(array.view(schema.view())?.raw().length, 3);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn raw(&self) -> &'a ArrowArray {
         self.raw
     }
 
     /// The schema this view was checked against.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("C")?.with_name("bytes").export()?;
+    /// let array = Array::from_vec(vec![1u8])?;
+    /// assert_eq!(array.view(schema.view())?.schema().name(), Some("bytes"));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn schema(&self) -> SchemaRef<'a> {
         self.schema
     }
 
     /// The type.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DataType, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("s")?.export()?;
+    /// let array = Array::from_vec(vec![1i16])?;
+    /// assert_eq!(array.view(schema.view())?.data_type(), DataType::Int16);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn data_type(&self) -> DataType<'a> {
         self.schema.data_type()
     }
 
     /// The number of values.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("i")?.export()?;
+    /// let array = Array::from_vec(vec![1i32, 2, 3])?;
+    /// assert_eq!(array.view(schema.view())?.len(), 3);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn len(&self) -> usize {
         count(self.raw.length)
     }
 
     /// Whether there are no values.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("i")?.export()?;
+    /// let array = Array::from_vec(Vec::<i32>::new())?;
+    /// assert!(array.view(schema.view())?.is_empty());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
 
     /// The offset into the buffers, in values.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // Values 20 and 30: two values, one value into the buffer.
+    /// let values = Box::new([10i32, 20, 30]);
+    /// let parts = ArrayParts::new(2, vec![core::ptr::null(), values.as_ptr().cast()]).with_offset(1);
+    /// // SAFETY: the buffer holds offset + length = 3 int32 values, kept alive by the owner.
+    /// let array = unsafe { Array::from_parts(parts, values) };
+    /// let schema = SchemaDef::new("i")?.export()?;
+    /// let view = array.view(schema.view())?;
+    /// assert_eq!(view.offset(), 1);
+    /// assert_eq!(view.values::<i32>()?, [20, 30]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn offset(&self) -> usize {
         count(self.raw.offset)
     }
 
     /// The number of nulls, `None` when the producer did not compute it (-1).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // [1, null, 3]: validity bits 0b101, least significant bit first.
+    /// let (validity, values) = (Box::new([0b101u8]), Box::new([1i32, 0, 3]));
+    /// let buffers = vec![validity.as_ptr().cast(), values.as_ptr().cast()];
+    /// // SAFETY: both buffers cover the 3 values and live in the owner until release.
+    /// let array = unsafe { Array::from_parts(ArrayParts::new(3, buffers).with_null_count(1), (validity, values)) };
+    /// let schema = SchemaDef::new("i")?.nullable().export()?;
+    /// assert_eq!(array.view(schema.view())?.null_count(), Some(1));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn null_count(&self) -> Option<usize> {
         usize::try_from(self.raw.null_count).ok()
     }
 
     /// The number of buffers.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    ///
+    /// // Validity and values, as every fixed-width type has.
+    /// let schema = SchemaDef::new("f")?.export()?;
+    /// let array = Array::from_vec(vec![1.0f32])?;
+    /// assert_eq!(array.view(schema.view())?.n_buffers(), 2);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn n_buffers(&self) -> usize {
         count(self.raw.n_buffers)
     }
 
     /// Buffer `index`'s address (device memory for a device array; may be NULL).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    ///
+    /// let values = vec![1.0f32, 2.0];
+    /// let address = values.as_ptr().cast();
+    /// let schema = SchemaDef::new("f")?.export()?;
+    /// let array = Array::from_vec(values)?;
+    /// let view = array.view(schema.view())?;
+    /// assert_eq!(view.buffer(0), Some(core::ptr::null())); // no validity bitmap: no nulls
+    /// assert_eq!(view.buffer(1), Some(address));
+    /// assert_eq!(view.buffer(2), None);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn buffer(&self, index: usize) -> Option<*const c_void> {
         // SAFETY: validated: `buffers` holds `n_buffers` (> index) pointers.
         (index < self.n_buffers()).then(|| unsafe { nth(self.raw.buffers, index) })
     }
 
     /// Child `index`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, SchemaDef};
+    ///
+    /// let schema = SchemaDef::fixed_shape_tensor(SchemaDef::new("i")?, &[2])?.export()?;
+    /// let cells = Array::fixed_size_list(Array::from_vec(vec![1i32, 2, 3, 4])?, 2)?;
+    /// let view = cells.view(schema.view())?;
+    /// assert_eq!(view.child(0).unwrap().values::<i32>()?, [1, 2, 3, 4]);
+    /// assert!(view.child(1).is_none());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn child(&self, index: usize) -> Option<ArrayView<'a>> {
         (index < self.schema.n_children()).then(|| self.child_in_range(index))
     }
 
     /// The children, in order.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // A struct array {a: int64, b: float32} of two rows.
+    /// let parts = ArrayParts::new(2, vec![core::ptr::null()])
+    ///     .with_child(Array::from_vec(vec![1i64, 2])?)
+    ///     .with_child(Array::from_vec(vec![0.5f32, 1.5])?);
+    /// // SAFETY: no validity bitmap (no nulls); each child holds two values and is released with it.
+    /// let array = unsafe { Array::from_parts(parts, ()) };
+    /// let schema = SchemaDef::new("+s")?
+    ///     .with_child(SchemaDef::new("l")?.with_name("a"))
+    ///     .with_child(SchemaDef::new("f")?.with_name("b"))
+    ///     .export()?;
+    /// let view = array.view(schema.view())?;
+    /// let lengths: Vec<usize> = view.children().map(|child| child.len()).collect();
+    /// assert_eq!(lengths, [2, 2]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn children(&self) -> impl ExactSizeIterator<Item = ArrayView<'a>> + 'a {
         let this = *self;
         (0..this.schema.n_children()).map(move |i| this.child_in_range(i))
@@ -420,6 +685,24 @@ impl<'a> ArrayView<'a> {
     }
 
     /// The dictionary values, when the array is dictionary-encoded.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // Indices [1, 0, 1] into the dictionary [10, 20].
+    /// let indices = Box::new([1i8, 0, 1]);
+    /// let parts = ArrayParts::new(3, vec![core::ptr::null(), indices.as_ptr().cast()])
+    ///     .with_dictionary(Array::from_vec(vec![10i64, 20])?);
+    /// // SAFETY: three int8 indices, below the dictionary's length, kept alive by the owner.
+    /// let array = unsafe { Array::from_parts(parts, indices) };
+    /// let schema = SchemaDef::new("c")?.with_dictionary(SchemaDef::new("l")?).export()?;
+    /// let view = array.view(schema.view())?;
+    /// assert_eq!(view.values::<i8>()?, [1, 0, 1]);
+    /// assert_eq!(view.dictionary().unwrap().values::<i64>()?, [10, 20]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn dictionary(&self) -> Option<ArrayView<'a>> {
         let schema = self.schema.dictionary()?;
         // SAFETY: validated: non-NULL and live when the schema has a dictionary.
@@ -442,6 +725,24 @@ impl<'a> ArrayView<'a> {
 
     /// The values of a primitive integer or float array as a slice (`offset` applied; null
     /// slots hold whatever the producer left there). `T`'s DLPack type must be the array's.
+    ///
+    /// # Errors
+    /// [`ReadError::TypeMismatch`] when `T` is not the array's type, [`ReadError::NotHostAccessible`]
+    /// for device memory (or memory still waiting on its sync event), [`ReadError::Misaligned`] when
+    /// the values are not aligned for `T`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ReadError, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("l")?.export()?;
+    /// let array = Array::from_vec(vec![1i64, 2])?;
+    /// let view = array.view(schema.view())?;
+    /// assert_eq!(view.values::<i64>()?, [1, 2]);
+    /// assert!(matches!(view.values::<u64>(), Err(ReadError::TypeMismatch { .. })));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn values<T: Element>(&self) -> Result<&'a [T], ReadError> {
         crate::dlpack::assert_size_matches::<T>();
         if self.data_type().dlpack_dtype() != Some(T::DTYPE) {
@@ -467,6 +768,25 @@ impl<'a> ArrayView<'a> {
     }
 
     /// The validity bitmap; `None` when there is none (no nulls) or the type has none.
+    ///
+    /// # Errors
+    /// [`ReadError::NotHostAccessible`] for device memory, or memory still waiting on its sync event.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // [1, null, 3]: validity bits 0b101, least significant bit first.
+    /// let (validity, values) = (Box::new([0b101u8]), Box::new([1i32, 0, 3]));
+    /// let buffers = vec![validity.as_ptr().cast(), values.as_ptr().cast()];
+    /// // SAFETY: both buffers cover the 3 values and live in the owner until release.
+    /// let array = unsafe { Array::from_parts(ArrayParts::new(3, buffers).with_null_count(1), (validity, values)) };
+    /// let schema = SchemaDef::new("i")?.nullable().export()?;
+    /// let valid = array.view(schema.view())?.validity()?.expect("the array has nulls");
+    /// assert_eq!(valid.iter().collect::<Vec<_>>(), [true, false, true]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn validity(&self) -> Result<Option<Bitmap<'a>>, ReadError> {
         let base = self.host_buffer(0)?;
         if !self.data_type().has_validity() || base.is_null() {
@@ -480,6 +800,26 @@ impl<'a> ArrayView<'a> {
     }
 
     /// The values of a `Boolean` array, bit-packed.
+    ///
+    /// # Errors
+    /// [`ReadError::TypeMismatch`] when the array is not `Boolean`; [`ReadError::NotHostAccessible`]
+    /// for device memory, or memory still waiting on its sync event.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // [true, true, false, true], bit-packed least significant bit first.
+    /// let bits = Box::new([0b1011u8]);
+    /// let parts = ArrayParts::new(4, vec![core::ptr::null(), bits.as_ptr().cast()]);
+    /// // SAFETY: one byte holds the 4 bits; the owner keeps it alive until release.
+    /// let array = unsafe { Array::from_parts(parts, bits) };
+    /// let schema = SchemaDef::new("b")?.export()?;
+    /// let booleans = array.view(schema.view())?.booleans()?;
+    /// assert_eq!(booleans.iter().collect::<Vec<_>>(), [true, true, false, true]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn booleans(&self) -> Result<Bitmap<'a>, ReadError> {
         if self.data_type() != DataType::Boolean {
             return Err(ReadError::TypeMismatch {
@@ -511,6 +851,22 @@ impl core::fmt::Debug for ArrayView<'_> {
 
 /// A bit-packed bitmap (validity or booleans), least significant bit first, starting `offset`
 /// bits into its bytes.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+///
+/// // Five booleans starting 3 bits into the byte 0b1011_0000.
+/// let bits = Box::new([0b1011_0000u8]);
+/// let parts = ArrayParts::new(5, vec![core::ptr::null(), bits.as_ptr().cast()]).with_offset(3);
+/// // SAFETY: one byte holds offset + length = 8 bits; the owner keeps it alive until release.
+/// let array = unsafe { Array::from_parts(parts, bits) };
+/// let schema = SchemaDef::new("b")?.export()?;
+/// let bitmap = array.view(schema.view())?.booleans()?;
+/// assert_eq!(bitmap.iter().collect::<Vec<_>>(), [false, true, true, false, true]);
+/// # }
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct Bitmap<'a> {
     bytes: &'a [u8],
@@ -534,16 +890,57 @@ impl<'a> Bitmap<'a> {
     }
 
     /// The number of bits.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// let bits = Box::new([0b1011u8]);
+    /// let parts = ArrayParts::new(4, vec![core::ptr::null(), bits.as_ptr().cast()]);
+    /// // SAFETY: one byte holds the 4 bits; the owner keeps it alive until release.
+    /// let array = unsafe { Array::from_parts(parts, bits) };
+    /// let schema = SchemaDef::new("b")?.export()?;
+    /// assert_eq!(array.view(schema.view())?.booleans()?.len(), 4);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether there are no bits.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // SAFETY: no values, so no buffer is read.
+    /// let array = unsafe { Array::from_parts(ArrayParts::new(0, vec![core::ptr::null(); 2]), ()) };
+    /// let schema = SchemaDef::new("b")?.export()?;
+    /// assert!(array.view(schema.view())?.booleans()?.is_empty());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// Bit `index`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// let bits = Box::new([0b10u8]);
+    /// let parts = ArrayParts::new(2, vec![core::ptr::null(), bits.as_ptr().cast()]);
+    /// // SAFETY: one byte holds the 2 bits; the owner keeps it alive until release.
+    /// let array = unsafe { Array::from_parts(parts, bits) };
+    /// let schema = SchemaDef::new("b")?.export()?;
+    /// let booleans = array.view(schema.view())?.booleans()?;
+    /// assert_eq!((booleans.get(0), booleans.get(1), booleans.get(2)), (Some(false), Some(true), None));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn get(&self, index: usize) -> Option<bool> {
         if index >= self.len {
             return None;
@@ -552,6 +949,21 @@ impl<'a> Bitmap<'a> {
     }
 
     /// The bits, in order.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// let bits = Box::new([0b110u8]);
+    /// let parts = ArrayParts::new(3, vec![core::ptr::null(), bits.as_ptr().cast()]);
+    /// // SAFETY: one byte holds the 3 bits; the owner keeps it alive until release.
+    /// let array = unsafe { Array::from_parts(parts, bits) };
+    /// let schema = SchemaDef::new("b")?.export()?;
+    /// let booleans = array.view(schema.view())?.booleans()?;
+    /// assert!(booleans.iter().eq([false, true, true]));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn iter(&self) -> impl ExactSizeIterator<Item = bool> + 'a {
         let this = *self;
         (0..this.len).map(move |i| this.bit(i))
@@ -564,6 +976,20 @@ impl<'a> Bitmap<'a> {
     }
 
     /// The number of set bits.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// let bits = Box::new([0b1101u8]);
+    /// let parts = ArrayParts::new(4, vec![core::ptr::null(), bits.as_ptr().cast()]);
+    /// // SAFETY: one byte holds the 4 bits; the owner keeps it alive until release.
+    /// let array = unsafe { Array::from_parts(parts, bits) };
+    /// let schema = SchemaDef::new("b")?.export()?;
+    /// assert_eq!(array.view(schema.view())?.booleans()?.count_ones(), 3);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn count_ones(&self) -> usize {
         self.iter().filter(|&b| b).count()
     }

@@ -96,6 +96,39 @@ unsafe extern "C" fn extract_data(task: *mut ArrowAsyncTask, out: *mut ArrowDevi
 }
 
 /// Where an [`AsyncProducer`] stands after [`drive`](AsyncProducer::drive).
+///
+/// ```
+/// use core::ffi::c_int;
+/// use dlpack_abi::arrow::{AsyncProducer, AsyncState, DeviceArray, ProducerError, SchemaDef};
+/// use dlpack_abi::raw::{ArrowAsyncDeviceStreamHandler as Handler, ArrowSchema, ARROW_DEVICE_CPU};
+///
+/// unsafe extern "C" fn on_schema(handler: *mut Handler, _schema: *mut ArrowSchema) -> c_int {
+///     let _ = handler;
+///     0
+/// }
+/// unsafe extern "C" fn release(handler: *mut Handler) {
+///     // SAFETY: `private_data` is the flag below; this is the producer's last call.
+///     unsafe { *(*handler).private_data.cast::<bool>() = true };
+/// }
+///
+/// let mut released = false;
+/// let mut handler = Handler {
+///     on_schema: Some(on_schema),
+///     on_next_task: None,
+///     on_error: None,
+///     release: Some(release),
+///     producer: core::ptr::null_mut(),
+///     private_data: core::ptr::addr_of_mut!(released).cast(),
+/// };
+/// let items = core::iter::empty::<Result<DeviceArray, ProducerError>>();
+/// // SAFETY: `handler` follows the interface and outlives the producer.
+/// let mut producer = unsafe { AsyncProducer::start(core::ptr::addr_of_mut!(handler), ARROW_DEVICE_CPU, &SchemaDef::new("f")?, items) };
+/// // The consumer has requested nothing yet: the producer waits.
+/// assert_eq!(producer.drive(), AsyncState::Waiting);
+/// drop(producer); // dropping an unfinished producer cancels: `release` only
+/// assert!(released);
+/// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum AsyncState {
     /// The consumer has no outstanding `request`: call `drive` again after it asks for more.
@@ -117,6 +150,75 @@ pub enum AsyncState {
 ///
 /// The iterator and the handler's callbacks run on the thread that calls `drive`; a panic in
 /// the iterator unwinds to that caller, and dropping the producer then releases the handler.
+///
+/// ```
+/// use core::ffi::{c_char, c_int};
+/// use core::mem::MaybeUninit;
+/// use dlpack_abi::arrow::{errno, Array, AsyncProducer, AsyncState, DeviceArray, ProducerError, SchemaDef};
+/// use dlpack_abi::raw::{ArrowAsyncDeviceStreamHandler as Handler, ArrowAsyncTask, ArrowDeviceArray};
+/// use dlpack_abi::raw::{ArrowSchema, ARROW_DEVICE_CPU};
+///
+/// /// What this consumer saw, behind `private_data`.
+/// #[derive(Default)]
+/// struct Seen { rows: i64, ended: bool, released: bool }
+///
+/// unsafe extern "C" fn on_schema(handler: *mut Handler, _schema: *mut ArrowSchema) -> c_int {
+///     // The schema is left in place: the producer releases it. Ask for two tasks.
+///     // SAFETY: `producer` is set before `on_schema` is called, and valid until `release`.
+///     let producer = unsafe { (*handler).producer };
+///     // SAFETY: as above.
+///     unsafe { (*producer).request.unwrap()(producer, 2) };
+///     0
+/// }
+/// unsafe extern "C" fn on_next_task(handler: *mut Handler, task: *mut ArrowAsyncTask, _: *const c_char) -> c_int {
+///     // SAFETY: `private_data` is the `Seen` below, used by one thread at a time.
+///     let seen = unsafe { &mut *(*handler).private_data.cast::<Seen>() };
+///     if task.is_null() {
+///         seen.ended = true; // end of stream
+///         return 0;
+///     }
+///     let mut out = MaybeUninit::<ArrowDeviceArray>::uninit();
+///     // SAFETY: a live task; `extract_data` is called exactly once and fills `out`.
+///     assert_eq!(unsafe { (*task).extract_data.unwrap()(task, out.as_mut_ptr()) }, 0);
+///     // SAFETY: filled above; ours to release.
+///     let mut array = unsafe { out.assume_init() };
+///     seen.rows += array.array.length;
+///     // SAFETY: live and owned here; released exactly once.
+///     unsafe { array.array.release.unwrap()(&mut array.array) };
+///     0
+/// }
+/// unsafe extern "C" fn release(handler: *mut Handler) {
+///     // SAFETY: as in `on_next_task`; this is the producer's last call.
+///     unsafe { (*(*handler).private_data.cast::<Seen>()).released = true };
+/// }
+///
+/// let mut seen = Seen::default();
+/// let handler: *mut Handler = Box::into_raw(Box::new(Handler {
+///     on_schema: Some(on_schema),
+///     on_next_task: Some(on_next_task),
+///     on_error: None,
+///     release: Some(release),
+///     producer: core::ptr::null_mut(),
+///     private_data: core::ptr::addr_of_mut!(seen).cast(),
+/// }));
+/// let batch = |n: usize| -> Result<DeviceArray, ProducerError> {
+///     let array = Array::from_vec(vec![0u8; n]).map_err(|_| ProducerError::code_only(errno::ENOMEM))?;
+///     Ok(DeviceArray::from_cpu(array))
+/// };
+/// let items = (1..=3).map(batch);
+/// // SAFETY: `handler` follows the interface and outlives the producer.
+/// let mut producer = unsafe { AsyncProducer::start(handler, ARROW_DEVICE_CPU, &SchemaDef::new("C")?, items) };
+/// assert_eq!(producer.drive(), AsyncState::Waiting); // 2 delivered; the third not requested yet
+/// // Later, the consumer asks for more (from any thread), and the producer drives again.
+/// // SAFETY: the producer is valid until the handler's `release`.
+/// unsafe { (*(*handler).producer).request.unwrap()((*handler).producer, 8) };
+/// assert_eq!(producer.drive(), AsyncState::Finished);
+/// drop(producer);
+/// // SAFETY: released; nothing uses the handler any more.
+/// drop(unsafe { Box::from_raw(handler) });
+/// assert_eq!((seen.rows, seen.ended, seen.released), (1 + 2 + 3, true, true));
+/// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+/// ```
 pub struct AsyncProducer<I> {
     shared: *mut Shared,
     handler: *mut ArrowAsyncDeviceStreamHandler,
@@ -140,6 +242,39 @@ where
     /// # Safety
     /// `handler` points to a consumer's handler following the async device stream interface,
     /// which stays valid until its `release` is called (by this producer, exactly once).
+    ///
+    /// ```
+    /// use core::ffi::c_int;
+    /// use dlpack_abi::arrow::{AsyncProducer, AsyncState, DeviceArray, ProducerError, SchemaDef};
+    /// use dlpack_abi::raw::{ArrowAsyncDeviceStreamHandler as Handler, ArrowSchema, ARROW_DEVICE_CPU};
+    ///
+    /// unsafe extern "C" fn on_schema(handler: *mut Handler, _schema: *mut ArrowSchema) -> c_int {
+    ///     let _ = handler;
+    ///     dlpack_abi::arrow::errno::EINVAL // a type this consumer cannot take
+    /// }
+    /// unsafe extern "C" fn release(handler: *mut Handler) {
+    ///     // SAFETY: `private_data` is the flag below; this is the producer's last call.
+    ///     unsafe { *(*handler).private_data.cast::<bool>() = true };
+    /// }
+    ///
+    /// let mut released = false;
+    /// let mut handler = Handler {
+    ///     on_schema: Some(on_schema),
+    ///     on_next_task: None,
+    ///     on_error: None,
+    ///     release: Some(release),
+    ///     producer: core::ptr::null_mut(),
+    ///     private_data: core::ptr::addr_of_mut!(released).cast(),
+    /// };
+    /// let items = core::iter::empty::<Result<DeviceArray, ProducerError>>();
+    /// // SAFETY: `handler` follows the interface and outlives the producer.
+    /// let mut producer = unsafe { AsyncProducer::start(core::ptr::addr_of_mut!(handler), ARROW_DEVICE_CPU, &SchemaDef::new("f")?, items) };
+    /// // The consumer refused the schema: the stream ended, and the handler was released.
+    /// assert_eq!(producer.drive(), AsyncState::Finished);
+    ///
+    /// assert!(released);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub unsafe fn start(
         handler: *mut ArrowAsyncDeviceStreamHandler,
         device_type: ArrowDeviceType,
@@ -192,6 +327,42 @@ where
     }
 
     /// Delivers as many items as the consumer has requested (see [`AsyncState`]).
+    ///
+    /// ```
+    /// use core::ffi::c_int;
+    /// use dlpack_abi::arrow::{AsyncProducer, AsyncState, DeviceArray, ProducerError, SchemaDef};
+    /// use dlpack_abi::raw::{ArrowAsyncDeviceStreamHandler as Handler, ArrowSchema, ARROW_DEVICE_CPU};
+    ///
+    /// unsafe extern "C" fn on_schema(handler: *mut Handler, _schema: *mut ArrowSchema) -> c_int {
+    ///     // SAFETY: `producer` is set before `on_schema` is called.
+    ///     let producer = unsafe { (*handler).producer };
+    ///     // SAFETY: as above.
+    ///     unsafe { (*producer).cancel.unwrap()(producer) };
+    ///     0
+    /// }
+    /// unsafe extern "C" fn release(handler: *mut Handler) {
+    ///     // SAFETY: `private_data` is the flag below; this is the producer's last call.
+    ///     unsafe { *(*handler).private_data.cast::<bool>() = true };
+    /// }
+    ///
+    /// let mut released = false;
+    /// let mut handler = Handler {
+    ///     on_schema: Some(on_schema),
+    ///     on_next_task: None,
+    ///     on_error: None,
+    ///     release: Some(release),
+    ///     producer: core::ptr::null_mut(),
+    ///     private_data: core::ptr::addr_of_mut!(released).cast(),
+    /// };
+    /// let items = core::iter::empty::<Result<DeviceArray, ProducerError>>();
+    /// // SAFETY: `handler` follows the interface and outlives the producer.
+    /// let mut producer = unsafe { AsyncProducer::start(core::ptr::addr_of_mut!(handler), ARROW_DEVICE_CPU, &SchemaDef::new("f")?, items) };
+    /// // The consumer cancelled before asking for anything: `drive` ends the stream.
+    /// assert_eq!(producer.drive(), AsyncState::Finished);
+    ///
+    /// assert!(released);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn drive(&mut self) -> AsyncState {
         while !self.finished {
             // SAFETY: `shared` lives until `self` is dropped; shared references only.

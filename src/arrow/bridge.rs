@@ -59,6 +59,11 @@ impl DeviceArray {
     /// The tensor moves into the array: its deleter runs when the array is released. On error
     /// the tensor has been dropped (its deleter run once) when this returns.
     ///
+    /// # Errors
+    /// [`BridgeError`] for a tensor Arrow cannot describe: not compact row-major, a dtype without an
+    /// Arrow primitive, a device Arrow has no type for, or a shape that overflows. The tensor's
+    /// deleter has run then.
+    ///
     /// ```
     /// use dlpack_abi::arrow::DeviceArray;
     /// use dlpack_abi::dlpack::Export;
@@ -136,6 +141,23 @@ impl DeviceArray {
     ///
     /// The array moves into the tensor: it is released when the deleter runs. On error it has
     /// been released (once) when this returns.
+    ///
+    /// # Errors
+    /// [`BridgeError::PendingEvent`] while a `sync_event` is pending, and the other
+    /// [`BridgeError`]s for what DLPack cannot describe (nulls, a type without a DLPack dtype, a
+    /// device type or id out of range).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, BridgeError, DeviceArray, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("g")?.export()?;
+    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![0.5f64, 1.5])?);
+    /// let tensor = array.into_tensor(schema.view())?;
+    /// assert_eq!(tensor.view().shape(), [2]);
+    /// assert!(tensor.view().flags().contains(dlpack_abi::raw::DLPackFlags::READ_ONLY));
+    /// assert_eq!(tensor.view().as_slice::<f64>()?, [0.5, 1.5]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_tensor(self, schema: SchemaRef<'_>) -> Result<VersionedTensor, BridgeError> {
         if !self.ready_for_device_use() {
             return Err(BridgeError::PendingEvent);

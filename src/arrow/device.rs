@@ -65,6 +65,10 @@ pub(crate) fn check_stream_device(
 /// A DLPack device as Arrow writes it: the same type, and `device_id` -1 for the CPU (Arrow's
 /// convention for devices without ids; DLPack writes 0).
 ///
+/// # Errors
+/// [`BridgeError::DeviceNotInArrow`] for a DLPack device type the Arrow device interface does
+/// not define.
+///
 /// ```
 /// use dlpack_abi::arrow::{arrow_device, dlpack_device};
 /// use dlpack_abi::raw::{kDLCPU, kDLCUDA, DLDevice, ARROW_DEVICE_CPU, ARROW_DEVICE_CUDA};
@@ -86,6 +90,21 @@ pub fn arrow_device(device: DLDevice) -> Result<(ArrowDeviceType, i64), BridgeEr
 
 /// An Arrow device as DLPack writes it: the same type, and `device_id` -1 (no id) as 0.
 /// Ids outside `int32_t` are [`BridgeError::DeviceIdOutOfRange`].
+///
+/// # Errors
+/// [`BridgeError::DeviceIdOutOfRange`] for an id outside `int32_t`.
+///
+/// ```
+/// use dlpack_abi::arrow::{dlpack_device, BridgeError};
+/// use dlpack_abi::raw::{kDLCPU, DLDevice, ARROW_DEVICE_CPU, ARROW_DEVICE_CUDA};
+///
+/// assert_eq!(dlpack_device(ARROW_DEVICE_CPU, -1)?, DLDevice { device_type: kDLCPU, device_id: 0 });
+/// assert_eq!(
+///     dlpack_device(ARROW_DEVICE_CUDA, 1 << 40),
+///     Err(BridgeError::DeviceIdOutOfRange { device_id: 1 << 40 })
+/// );
+/// # Ok::<(), BridgeError>(())
+/// ```
 pub fn dlpack_device(
     device_type: ArrowDeviceType,
     device_id: i64,
@@ -105,6 +124,20 @@ pub fn dlpack_device(
 /// or managed memory) and no `sync_event` is pending: [`wait_host`](Self::wait_host) waits on
 /// the event with the device runtime's [`HostWait`] (this crate links none), or, when the
 /// caller waited itself, [`view_synchronized`](Self::view_synchronized).
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
+/// use dlpack_abi::raw::ARROW_DEVICE_CPU;
+///
+/// let schema = SchemaDef::new("s")?.export()?;
+/// let array = DeviceArray::from_cpu(Array::from_vec(vec![1i16, -2])?);
+/// assert_eq!((array.device_type(), array.device_id()), (ARROW_DEVICE_CPU, -1));
+/// assert!(array.sync_event().is_none());
+/// assert_eq!(array.view(schema.view())?.values::<i16>()?, [1, -2]);
+/// # }
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
 pub struct DeviceArray {
     pub(super) inner: Owned<ArrowDeviceArray>,
     /// What the buffers were sized for: views accept only that.
@@ -151,6 +184,26 @@ pub unsafe trait HostWait {
     ///
     /// # Errors
     /// The runtime's, when it cannot wait (the array then stays unreadable).
+    ///
+    /// ```
+    /// use core::ffi::c_void;
+    /// use core::ptr::NonNull;
+    /// use dlpack_abi::arrow::HostWait;
+    /// use dlpack_abi::raw::ArrowDeviceType;
+    ///
+    /// /// Stands for a runtime; a CUDA one calls `cuEventSynchronize(*event.cast::<CUevent>())`.
+    /// struct Blocking;
+    /// // SAFETY: this runtime's work is complete when it is enqueued.
+    /// unsafe impl HostWait for Blocking {
+    ///     type Error = i32;
+    ///     fn wait_host(&self, _: ArrowDeviceType, _: i64, event: NonNull<c_void>) -> Result<(), i32> {
+    ///         let _ = event;
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let mut event = 0u64;
+    /// assert_eq!(Blocking.wait_host(ArrowDeviceType(2), 0, NonNull::from(&mut event).cast()), Ok(()));
+    /// ```
     fn wait_host(
         &self,
         device_type: ArrowDeviceType,
@@ -196,6 +249,26 @@ pub unsafe trait StreamWait {
     ///
     /// # Errors
     /// The runtime's, when it cannot wait (the array then stays pending).
+    ///
+    /// ```
+    /// use core::ffi::c_void;
+    /// use core::ptr::NonNull;
+    /// use dlpack_abi::arrow::StreamWait;
+    /// use dlpack_abi::raw::ArrowDeviceType;
+    ///
+    /// /// Stands for a runtime; a CUDA one calls `cuStreamWaitEvent(stream, *event, 0)`.
+    /// struct Ordered;
+    /// // SAFETY: this runtime runs everything in submission order.
+    /// unsafe impl StreamWait for Ordered {
+    ///     type Error = i32;
+    ///     fn wait_stream(&self, _: ArrowDeviceType, _: i64, _: NonNull<c_void>, _stream: usize) -> Result<(), i32> {
+    ///         Ok(())
+    ///     }
+    /// }
+    /// let mut event = 0u64;
+    /// let event = NonNull::from(&mut event).cast();
+    /// assert_eq!(Ordered.wait_stream(ArrowDeviceType(2), 0, event, 0x5000), Ok(()));
+    /// ```
     fn wait_stream(
         &self,
         device_type: ArrowDeviceType,
@@ -221,6 +294,24 @@ impl DeviceArray {
     /// # Safety
     /// As for [`Array::from_raw`], except that the buffers are memory of `device_type`; a
     /// non-NULL `sync_event` points to that device's event object until release.
+    ///
+    /// # Errors
+    /// [`ValidationError`] when the array does not follow the C Data Interface for `schema`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("C")?.export()?;
+    /// // A producer fills an `ArrowDeviceArray` (here this crate's own exporter does).
+    /// let mut c_array = DeviceArray::from_cpu(Array::from_vec(vec![7u8, 8])?).into_raw();
+    /// // SAFETY: the caller owns `c_array`, a CPU uint8 array; `from_raw` moves it out.
+    /// let array = unsafe { DeviceArray::from_raw(&mut c_array, schema.view()) }?;
+    /// assert!(c_array.array.release.is_none()); // moved
+    /// assert_eq!(array.view(schema.view())?.values::<u8>()?, [7, 8]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub unsafe fn from_raw(
         ptr: *mut ArrowDeviceArray,
         schema: SchemaRef<'_>,
@@ -239,6 +330,18 @@ impl DeviceArray {
     }
 
     /// A CPU device array (`device_id` -1, no event, `reserved` zeroed) around `array`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    /// use dlpack_abi::raw::ARROW_DEVICE_CPU;
+    ///
+    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![1.0f64])?);
+    /// assert_eq!(array.as_raw().device_type, ARROW_DEVICE_CPU);
+    /// assert_eq!(array.as_raw().device_id, -1);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn from_cpu(array: Array) -> Self {
         // SAFETY: an `Array`'s buffers are CPU memory; no event.
         unsafe { Self::new(array, ARROW_DEVICE_CPU, -1, core::ptr::null_mut()) }
@@ -250,6 +353,20 @@ impl DeviceArray {
     /// The buffers of `array` (and of its children) are memory of that device, and a non-NULL
     /// `sync_event` points to the device's event object, valid until the array is released
     /// (the array's `release` frees it, e.g. through an owner it keeps).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    /// use dlpack_abi::raw::ARROW_DEVICE_CUDA_MANAGED;
+    ///
+    /// // Managed memory is readable on the host; here a host Vec stands in for it.
+    /// let values = Array::from_vec(vec![1u32, 2, 3])?;
+    /// // SAFETY: (a stand-in for) memory of device 0, with no event to wait on.
+    /// let array = unsafe { DeviceArray::new(values, ARROW_DEVICE_CUDA_MANAGED, 0, core::ptr::null_mut()) };
+    /// assert_eq!((array.device_type(), array.device_id(), array.len()), (ARROW_DEVICE_CUDA_MANAGED, 0, 3));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub unsafe fn new(
         array: Array,
         device_type: ArrowDeviceType,
@@ -272,17 +389,54 @@ impl DeviceArray {
     }
 
     /// The kind of memory the buffers live in.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    /// use dlpack_abi::raw::{DLDeviceType, ARROW_DEVICE_CPU};
+    ///
+    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![0i8])?);
+    /// assert_eq!(array.device_type(), ARROW_DEVICE_CPU);
+    /// assert!(DLDeviceType::from(array.device_type()).is_host_accessible());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn device_type(&self) -> ArrowDeviceType {
         self.inner.raw().device_type
     }
 
     /// The device ordinal (-1 for devices without ids).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{dlpack_device, Array, DeviceArray};
+    ///
+    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![0i8])?);
+    /// assert_eq!(array.device_id(), -1); // Arrow's "no id"
+    /// assert_eq!(dlpack_device(array.device_type(), array.device_id())?.device_id, 0); // DLPack's
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn device_id(&self) -> i64 {
         self.inner.raw().device_id
     }
 
     /// The event to wait on before touching the buffers (a pointer to e.g. a `cudaEvent_t`),
     /// owned by the producer until release; `None` when no synchronisation is needed.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    /// use dlpack_abi::raw::ARROW_DEVICE_CUDA;
+    ///
+    /// let mut event = 0u64; // stands for a `cudaEvent_t`
+    /// let event_ptr: *mut u64 = &mut event;
+    /// // SAFETY: a stand-in for device memory; the event outlives the array.
+    /// let array = unsafe { DeviceArray::new(Array::from_vec(vec![1u8])?, ARROW_DEVICE_CUDA, 0, event_ptr.cast()) };
+    /// assert_eq!(array.sync_event().map(|e| e.as_ptr().cast::<u64>()), Some(event_ptr));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn sync_event(&self) -> Option<NonNull<c_void>> {
         NonNull::new(self.inner.raw().sync_event)
     }
@@ -384,6 +538,17 @@ impl DeviceArray {
     }
 
     /// The stream [`wait_stream`](Self::wait_stream) last made wait on the `sync_event`, if any.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    ///
+    /// // A CPU array has no event: no stream is ever made to wait.
+    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![1u8])?);
+    /// assert_eq!(array.ordered_on(), None);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn ordered_on(&self) -> Option<usize> {
         self.ordered_on
     }
@@ -401,11 +566,29 @@ impl DeviceArray {
     }
 
     /// The number of values.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    ///
+    /// assert_eq!(DeviceArray::from_cpu(Array::from_vec(vec![1u8, 2, 3])?).len(), 3);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn len(&self) -> usize {
         super::array::count(self.inner.raw().array.length)
     }
 
     /// Whether there are no values.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    ///
+    /// assert!(DeviceArray::from_cpu(Array::from_vec(Vec::<u8>::new())?).is_empty());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -446,6 +629,25 @@ impl DeviceArray {
     /// [`wait_host`](Self::wait_host));
     /// otherwise they are [`ReadError::NotHostAccessible`](super::ReadError::NotHostAccessible) (the structure and the buffer
     /// addresses are readable either way).
+    ///
+    /// # Errors
+    /// [`ValidationError::SchemaMismatch`] when `schema` is not the one the array was imported with
+    /// (or one of the same layout, for arrays this crate built).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray, ReadError, SchemaDef};
+    /// use dlpack_abi::raw::ARROW_DEVICE_CUDA;
+    ///
+    /// let schema = SchemaDef::new("f")?.export()?;
+    /// // SAFETY: a stand-in for device memory, without an event.
+    /// let array = unsafe { DeviceArray::new(Array::from_vec(vec![1.0f32])?, ARROW_DEVICE_CUDA, 0, core::ptr::null_mut()) };
+    /// let view = array.view(schema.view())?;
+    /// assert_eq!(view.len(), 1); // the structure is readable
+    /// assert!(matches!(view.values::<f32>(), Err(ReadError::NotHostAccessible { .. }))); // the data is not
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn view<'a>(&'a self, schema: SchemaRef<'a>) -> Result<ArrayView<'a>, ValidationError> {
         self.binding.check(schema)?;
         let host = self.host_readable().filter(|_| self.synchronized());
@@ -462,6 +664,28 @@ impl DeviceArray {
     /// # Safety
     /// The caller has waited on [`sync_event`](Self::sync_event) (e.g. with
     /// `cudaStreamWaitEvent` followed by a synchronisation the host observes).
+    ///
+    /// # Errors
+    /// As [`view`](Self::view).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
+    /// use dlpack_abi::raw::ARROW_DEVICE_CUDA_HOST;
+    ///
+    /// let schema = SchemaDef::new("f")?.export()?;
+    /// let mut event = 0u64; // stands for a `cudaEvent_t` the caller has synchronised on
+    /// // SAFETY: pinned host memory (a stand-in); the event outlives the array.
+    /// let array = unsafe {
+    ///     DeviceArray::new(Array::from_vec(vec![2.0f32])?, ARROW_DEVICE_CUDA_HOST, 0, (&mut event as *mut u64).cast())
+    /// };
+    /// assert!(array.view(schema.view())?.values::<f32>().is_err()); // pending
+    /// // SAFETY: the caller waited on the event (here: there is no real work).
+    /// let view = unsafe { array.view_synchronized(schema.view()) }?;
+    /// assert_eq!(view.values::<f32>()?, [2.0]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub unsafe fn view_synchronized<'a>(
         &'a self,
         schema: SchemaRef<'a>,
@@ -476,11 +700,35 @@ impl DeviceArray {
     }
 
     /// The struct, for reading raw fields.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    ///
+    /// let array = DeviceArray::from_cpu(Array::from_vec(vec![1u64, 2])?);
+    /// assert_eq!(array.as_raw().array.length, 2);
+    /// assert_eq!(array.as_raw().reserved, [0; 3]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn as_raw(&self) -> &ArrowDeviceArray {
         self.inner.raw()
     }
 
     /// Gives the struct away unreleased.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, DeviceArray};
+    ///
+    /// let mut raw = DeviceArray::from_cpu(Array::from_vec(vec![1u64])?).into_raw();
+    /// // Whoever holds the struct releases it, exactly once, through `array.release`.
+    /// // SAFETY: live and owned here.
+    /// unsafe { raw.array.release.expect("live")(&mut raw.array) };
+    /// assert!(raw.array.release.is_none());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn into_raw(self) -> ArrowDeviceArray {
         self.inner.into_raw()
     }
@@ -490,6 +738,25 @@ impl DeviceArray {
     ///
     /// # Safety
     /// `out` is valid for writes of an `ArrowDeviceArray`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::mem::MaybeUninit;
+    /// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
+    /// use dlpack_abi::raw::ArrowDeviceArray;
+    ///
+    /// // A consumer's struct, as `__arrow_c_device_array__` or a C caller hands it over.
+    /// let mut out = MaybeUninit::<ArrowDeviceArray>::uninit();
+    /// // SAFETY: `out` is valid for writes.
+    /// unsafe { DeviceArray::from_cpu(Array::from_vec(vec![4i32])?).export_to(out.as_mut_ptr()) };
+    /// // SAFETY: initialised by `export_to`; the consumer owns it now.
+    /// let mut c_array = unsafe { out.assume_init() };
+    /// let schema = SchemaDef::new("i")?.export()?;
+    /// let array = unsafe { DeviceArray::from_raw(&mut c_array, schema.view()) }?;
+    /// assert_eq!(array.view(schema.view())?.values::<i32>()?, [4]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub unsafe fn export_to(self, out: *mut ArrowDeviceArray) {
         // SAFETY: forwarded from the caller.
         unsafe { self.inner.export_to(out) }

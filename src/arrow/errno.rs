@@ -6,6 +6,15 @@
 //! that the values equal libc's on every target it checks. Targets without a C library (the
 //! `target_os = "none"` embedded targets, `wasm32-unknown-unknown`, UEFI, SGX, ...) get the
 //! POSIX-common values of Linux: `EIO` 5, `ENOMEM` 12, `EINVAL` 22, `ENOSYS` 38.
+//!
+//! ```
+//! use dlpack_abi::arrow::{errno, ProducerError};
+//!
+//! // A stream producer that lost its source reports it with the platform's EIO.
+//! let error = ProducerError::code_only(errno::EIO);
+//! assert_eq!(error.code(), errno::EIO);
+//! assert_ne!(errno::EIO, errno::EINVAL);
+//! ```
 
 use core::ffi::c_int;
 
@@ -66,10 +75,45 @@ const VALUES: [c_int; 4] = if cfg!(windows) {
 };
 
 /// Input/output error: the generic failure.
+///
+/// ```
+/// use dlpack_abi::arrow::errno::EIO;
+///
+/// // The target C library's value: 5 on x86_64 Linux.
+/// #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+/// assert_eq!(EIO, 5);
+/// ```
 pub const EIO: c_int = VALUES[0];
+
 /// Out of memory.
+///
+/// ```
+/// use dlpack_abi::arrow::errno::ENOMEM;
+///
+/// // The target C library's value: 12 on x86_64 Linux.
+/// #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+/// assert_eq!(ENOMEM, 12);
+/// ```
 pub const ENOMEM: c_int = VALUES[1];
+
 /// Invalid argument: validation failed.
+///
+/// ```
+/// use dlpack_abi::arrow::errno::EINVAL;
+///
+/// // The target C library's value: 22 on x86_64 Linux.
+/// #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+/// assert_eq!(EINVAL, 22);
+/// ```
 pub const EINVAL: c_int = VALUES[2];
+
 /// Function not implemented.
+///
+/// ```
+/// use dlpack_abi::arrow::errno::ENOSYS;
+///
+/// // The target C library's value: 38 on x86_64 Linux.
+/// #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+/// assert_eq!(ENOSYS, 38);
+/// ```
 pub const ENOSYS: c_int = VALUES[3];

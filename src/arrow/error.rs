@@ -10,6 +10,14 @@ use crate::raw::{DLDataType, DLDeviceType};
 
 /// Up to 23 bytes of a foreign string, copied so that an error can outlive the struct it came
 /// from. Printed lossily; longer strings end in `...`.
+///
+/// ```
+/// use dlpack_abi::arrow::Excerpt;
+///
+/// let long = Excerpt::of(b"a format string far too long to copy whole");
+/// assert_eq!(long.to_string(), "a format string far too...");
+/// assert_eq!(Excerpt::of(b"ok\xff").to_string(), "ok\u{FFFD}");
+/// ```
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub struct Excerpt {
     bytes: [u8; 23],
@@ -19,6 +27,12 @@ pub struct Excerpt {
 
 impl Excerpt {
     /// Copies the start of `bytes`.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::Excerpt;
+    ///
+    /// assert_eq!(format!("{:?}", Excerpt::of(b"+w:x")), "\"+w:x\"");
+    /// ```
     pub fn of(bytes: &[u8]) -> Self {
         let len = bytes.len().min(23);
         let mut copy = [0; 23];
@@ -31,6 +45,12 @@ impl Excerpt {
     }
 
     /// The copied bytes.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::Excerpt;
+    ///
+    /// assert_eq!(Excerpt::of(&[b'z'; 40]).as_bytes(), [b'z'; 23]);
+    /// ```
     pub fn as_bytes(&self) -> &[u8] {
         &self.bytes[..usize::from(self.len)]
     }
@@ -58,6 +78,12 @@ impl fmt::Debug for Excerpt {
 }
 
 /// Why a metadata map (the `ArrowSchema.metadata` binary encoding) was refused.
+///
+/// ```
+/// use dlpack_abi::arrow::{Metadata, MetadataError};
+///
+/// assert_eq!(Metadata::parse(&(-1i32).to_ne_bytes()).unwrap_err(), MetadataError::NegativeCount { count: -1 });
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum MetadataError {

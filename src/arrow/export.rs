@@ -49,6 +49,19 @@ pub struct SchemaDef {
 
 impl SchemaDef {
     /// A field of type `format` (checked), without name, metadata, flags or children.
+    ///
+    /// # Errors
+    /// [`ValidationError::InvalidFormat`] when `format` is not a format string of the C Data
+    /// Interface (or holds a NUL).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{DataType, SchemaDef, ValidationError};
+    ///
+    /// let decimal = SchemaDef::new("d:9,2")?.export()?;
+    /// assert_eq!(decimal.view().data_type(), DataType::Decimal { precision: 9, scale: 2, bit_width: 128 });
+    /// assert!(matches!(SchemaDef::new("q"), Err(ValidationError::InvalidFormat { .. })));
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn new(format: &str) -> Result<Self, ValidationError> {
         let invalid = || ValidationError::InvalidFormat {
             format: Excerpt::of(format.as_bytes()),
@@ -65,6 +78,19 @@ impl SchemaDef {
     }
 
     /// The primitive type that stores `T` (e.g. `"f"` for `f32`).
+    ///
+    /// # Errors
+    /// [`BridgeError::UnsupportedDtype`] for an element type Arrow has no primitive type for
+    /// (`i128`, `bf16`, complex).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{BridgeError, SchemaDef};
+    ///
+    /// assert_eq!(SchemaDef::of::<f32>()?, SchemaDef::new("f")?);
+    /// assert_eq!(SchemaDef::of::<u64>()?, SchemaDef::new("L")?);
+    /// assert!(matches!(SchemaDef::of::<i128>(), Err(BridgeError::UnsupportedDtype { .. })));
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn of<T: Element>() -> Result<Self, BridgeError> {
         let format = DataType::format_of_dtype(T::DTYPE)
             .ok_or(BridgeError::UnsupportedDtype { dtype: T::DTYPE })?;
@@ -86,6 +112,10 @@ impl SchemaDef {
     /// assert_eq!(view.fixed_shape_tensor().unwrap().shape(), &[2, 3]);
     /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
     /// ```
+    ///
+    /// # Errors
+    /// [`ValidationError::ExtensionMetadata`] for more than 64 dimensions, a negative extent or a
+    /// cell size that overflows.
     pub fn fixed_shape_tensor(value: SchemaDef, shape: &[i64]) -> Result<Self, ValidationError> {
         let cell = TensorShape::row_major(shape).ok_or(ValidationError::ExtensionMetadata {
             reason: "more than 64 dimensions",
@@ -100,6 +130,14 @@ impl SchemaDef {
     }
 
     /// Sets the field name (an interior NUL ends it).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::new("u")?.with_name("city").export()?;
+    /// assert_eq!(schema.view().name(), Some("city"));
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn with_name(mut self, name: &str) -> Self {
         let name = name.split('\0').next().unwrap_or_default();
         self.name = CString::new(name).ok();
@@ -107,24 +145,63 @@ impl SchemaDef {
     }
 
     /// Sets `ARROW_FLAG_NULLABLE`.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// assert!(SchemaDef::new("i")?.nullable().export()?.view().is_nullable());
+    /// assert!(!SchemaDef::new("i")?.export()?.view().is_nullable());
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn nullable(mut self) -> Self {
         self.flags |= ARROW_FLAG_NULLABLE;
         self
     }
 
     /// Sets the flags (`ARROW_FLAG_*` bits).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::SchemaDef;
+    /// use dlpack_abi::raw::{ARROW_FLAG_MAP_KEYS_SORTED, ARROW_FLAG_NULLABLE};
+    ///
+    /// let map = SchemaDef::new("+m")?
+    ///     .with_flags(ARROW_FLAG_MAP_KEYS_SORTED | ARROW_FLAG_NULLABLE)
+    ///     .with_child(SchemaDef::new("+s")?
+    ///         .with_name("entries")
+    ///         .with_child(SchemaDef::new("u")?.with_name("key"))
+    ///         .with_child(SchemaDef::new("i")?.with_name("value").nullable()));
+    /// assert_eq!(map.export()?.view().flags(), ARROW_FLAG_MAP_KEYS_SORTED | ARROW_FLAG_NULLABLE);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn with_flags(mut self, flags: i64) -> Self {
         self.flags = flags;
         self
     }
 
     /// Appends a metadata pair.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::new("g")?.with_metadata("unit", "metre").export()?;
+    /// assert_eq!(schema.view().metadata().unwrap().get("unit"), Some(&b"metre"[..]));
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn with_metadata(mut self, key: &str, value: impl AsRef<[u8]>) -> Self {
         self.metadata.push((key.into(), value.as_ref().into()));
         self
     }
 
     /// Appends a child.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{DataType, SchemaDef};
+    ///
+    /// let list = SchemaDef::new("+l")?.with_child(SchemaDef::new("f")?.with_name("item")).export()?;
+    /// assert_eq!(list.view().n_children(), 1);
+    /// assert_eq!(list.view().child(0).unwrap().data_type(), DataType::Float32);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn with_child(mut self, child: SchemaDef) -> Self {
         self.children.push(child);
         self
@@ -132,12 +209,32 @@ impl SchemaDef {
 
     /// Makes the field dictionary-encoded with values of type `values` (the field's own format
     /// is then the index type).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{DataType, SchemaDef};
+    ///
+    /// // int8 indices into a dictionary of strings.
+    /// let category = SchemaDef::new("c")?.with_dictionary(SchemaDef::new("u")?).export()?;
+    /// assert_eq!(category.view().data_type(), DataType::Int8);
+    /// assert_eq!(category.view().dictionary().unwrap().data_type(), DataType::Utf8);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn with_dictionary(mut self, values: SchemaDef) -> Self {
         self.dictionary = Some(Box::new(values));
         self
     }
 
     /// A copy of a validated schema (any producer's), to export again.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let original = SchemaDef::new("+s")?.with_child(SchemaDef::new("l")?.with_name("id")).export()?;
+    /// // A copy to export again (say, as a stream's schema) while the original stays.
+    /// let copy = SchemaDef::copy_of(original.view());
+    /// assert_eq!(copy.export()?.view().child(0).unwrap().name(), Some("id"));
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn copy_of(schema: SchemaRef<'_>) -> Self {
         let format = CString::new(schema.format()).unwrap_or_default();
         Self {
@@ -177,6 +274,18 @@ impl SchemaDef {
     /// # Errors
     /// As [`Schema::produce`]: a metadata map too large for `int32` counts, or a tree the C
     /// Data Interface refuses (a list without its child, say).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let def = SchemaDef::new("tsu:UTC")?.with_name("at");
+    /// // Each call builds a fresh, independent schema.
+    /// let (a, b) = (def.export()?, def.export()?);
+    /// assert_eq!(a.view().name(), b.view().name());
+    /// // A list without its child is refused.
+    /// assert!(SchemaDef::new("+l")?.export().is_err());
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn export(&self) -> Result<Schema, ValidationError> {
         Schema::produce(&self)
     }
@@ -218,6 +327,24 @@ impl SchemaSource for &SchemaDef {
 }
 
 /// The fields of an array to produce with [`Array::from_parts`].
+///
+/// ```
+/// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+///
+/// // Three int32 values and a validity bitmap (bit i set: value i is valid); the middle is null.
+/// let validity = Box::new([0b101u8]);
+/// let values = Box::new([10i32, 0, 30]);
+/// let parts = ArrayParts::new(3, vec![validity.as_ptr().cast(), values.as_ptr().cast()])
+///     .with_null_count(1);
+/// // SAFETY: both buffers are as long as an int32 array of 3 values needs, and the owner (the
+/// // two boxes) keeps them alive and unchanged until the array is released.
+/// let array = unsafe { Array::from_parts(parts, (validity, values)) };
+/// let schema = SchemaDef::new("i")?.nullable().export()?;
+/// let view = array.view(schema.view())?;
+/// assert_eq!(view.null_count(), Some(1));
+/// assert_eq!(view.values::<i32>()?, [10, 0, 30]);
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct ArrayParts {
@@ -237,6 +364,15 @@ pub struct ArrayParts {
 
 impl ArrayParts {
     /// `length` values in `buffers`, no nulls, offset 0, no children.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::ArrayParts;
+    ///
+    /// let values = [1u8, 2, 3];
+    /// // A primitive array's buffers: validity (NULL: no nulls), then the values.
+    /// let parts = ArrayParts::new(3, vec![core::ptr::null(), values.as_ptr().cast()]);
+    /// assert_eq!((parts.length, parts.null_count, parts.offset), (3, 0, 0));
+    /// ```
     pub fn new(length: usize, buffers: Vec<*const c_void>) -> Self {
         Self {
             // Saturating: a length above `i64::MAX` is refused by validation.
@@ -247,24 +383,79 @@ impl ArrayParts {
     }
 
     /// Sets the null count.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::ArrayParts;
+    ///
+    /// // -1: the producer did not count its nulls; consumers count them from the bitmap.
+    /// let parts = ArrayParts::new(8, vec![core::ptr::null(), core::ptr::null()]).with_null_count(-1);
+    /// assert_eq!(parts.null_count, -1);
+    /// ```
     pub fn with_null_count(mut self, null_count: i64) -> Self {
         self.null_count = null_count;
         self
     }
 
     /// Sets the offset.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // The last two of four values: offset 2, length 2, over the whole buffer.
+    /// let values = Box::new([1i64, 2, 3, 4]);
+    /// let parts = ArrayParts::new(2, vec![core::ptr::null(), values.as_ptr().cast()]).with_offset(2);
+    /// // SAFETY: the buffer holds offset + length int64 values, kept alive by the owner.
+    /// let array = unsafe { Array::from_parts(parts, values) };
+    /// let schema = SchemaDef::new("l")?.export()?;
+    /// assert_eq!(array.view(schema.view())?.values::<i64>()?, [3, 4]);
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn with_offset(mut self, offset: i64) -> Self {
         self.offset = offset;
         self
     }
 
     /// Appends a child.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // A struct array of 2 rows: no validity bitmap, one child per column.
+    /// let parts = ArrayParts::new(2, vec![core::ptr::null()])
+    ///     .with_child(Array::from_vec(vec![1i32, 2])?)
+    ///     .with_child(Array::from_vec(vec![0.5f64, 1.5])?);
+    /// // SAFETY: a struct array owns no buffers of its own; the children own theirs.
+    /// let array = unsafe { Array::from_parts(parts, ()) };
+    /// let schema = SchemaDef::new("+s")?
+    ///     .with_child(SchemaDef::new("i")?.with_name("id"))
+    ///     .with_child(SchemaDef::new("g")?.with_name("score"))
+    ///     .export()?;
+    /// let view = array.view(schema.view())?;
+    /// assert_eq!(view.child(1).unwrap().values::<f64>()?, [0.5, 1.5]);
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn with_child(mut self, child: Array) -> Self {
         self.children.push(child);
         self
     }
 
     /// Sets the dictionary.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
+    ///
+    /// // int8 indices [1, 0, 1] into the dictionary [100, 200].
+    /// let indices = Box::new([1i8, 0, 1]);
+    /// let parts = ArrayParts::new(3, vec![core::ptr::null(), indices.as_ptr().cast()])
+    ///     .with_dictionary(Array::from_vec(vec![100i64, 200])?);
+    /// // SAFETY: the index buffer holds 3 int8 values, all inside the dictionary, owned by `indices`.
+    /// let array = unsafe { Array::from_parts(parts, indices) };
+    /// let schema = SchemaDef::new("c")?.with_dictionary(SchemaDef::new("l")?).export()?;
+    /// let view = array.view(schema.view())?;
+    /// assert_eq!(view.dictionary().unwrap().values::<i64>()?, [100, 200]);
+    /// assert_eq!(view.values::<i8>()?, [1, 0, 1]);
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn with_dictionary(mut self, dictionary: Array) -> Self {
         self.dictionary = Some(dictionary);
         self
@@ -289,6 +480,20 @@ impl Array {
     /// memory: each buffer is as large as that type's layout needs for `offset + length`
     /// values, stays valid and unchanged until `owner` is dropped, and may be read from any
     /// thread.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use dlpack_abi::arrow::{Array, ArrayParts};
+    ///
+    /// // Memory someone else keeps: the array holds a clone of the Arc until it is released.
+    /// let shared: Arc<[f32]> = Arc::from([1.0f32, 2.0]);
+    /// let parts = ArrayParts::new(2, vec![core::ptr::null(), shared.as_ptr().cast()]);
+    /// // SAFETY: 2 float32 values, never written, alive as long as the owner (the Arc clone).
+    /// let array = unsafe { Array::from_parts(parts, Arc::clone(&shared)) };
+    /// assert_eq!(Arc::strong_count(&shared), 2);
+    /// drop(array); // release drops the owner
+    /// assert_eq!(Arc::strong_count(&shared), 1);
+    /// ```
     pub unsafe fn from_parts<O: Any + Send>(parts: ArrayParts, owner: O) -> Self {
         let private = Box::new(ArrayPrivate {
             buffers: parts.buffers.into_boxed_slice(),
@@ -318,6 +523,10 @@ impl Array {
     /// A primitive array (no nulls) over a `Vec<T>`, `Box<[T]>` or `Arc<[T]>`, without copying;
     /// its schema is [`SchemaDef::of::<T>()`](SchemaDef::of). Types without an Arrow primitive
     /// (`i128`, `bf16`, complex) are [`BridgeError::UnsupportedDtype`].
+    ///
+    /// # Errors
+    /// [`BridgeError::UnsupportedDtype`] for an element type without an Arrow primitive; the
+    /// buffer has been dropped then.
     ///
     /// ```
     /// use dlpack_abi::arrow::{Array, SchemaDef};
@@ -383,6 +592,24 @@ impl Array {
     /// `values` must be an array this crate built ([`from_vec`](Self::from_vec),
     /// `fixed_size_list`, [`from_parts`](Self::from_parts)); an imported one is
     /// [`ValidationError::SchemaMismatch`], as its layout is its schema's.
+    ///
+    /// # Errors
+    /// [`ValidationError::SchemaMismatch`] for an imported `values`;
+    /// [`ValidationError::ChildTooShort`] when `values.len()` is not a multiple of `list_size`.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, SchemaDef, ValidationError};
+    ///
+    /// // Six floats as two lists of three: `FixedSizeList<float>[3]`.
+    /// let lists = Array::fixed_size_list(Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?, 3)?;
+    /// assert_eq!(lists.len(), 2);
+    /// let schema = SchemaDef::new("+w:3")?.with_child(SchemaDef::new("f")?).export()?;
+    /// assert_eq!(lists.view(schema.view())?.child(0).unwrap().values::<f32>()?.len(), 6);
+    ///
+    /// let uneven = Array::fixed_size_list(Array::from_vec(vec![1.0f32; 4])?, 3);
+    /// assert!(matches!(uneven, Err(ValidationError::ChildTooShort { .. })));
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn fixed_size_list(values: Array, list_size: usize) -> Result<Self, ValidationError> {
         let layout = match values.binding() {
             Binding::Layout(def) => {

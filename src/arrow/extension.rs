@@ -5,12 +5,39 @@ use super::ValidationError;
 use crate::dlpack::MAX_NDIM;
 
 /// `ARROW:extension:name`, the metadata key that names an extension type.
+///
+/// ```
+/// use dlpack_abi::arrow::EXTENSION_NAME_KEY;
+///
+/// assert_eq!(EXTENSION_NAME_KEY, "ARROW:extension:name");
+/// ```
 pub const EXTENSION_NAME_KEY: &str = "ARROW:extension:name";
+
 /// `ARROW:extension:metadata`, the metadata key of an extension type's parameters.
+///
+/// ```
+/// use dlpack_abi::arrow::EXTENSION_METADATA_KEY;
+///
+/// assert_eq!(EXTENSION_METADATA_KEY, "ARROW:extension:metadata");
+/// ```
 pub const EXTENSION_METADATA_KEY: &str = "ARROW:extension:metadata";
+
 /// The canonical fixed-shape tensor: storage `FixedSizeList<value>[product(shape)]`.
+///
+/// ```
+/// use dlpack_abi::arrow::FIXED_SHAPE_TENSOR;
+///
+/// assert_eq!(FIXED_SHAPE_TENSOR, "arrow.fixed_shape_tensor");
+/// ```
 pub const FIXED_SHAPE_TENSOR: &str = "arrow.fixed_shape_tensor";
+
 /// The canonical byte-per-value boolean: storage `Int8`, 0 false and anything else true.
+///
+/// ```
+/// use dlpack_abi::arrow::BOOL8;
+///
+/// assert_eq!(BOOL8, "arrow.bool8");
+/// ```
 pub const BOOL8: &str = "arrow.bool8";
 
 /// The parameters of an `arrow.fixed_shape_tensor`: the physical shape of each cell and the
@@ -211,6 +238,19 @@ impl TensorShape {
     /// non-negative integers), and optionally `permutation` (a permutation of `0..ndim`) and
     /// `dim_names` (`ndim` strings). Other keys are ignored; `null` values are refused, as Arrow
     /// C++ does.
+    ///
+    /// # Errors
+    /// [`ValidationError::ExtensionMetadata`] for malformed JSON, a missing or negative `shape`,
+    /// a `permutation` that is not one, or `dim_names` of the wrong length.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{TensorShape, ValidationError};
+    ///
+    /// let cell = TensorShape::parse(br#"{"shape":[2,3],"permutation":[1,0]}"#)?;
+    /// assert_eq!(cell.shape(), [2, 3]);
+    /// assert!(matches!(TensorShape::parse(br#"{"shape":[-1]}"#), Err(ValidationError::ExtensionMetadata { .. })));
+    /// # Ok::<(), ValidationError>(())
+    /// ```
     pub fn parse(json: &[u8]) -> Result<Self, ValidationError> {
         let mut parser = Json { text: json, at: 0 };
         let mut shape = [0i64; MAX_NDIM];
@@ -282,21 +322,51 @@ impl TensorShape {
     }
 
     /// The physical shape of one cell (row-major in memory).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::TensorShape;
+    ///
+    /// assert_eq!(TensorShape::parse(br#"{"shape":[4,5]}"#)?.shape(), [4, 5]);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn shape(&self) -> &[i64] {
         &self.shape[..self.ndim]
     }
 
     /// `permutation[i]` is the physical dimension that logical dimension `i` maps to.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::TensorShape;
+    ///
+    /// assert_eq!(TensorShape::parse(br#"{"shape":[4,5],"permutation":[1,0]}"#)?.permutation(), Some(&[1, 0][..]));
+    /// assert_eq!(TensorShape::parse(br#"{"shape":[4,5]}"#)?.permutation(), None);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn permutation(&self) -> Option<&[usize]> {
         self.permutation.as_ref().map(|p| &p[..self.ndim])
     }
 
     /// The number of dimensions of a cell.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::TensorShape;
+    ///
+    /// assert_eq!(TensorShape::parse(br#"{"shape":[2,2,3]}"#)?.ndim(), 3);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn ndim(&self) -> usize {
         self.ndim
     }
 
     /// The logical shape: the physical shape permuted.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::TensorShape;
+    ///
+    /// let cell = TensorShape::parse(br#"{"shape":[2,3,4],"permutation":[2,0,1]}"#)?;
+    /// assert_eq!(cell.logical_shape().collect::<Vec<_>>(), [4, 2, 3]);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn logical_shape(&self) -> impl Iterator<Item = i64> + '_ {
         (0..self.ndim).map(|i| self.shape[self.physical(i)])
     }
@@ -307,6 +377,13 @@ impl TensorShape {
     }
 
     /// The number of values per cell, `None` on overflow.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::TensorShape;
+    ///
+    /// assert_eq!(TensorShape::parse(br#"{"shape":[2,3,4]}"#)?.list_size(), Some(24));
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn list_size(&self) -> Option<usize> {
         self.shape()
             .iter()
@@ -315,6 +392,14 @@ impl TensorShape {
 
     /// The metadata JSON, compact, with the keys Arrow C++ writes (`shape`, then `permutation`
     /// when there is one).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::TensorShape;
+    ///
+    /// let cell = TensorShape::parse(br#"{ "shape": [2, 3], "dim_names": ["h", "w"] }"#)?;
+    /// assert_eq!(cell.to_json(), r#"{"shape":[2,3]}"#);
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     #[cfg(feature = "alloc")]
     pub fn to_json(&self) -> alloc::string::String {
         use core::fmt::Write;

@@ -5,6 +5,13 @@ use super::{Excerpt, ValidationError};
 use crate::raw::{kDLFloat, kDLInt, kDLUInt, DLDataType};
 
 /// The unit of a time, timestamp or duration type.
+///
+/// ```
+/// use dlpack_abi::arrow::{DataType, TimeUnit};
+///
+/// assert_eq!(DataType::parse(b"tDn")?, DataType::Duration(TimeUnit::Nanosecond));
+/// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum TimeUnit {
     /// Seconds (`s`).
@@ -18,6 +25,13 @@ pub enum TimeUnit {
 }
 
 /// The unit of an interval type.
+///
+/// ```
+/// use dlpack_abi::arrow::{DataType, IntervalUnit};
+///
+/// assert_eq!(DataType::parse(b"tin")?, DataType::Interval(IntervalUnit::MonthDayNano));
+/// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum IntervalUnit {
     /// Months (`tiM`), one `int32`.
@@ -29,6 +43,13 @@ pub enum IntervalUnit {
 }
 
 /// Whether a union has an offsets buffer.
+///
+/// ```
+/// use dlpack_abi::arrow::{DataType, UnionMode};
+///
+/// assert_eq!(DataType::parse(b"+us:0,1")?, DataType::Union(UnionMode::Sparse, "0,1"));
+/// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum UnionMode {
     /// `+ud:`: type ids and offsets.
@@ -243,6 +264,17 @@ fn type_ids(text: &[u8]) -> Option<usize> {
 
 impl<'a> DataType<'a> {
     /// Parses a format string (without its NUL).
+    ///
+    /// # Errors
+    /// [`ValidationError::InvalidFormat`] for anything the C Data Interface does not define.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{DataType, ValidationError};
+    ///
+    /// assert_eq!(DataType::parse(b"w:16")?, DataType::FixedSizeBinary(16));
+    /// assert!(matches!(DataType::parse(b"w:"), Err(ValidationError::InvalidFormat { .. })));
+    /// # Ok::<(), ValidationError>(())
+    /// ```
     pub fn parse(format: &'a [u8]) -> Result<Self, ValidationError> {
         Self::parse_inner(format).ok_or(ValidationError::InvalidFormat {
             format: Excerpt::of(format),

@@ -60,6 +60,27 @@ fn read_part(bytes: &[u8], at: usize) -> Result<(usize, usize), MetadataError> {
 
 impl<'a> Metadata<'a> {
     /// Parses a whole map from `bytes` (trailing bytes are ignored; see [`size`](Self::size)).
+    ///
+    /// # Errors
+    /// [`MetadataError`] when the map is truncated, has a negative count or length, or a key that
+    /// is not UTF-8.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Metadata, MetadataError};
+    ///
+    /// // The C Data Interface's encoding: int32 count, then per pair int32 length + key, int32
+    /// // length + value, in native byte order.
+    /// let mut bytes = Vec::new();
+    /// bytes.extend(1i32.to_ne_bytes());
+    /// for part in [&b"unit"[..], b"metre"] {
+    ///     bytes.extend(i32::try_from(part.len()).unwrap().to_ne_bytes());
+    ///     bytes.extend(part);
+    /// }
+    /// let metadata = Metadata::parse(&bytes)?;
+    /// assert_eq!(metadata.get("unit"), Some(&b"metre"[..]));
+    /// assert!(matches!(Metadata::parse(&bytes[..10]), Err(MetadataError::Truncated { .. })));
+    /// # Ok::<(), MetadataError>(())
+    /// ```
     pub fn parse(bytes: &'a [u8]) -> Result<Self, MetadataError> {
         let count = read_i32(bytes, 0)?;
         let count = usize::try_from(count).map_err(|_| MetadataError::NegativeCount { count })?;
@@ -107,26 +128,76 @@ impl<'a> Metadata<'a> {
     }
 
     /// The size of the encoded map in bytes.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::Metadata;
+    ///
+    /// let mut bytes = 0i32.to_ne_bytes().to_vec(); // an empty map
+    /// bytes.extend(b"trailing bytes are not part of it");
+    /// assert_eq!(Metadata::parse(&bytes)?.size(), 4);
+    /// # Ok::<(), dlpack_abi::arrow::MetadataError>(())
+    /// ```
     pub fn size(&self) -> usize {
         self.bytes.len()
     }
 
     /// The encoded map.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::Metadata;
+    ///
+    /// let bytes = 0i32.to_ne_bytes();
+    /// assert_eq!(Metadata::parse(&bytes)?.as_bytes(), bytes);
+    /// # Ok::<(), dlpack_abi::arrow::MetadataError>(())
+    /// ```
     pub fn as_bytes(&self) -> &'a [u8] {
         self.bytes
     }
 
     /// The number of pairs.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::Metadata;
+    ///
+    /// let mut bytes = 2i32.to_ne_bytes().to_vec();
+    /// for part in [&b"a"[..], b"1", b"b", b"2"] {
+    ///     bytes.extend(i32::try_from(part.len()).unwrap().to_ne_bytes());
+    ///     bytes.extend(part);
+    /// }
+    /// assert_eq!(Metadata::parse(&bytes)?.len(), 2);
+    /// # Ok::<(), dlpack_abi::arrow::MetadataError>(())
+    /// ```
     pub fn len(&self) -> usize {
         self.len
     }
 
     /// Whether there are no pairs.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::Metadata;
+    ///
+    /// assert!(Metadata::parse(&0i32.to_ne_bytes())?.is_empty());
+    /// # Ok::<(), dlpack_abi::arrow::MetadataError>(())
+    /// ```
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }
 
     /// The pairs, in order (keys may repeat; the encoding allows it).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::Metadata;
+    ///
+    /// let mut bytes = 2i32.to_ne_bytes().to_vec();
+    /// for part in [&b"k"[..], b"first", b"k", b"second"] {
+    ///     bytes.extend(i32::try_from(part.len()).unwrap().to_ne_bytes());
+    ///     bytes.extend(part);
+    /// }
+    /// let metadata = Metadata::parse(&bytes)?;
+    /// let values: Vec<&[u8]> = metadata.iter().map(|(_, value)| value).collect();
+    /// assert_eq!(values, [&b"first"[..], b"second"]); // repeated keys are kept, in order
+    /// # Ok::<(), dlpack_abi::arrow::MetadataError>(())
+    /// ```
     pub fn iter(&self) -> MetadataIter<'a> {
         MetadataIter {
             bytes: self.bytes,
@@ -136,6 +207,20 @@ impl<'a> Metadata<'a> {
     }
 
     /// The value of the first pair with `key`.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::Metadata;
+    ///
+    /// let mut bytes = 1i32.to_ne_bytes().to_vec();
+    /// for part in [&b"ARROW:extension:name"[..], b"arrow.bool8"] {
+    ///     bytes.extend(i32::try_from(part.len()).unwrap().to_ne_bytes());
+    ///     bytes.extend(part);
+    /// }
+    /// let metadata = Metadata::parse(&bytes)?;
+    /// assert_eq!(metadata.get("ARROW:extension:name"), Some(&b"arrow.bool8"[..]));
+    /// assert_eq!(metadata.get("missing"), None);
+    /// # Ok::<(), dlpack_abi::arrow::MetadataError>(())
+    /// ```
     pub fn get(&self, key: &str) -> Option<&'a [u8]> {
         self.iter().find(|(k, _)| *k == key).map(|(_, v)| v)
     }
@@ -150,6 +235,20 @@ impl core::fmt::Debug for Metadata<'_> {
 }
 
 /// The pairs of a [`Metadata`] map: `(key, value)`.
+///
+/// ```
+/// use dlpack_abi::arrow::Metadata;
+///
+/// let mut bytes = 1i32.to_ne_bytes().to_vec();
+/// for part in [&b"owner"[..], b"lab"] {
+///     bytes.extend(i32::try_from(part.len()).unwrap().to_ne_bytes());
+///     bytes.extend(part);
+/// }
+/// let mut pairs = Metadata::parse(&bytes)?.iter();
+/// assert_eq!(pairs.next(), Some(("owner", &b"lab"[..])));
+/// assert_eq!(pairs.next(), None);
+/// # Ok::<(), dlpack_abi::arrow::MetadataError>(())
+/// ```
 #[derive(Clone, Debug)]
 pub struct MetadataIter<'a> {
     bytes: &'a [u8],

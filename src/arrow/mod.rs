@@ -41,6 +41,22 @@
 //! **Errors** are split by contract: [`ValidationError`] (the structs), [`ReadError`] (typed
 //! reads), [`BridgeError`] (DLPack <-> Arrow), [`StreamError`] (a stream's item), and the
 //! umbrella [`ArrowError`] for `?` across them.
+//!
+//! ```
+//! # #[cfg(feature = "alloc")] {
+//! use dlpack_abi::arrow::{Array, Schema, SchemaDef};
+//!
+//! // Export: a Vec becomes an int32 array without a copy; the schema says its type.
+//! let mut c_schema = SchemaDef::new("i")?.with_name("n").export()?.into_raw();
+//! let mut c_array = Array::from_vec(vec![1i32, 2, 3])?.into_raw();
+//! // Import, as a consumer of the two C structs: validated, released exactly once on drop.
+//! // SAFETY: both structs are live and owned here; `from_raw` moves them out.
+//! let schema = unsafe { Schema::from_raw(&mut c_schema) }?;
+//! let array = unsafe { Array::from_raw(&mut c_array, schema.view()) }?;
+//! assert_eq!(array.view(schema.view())?.values::<i32>()?, [1, 2, 3]);
+//! # }
+//! # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+//! ```
 
 // Patterns name the C constants (`kDLCPU`, ...).
 #![allow(non_upper_case_globals)]
@@ -92,8 +108,20 @@ pub use stream::{ArrayStream, DeviceArrayStream, Stream};
 pub use stream_error::{ProducerError, StreamError};
 
 /// The deepest schema or array tree import accepts (nesting levels below the root).
+///
+/// ```
+/// use dlpack_abi::arrow::MAX_DEPTH;
+///
+/// assert_eq!(MAX_DEPTH, 64);
+/// ```
 pub const MAX_DEPTH: usize = 64;
 
 /// The most nodes (the root, children and dictionaries) in a schema or array tree import
 /// accepts: a bound on the work a malicious tree (shared nodes, cycles) can cause.
+///
+/// ```
+/// use dlpack_abi::arrow::MAX_NODES;
+///
+/// assert_eq!(MAX_NODES, 1 << 20);
+/// ```
 pub const MAX_NODES: usize = 1 << 20;

@@ -77,18 +77,100 @@ pub trait SchemaSource: Sized {
     ///
     /// # Errors
     /// A type the C Data Interface cannot describe; [`Schema::produce`] returns it.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{DataType, SchemaDef, SchemaSource};
+    ///
+    /// // `&SchemaDef` is a source: what `Schema::produce` reads from it.
+    /// let def = SchemaDef::new("c")?.with_dictionary(SchemaDef::new("u")?);
+    /// assert_eq!((&def).data_type()?, DataType::Int8); // a dictionary field's type is its indices'
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     fn data_type(&self) -> Result<DataType<'_>, ValidationError>;
+
     /// The field's name (`None`: a NULL name); one with a NUL inside is refused.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{SchemaDef, SchemaSource};
+    ///
+    /// let def = SchemaDef::new("i")?.with_name("count");
+    /// assert_eq!((&def).name(), Some("count"));
+    /// assert_eq!((&SchemaDef::new("i")?).name(), None);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     fn name(&self) -> Option<&str>;
+
     /// `ARROW_FLAG_*` bits.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{SchemaDef, SchemaSource};
+    /// use dlpack_abi::raw::ARROW_FLAG_NULLABLE;
+    ///
+    /// assert_eq!((&SchemaDef::new("i")?.nullable()).flags(), ARROW_FLAG_NULLABLE);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     fn flags(&self) -> i64;
+
     /// The metadata pairs, in order (none: a NULL map).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{SchemaDef, SchemaSource};
+    ///
+    /// let def = SchemaDef::new("i")?.with_metadata("origin", "sensor 4");
+    /// let source = &def;
+    /// let pairs: Vec<(&str, &[u8])> = source.metadata().collect();
+    /// assert_eq!(pairs, [("origin", &b"sensor 4"[..])]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     fn metadata(&self) -> impl Iterator<Item = (&str, &[u8])>;
+
     /// The number of children.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{SchemaDef, SchemaSource};
+    ///
+    /// let def = SchemaDef::new("+l")?.with_child(SchemaDef::new("f")?);
+    /// assert_eq!((&def).n_children(), 1);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     fn n_children(&self) -> usize;
+
     /// Child `index` (`None` past the last).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{SchemaDef, SchemaSource};
+    ///
+    /// let def = SchemaDef::new("+l")?.with_child(SchemaDef::new("f")?.with_name("item"));
+    /// let child = (&def).child(0).unwrap();
+    /// assert_eq!(child.name(), Some("item"));
+    /// assert!((&def).child(1).is_none());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     fn child(&self, index: usize) -> Option<Self>;
+
     /// The dictionary's value field, for a dictionary-encoded field.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{DataType, SchemaDef, SchemaSource};
+    ///
+    /// let def = SchemaDef::new("i")?.with_dictionary(SchemaDef::new("U")?);
+    /// assert_eq!((&def).dictionary().unwrap().data_type()?, DataType::LargeUtf8);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     fn dictionary(&self) -> Option<Self>;
 }
 

@@ -52,6 +52,30 @@ impl Schema {
     /// `ptr` is NULL or points to an `ArrowSchema` the caller owns, which follows the C Data
     /// Interface: its strings are NUL-terminated, its metadata is as long as its lengths say,
     /// `children` holds `n_children` pointers, and nothing it points to changes until release.
+    ///
+    /// # Errors
+    /// [`ValidationError`] when the tree does not follow the C Data Interface (see the table in the
+    /// [module docs](crate::arrow)).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{DataType, Schema, SchemaDef, ValidationError};
+    ///
+    /// // A producer fills an `ArrowSchema` (here this crate's own exporter does).
+    /// let mut c_schema = SchemaDef::new("+l")?.with_child(SchemaDef::new("i")?).export()?.into_raw();
+    /// // SAFETY: the caller owns `c_schema`; `from_raw` moves it out.
+    /// let schema = unsafe { Schema::from_raw(&mut c_schema) }?;
+    /// assert!(c_schema.release.is_none()); // moved: the source is marked released
+    /// assert_eq!(schema.view().child(0).unwrap().data_type(), DataType::Int32);
+    ///
+    /// // A list without its child: refused, and released.
+    /// let mut bad = SchemaDef::new("+l")?.with_child(SchemaDef::new("i")?).export()?.into_raw();
+    /// bad.n_children = 0;
+    /// let error = unsafe { Schema::from_raw(&mut bad) }.unwrap_err();
+    /// assert!(matches!(error, ValidationError::ChildCount { .. }));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub unsafe fn from_raw(ptr: *mut ArrowSchema) -> Result<Self, ValidationError> {
         // SAFETY: forwarded from the caller.
         let inner = unsafe { Owned::take(ptr) }?;
@@ -74,6 +98,16 @@ impl Schema {
     }
 
     /// The validated root.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::new("u")?.with_name("label").export()?;
+    /// assert_eq!(schema.view().name(), Some("label"));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn view(&self) -> SchemaRef<'_> {
         SchemaRef {
             raw: self.inner.raw(),
@@ -83,11 +117,34 @@ impl Schema {
     }
 
     /// The struct, for reading raw fields.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::new("+s")?.with_child(SchemaDef::new("n")?).export()?;
+    /// assert_eq!(schema.as_raw().n_children, 1);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn as_raw(&self) -> &ArrowSchema {
         self.inner.raw()
     }
 
     /// Gives the struct away unreleased, e.g. to return it to C by value.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let mut c_schema = SchemaDef::new("f")?.export()?.into_raw();
+    /// // Whoever holds the struct now calls its `release`, exactly once.
+    /// let release = c_schema.release.expect("a live schema has a release callback");
+    /// unsafe { release(&mut c_schema) };
+    /// assert!(c_schema.release.is_none());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn into_raw(self) -> ArrowSchema {
         self.inner.into_raw()
     }
@@ -97,6 +154,24 @@ impl Schema {
     ///
     /// # Safety
     /// `out` is valid for writes of an `ArrowSchema`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::mem::MaybeUninit;
+    /// use dlpack_abi::arrow::{Schema, SchemaDef};
+    /// use dlpack_abi::raw::ArrowSchema;
+    ///
+    /// // A consumer's struct, as `__arrow_c_schema__` or a C caller hands it over.
+    /// let mut out = MaybeUninit::<ArrowSchema>::uninit();
+    /// // SAFETY: `out` is valid for writes of an `ArrowSchema`.
+    /// unsafe { SchemaDef::new("tsu:UTC")?.export()?.export_to(out.as_mut_ptr()) };
+    /// // SAFETY: `export_to` initialised it; the consumer owns it now.
+    /// let mut c_schema = unsafe { out.assume_init() };
+    /// let schema = unsafe { Schema::from_raw(&mut c_schema) }?;
+    /// assert_eq!(schema.view().format(), b"tsu:UTC");
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub unsafe fn export_to(self, out: *mut ArrowSchema) {
         // SAFETY: forwarded from the caller.
         unsafe { self.inner.export_to(out) }
@@ -231,6 +306,21 @@ fn fixed_shape_tensor(
 }
 
 /// A validated schema node, borrowed from a [`Schema`].
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{DataType, SchemaDef};
+///
+/// let schema = SchemaDef::new("+s")?
+///     .with_child(SchemaDef::new("l")?.with_name("id"))
+///     .with_child(SchemaDef::new("g")?.with_name("score").nullable())
+///     .export()?;
+/// let root = schema.view();
+/// let score = root.child(1).unwrap();
+/// assert_eq!((score.name(), score.data_type(), score.is_nullable()), (Some("score"), DataType::Float64, true));
+/// # }
+/// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+/// ```
 #[derive(Clone, Copy)]
 pub struct SchemaRef<'a> {
     raw: &'a ArrowSchema,
@@ -253,23 +343,63 @@ impl<'a> SchemaRef<'a> {
     }
 
     /// The struct, for reading raw fields.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::new("i")?.export()?;
+    /// assert!(schema.view().raw().dictionary.is_null());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn raw(&self) -> &'a ArrowSchema {
         self.raw
     }
 
     /// The format string's bytes.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::new("d:9,2")?.export()?;
+    /// assert_eq!(schema.view().format(), b"d:9,2");
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn format(&self) -> &'a [u8] {
         // SAFETY: validated at import: non-NULL, NUL-terminated, alive while the schema is.
         unsafe { c_str(self.raw.format) }
     }
 
     /// The type the format string names (the storage type, for an extension type).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{DataType, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("w:16")?.export()?;
+    /// assert_eq!(schema.view().data_type(), DataType::FixedSizeBinary(16));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn data_type(&self) -> DataType<'a> {
         // Parsed successfully at import; `Null` (no buffers, no children) is never reached.
         DataType::parse(self.format()).unwrap_or(DataType::Null)
     }
 
     /// The field name; `None` when `name` is NULL.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// assert_eq!(SchemaDef::new("i")?.with_name("count").export()?.view().name(), Some("count"));
+    /// assert_eq!(SchemaDef::new("i")?.export()?.view().name(), None);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn name(&self) -> Option<&'a str> {
         if self.raw.name.is_null() {
             return None;
@@ -279,16 +409,52 @@ impl<'a> SchemaRef<'a> {
     }
 
     /// The `ARROW_FLAG_*` bits, unknown ones kept.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    /// use dlpack_abi::raw::{ARROW_FLAG_MAP_KEYS_SORTED, ARROW_FLAG_NULLABLE};
+    ///
+    /// let flags = ARROW_FLAG_NULLABLE | ARROW_FLAG_MAP_KEYS_SORTED;
+    /// let map = SchemaDef::new("+m")?.with_flags(flags).with_child(
+    ///     SchemaDef::new("+s")?.with_child(SchemaDef::new("u")?).with_child(SchemaDef::new("i")?.nullable()),
+    /// );
+    /// assert_eq!(map.export()?.view().flags(), flags);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn flags(&self) -> i64 {
         self.raw.flags
     }
 
     /// Whether `ARROW_FLAG_NULLABLE` is set.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// assert!(SchemaDef::new("i")?.nullable().export()?.view().is_nullable());
+    /// assert!(!SchemaDef::new("i")?.export()?.view().is_nullable());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn is_nullable(&self) -> bool {
         self.raw.flags & ARROW_FLAG_NULLABLE != 0
     }
 
     /// The metadata map; `None` when `metadata` is NULL.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::new("l")?.with_metadata("unit", "ms").export()?;
+    /// let metadata = schema.view().metadata().expect("the field has metadata");
+    /// assert_eq!(metadata.get("unit"), Some(&b"ms"[..]));
+    /// assert!(SchemaDef::new("l")?.export()?.view().metadata().is_none());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn metadata(&self) -> Option<Metadata<'a>> {
         if self.raw.metadata.is_null() {
             return None;
@@ -298,16 +464,48 @@ impl<'a> SchemaRef<'a> {
     }
 
     /// The extension type's name (`ARROW:extension:name`), if it is UTF-8.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{SchemaDef, BOOL8, EXTENSION_NAME_KEY};
+    ///
+    /// let schema = SchemaDef::new("c")?.with_metadata(EXTENSION_NAME_KEY, BOOL8).export()?;
+    /// assert_eq!(schema.view().extension_name(), Some("arrow.bool8"));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn extension_name(&self) -> Option<&'a str> {
         core::str::from_utf8(self.metadata()?.get(EXTENSION_NAME_KEY)?).ok()
     }
 
     /// The extension type's parameters (`ARROW:extension:metadata`).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::fixed_shape_tensor(SchemaDef::new("f")?, &[3])?.export()?;
+    /// assert_eq!(schema.view().extension_metadata(), Some(&br#"{"shape":[3]}"#[..]));
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn extension_metadata(&self) -> Option<&'a [u8]> {
         self.metadata()?.get(EXTENSION_METADATA_KEY)
     }
 
     /// The cell shape, when this is an `arrow.fixed_shape_tensor` (checked at import).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::fixed_shape_tensor(SchemaDef::new("f")?, &[2, 2])?.export()?;
+    /// let cell = schema.view().fixed_shape_tensor().expect("a fixed_shape_tensor field");
+    /// assert_eq!((cell.shape(), cell.list_size()), (&[2, 2][..], Some(4)));
+    /// assert!(SchemaDef::new("f")?.export()?.view().fixed_shape_tensor().is_none());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn fixed_shape_tensor(&self) -> Option<TensorShape> {
         let metadata = self.metadata()?;
         if metadata.get(EXTENSION_NAME_KEY) != Some(FIXED_SHAPE_TENSOR.as_bytes()) {
@@ -317,17 +515,53 @@ impl<'a> SchemaRef<'a> {
     }
 
     /// The number of children.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::new("+s")?.with_child(SchemaDef::new("i")?).with_child(SchemaDef::new("u")?);
+    /// assert_eq!(schema.export()?.view().n_children(), 2);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn n_children(&self) -> usize {
         // Validated: `0..=MAX_NODES`.
         usize::try_from(self.raw.n_children).unwrap_or(0)
     }
 
     /// Child `index`.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{DataType, SchemaDef};
+    ///
+    /// let schema = SchemaDef::new("+l")?.with_child(SchemaDef::new("u")?.with_name("item")).export()?;
+    /// let item = schema.view().child(0).unwrap();
+    /// assert_eq!((item.name(), item.data_type()), (Some("item"), DataType::Utf8));
+    /// assert!(schema.view().child(1).is_none());
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn child(&self, index: usize) -> Option<SchemaRef<'a>> {
         (index < self.n_children()).then(|| self.child_in_range(index))
     }
 
     /// The children, in order.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::SchemaDef;
+    ///
+    /// let schema = SchemaDef::new("+s")?
+    ///     .with_child(SchemaDef::new("l")?.with_name("x"))
+    ///     .with_child(SchemaDef::new("l")?.with_name("y"))
+    ///     .export()?;
+    /// let names: Vec<_> = schema.view().children().filter_map(|child| child.name()).collect();
+    /// assert_eq!(names, ["x", "y"]);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn children(&self) -> impl ExactSizeIterator<Item = SchemaRef<'a>> + 'a {
         let this = *self;
         (0..this.n_children()).map(move |i| this.child_in_range(i))
@@ -346,6 +580,18 @@ impl<'a> SchemaRef<'a> {
     }
 
     /// The dictionary's value type, when the field is dictionary-encoded.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{DataType, SchemaDef};
+    ///
+    /// // Dictionary-encoded strings: int32 indices into utf8 values.
+    /// let schema = SchemaDef::new("i")?.with_dictionary(SchemaDef::new("u")?).export()?;
+    /// assert_eq!(schema.view().data_type(), DataType::Int32);
+    /// assert_eq!(schema.view().dictionary().unwrap().data_type(), DataType::Utf8);
+    /// # }
+    /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
+    /// ```
     pub fn dictionary(&self) -> Option<SchemaRef<'a>> {
         // SAFETY: validated at import: NULL or a live schema.
         unsafe { self.raw.dictionary.as_ref() }.map(|raw| SchemaRef {

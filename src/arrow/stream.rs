@@ -154,6 +154,25 @@ raw_stream!(ArrowDeviceArrayStream, DeviceArray, device_type);
 /// error the iterator is fused and yields `None`.
 ///
 /// Not `Sync`: stream calls must be serialised, which `&mut self` guarantees.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{Array, ArrayStream, ProducerError, SchemaDef};
+///
+/// let batches: Vec<Result<Array, ProducerError>> = vec![Ok(Array::from_vec(vec![1i64, 2])?), Ok(Array::from_vec(vec![3i64])?)];
+/// let mut c_stream = ArrayStream::from_iter(SchemaDef::new("l")?, batches)?.into_raw();
+/// // A consumer takes the C struct and iterates: each array is validated against the schema.
+/// // SAFETY: the caller owns `c_stream`; `from_raw` moves it out.
+/// let mut stream = unsafe { ArrayStream::from_raw(&mut c_stream) }?;
+/// let mut total = 0;
+/// while let Some(array) = stream.next() {
+///     let array = array?;
+///     total += array.view(stream.schema()?)?.values::<i64>()?.iter().sum::<i64>();
+/// }
+/// assert_eq!(total, 6);
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub struct Stream<S: RawStream> {
     inner: Owned<S>,
     schema: Option<Schema>,
@@ -161,8 +180,36 @@ pub struct Stream<S: RawStream> {
 }
 
 /// A consumed `ArrowArrayStream`, yielding [`Array`]s.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{Array, ArrayStream, ProducerError, SchemaDef};
+///
+/// let batches: Vec<Result<Array, ProducerError>> = vec![Ok(Array::from_vec(vec![0.5f32])?)];
+/// let stream = ArrayStream::from_iter(SchemaDef::new("f")?, batches)?;
+/// let lengths: Vec<usize> = stream.map(|array| array.map(|a| a.len())).collect::<Result<_, _>>()?;
+/// assert_eq!(lengths, [1]);
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub type ArrayStream = Stream<ArrowArrayStream>;
 /// A consumed `ArrowDeviceArrayStream`, yielding [`DeviceArray`]s.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{Array, DeviceArray, DeviceArrayStream, ProducerError, SchemaDef};
+/// use dlpack_abi::raw::ARROW_DEVICE_CPU;
+///
+/// let arrays: Vec<Result<DeviceArray, ProducerError>> =
+///     vec![Ok(DeviceArray::from_cpu(Array::from_vec(vec![1u8, 2])?))];
+/// let mut stream = DeviceArrayStream::from_iter(SchemaDef::new("C")?, ARROW_DEVICE_CPU, arrays)?;
+/// assert_eq!(stream.device_type(), ARROW_DEVICE_CPU);
+/// let array = stream.next().unwrap()?;
+/// assert_eq!(array.device_type(), ARROW_DEVICE_CPU);
+/// assert!(stream.next().is_none());
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub type DeviceArrayStream = Stream<ArrowDeviceArrayStream>;
 
 // SAFETY: a stream may be moved between threads as long as calls are serialised (the C Stream
@@ -179,6 +226,26 @@ impl<S: RawStream> Stream<S> {
     /// `ptr` is NULL or points to a stream the caller owns, which follows the C Stream
     /// Interface: the schema and arrays it produces follow the C Data Interface (see
     /// [`Schema::from_raw`], [`Array::from_raw`], [`DeviceArray::from_raw`]).
+    ///
+    /// # Errors
+    /// [`ValidationError::NullPointer`] or [`ValidationError::Released`] for a NULL or released
+    /// stream, [`ValidationError::NullCallback`] when `get_schema` or `get_next` is NULL.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayStream, ProducerError, SchemaDef, ValidationError};
+    ///
+    /// let none: Vec<Result<Array, ProducerError>> = Vec::new();
+    /// let mut c_stream = ArrayStream::from_iter(SchemaDef::new("i")?, none)?.into_raw();
+    /// // SAFETY: the caller owns `c_stream`; `from_raw` moves it out.
+    /// let stream = unsafe { ArrayStream::from_raw(&mut c_stream) }?;
+    /// assert!(c_stream.release.is_none()); // moved
+    /// // Taking it again finds the source released.
+    /// assert_eq!(unsafe { ArrayStream::from_raw(&mut c_stream) }.unwrap_err(), ValidationError::Released);
+    /// drop(stream);
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub unsafe fn from_raw(ptr: *mut S) -> Result<Self, ValidationError> {
         // SAFETY: forwarded from the caller.
         let inner = unsafe { Owned::take(ptr) }?;
@@ -229,6 +296,23 @@ impl<S: RawStream> Stream<S> {
     ///
     /// A producer error is returned as is (and asked again next time); a schema that fails
     /// validation has been released, and fuses the iterator.
+    ///
+    /// # Errors
+    /// [`StreamError::Producer`] when `get_schema` fails (asked again next time),
+    /// [`StreamError::Invalid`] for a schema that fails validation.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayStream, DataType, ProducerError, SchemaDef};
+    ///
+    /// let none: Vec<Result<Array, ProducerError>> = Vec::new();
+    /// let mut stream = ArrayStream::from_iter(SchemaDef::new("tdm")?.with_name("day"), none)?;
+    /// let schema = stream.schema()?;
+    /// assert_eq!(schema.data_type(), DataType::Date64);
+    /// assert_eq!(schema.name(), Some("day"));
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn schema(&mut self) -> Result<SchemaRef<'_>, StreamError> {
         let schema = self.take_schema()?;
         Ok(self.schema.insert(schema).view())
@@ -262,6 +346,23 @@ impl<S: RawStream> Stream<S> {
 
     /// Releases the stream and returns its schema (fetched first if needed): the schema that
     /// arrays already pulled are read with.
+    ///
+    /// # Errors
+    /// As [`schema`](Self::schema).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayStream, ProducerError, SchemaDef};
+    ///
+    /// let batches: Vec<Result<Array, ProducerError>> = vec![Ok(Array::from_vec(vec![9u16])?)];
+    /// let mut stream = ArrayStream::from_iter(SchemaDef::new("S")?, batches)?;
+    /// let array = stream.next().unwrap()?;
+    /// // The stream is released; its schema lives on to read the arrays already pulled.
+    /// let schema = stream.into_schema()?;
+    /// assert_eq!(array.view(schema.view())?.values::<u16>()?, [9]);
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_schema(mut self) -> Result<Schema, StreamError> {
         self.take_schema()
     }
@@ -300,11 +401,36 @@ impl<S: RawStream> Stream<S> {
     }
 
     /// The struct, for reading raw fields.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayStream, ProducerError, SchemaDef};
+    ///
+    /// let none: Vec<Result<Array, ProducerError>> = Vec::new();
+    /// let stream = ArrayStream::from_iter(SchemaDef::new("i")?, none)?;
+    /// assert!(stream.as_raw().get_last_error.is_some());
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn as_raw(&self) -> &S {
         self.inner.raw()
     }
 
     /// Gives the stream away unreleased (a schema fetched already is released).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{Array, ArrayStream, ProducerError, SchemaDef};
+    ///
+    /// let none: Vec<Result<Array, ProducerError>> = Vec::new();
+    /// let mut c_stream = ArrayStream::from_iter(SchemaDef::new("i")?, none)?.into_raw();
+    /// // Whoever holds the struct releases it, exactly once.
+    /// // SAFETY: live and owned here.
+    /// unsafe { c_stream.release.expect("live")(&mut c_stream) };
+    /// assert!(c_stream.release.is_none());
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn into_raw(self) -> S {
         self.inner.into_raw()
     }
@@ -313,6 +439,25 @@ impl<S: RawStream> Stream<S> {
     ///
     /// # Safety
     /// `out` is valid for writes of the stream struct.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::mem::MaybeUninit;
+    /// use dlpack_abi::arrow::{Array, ArrayStream, ProducerError, SchemaDef};
+    /// use dlpack_abi::raw::ArrowArrayStream;
+    ///
+    /// let none: Vec<Result<Array, ProducerError>> = Vec::new();
+    /// // A consumer's struct, as `__arrow_c_stream__` or a C caller hands it over.
+    /// let mut out = MaybeUninit::<ArrowArrayStream>::uninit();
+    /// // SAFETY: `out` is valid for writes.
+    /// unsafe { ArrayStream::from_iter(SchemaDef::new("i")?, none)?.export_to(out.as_mut_ptr()) };
+    /// // SAFETY: initialised by `export_to`; the consumer owns it now.
+    /// let mut c_stream = unsafe { out.assume_init() };
+    /// let mut stream = unsafe { ArrayStream::from_raw(&mut c_stream) }?;
+    /// assert!(stream.next().is_none());
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub unsafe fn export_to(self, out: *mut S) {
         // SAFETY: forwarded from the caller.
         unsafe { self.inner.export_to(out) }
@@ -321,6 +466,18 @@ impl<S: RawStream> Stream<S> {
 
 impl DeviceArrayStream {
     /// The device type of every array the stream yields.
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::arrow::{DeviceArray, DeviceArrayStream, ProducerError, SchemaDef};
+    /// use dlpack_abi::raw::ARROW_DEVICE_CUDA;
+    ///
+    /// let none: Vec<Result<DeviceArray, ProducerError>> = Vec::new();
+    /// let stream = DeviceArrayStream::from_iter(SchemaDef::new("f")?, ARROW_DEVICE_CUDA, none)?;
+    /// assert_eq!(stream.device_type(), ARROW_DEVICE_CUDA);
+    /// # }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn device_type(&self) -> crate::raw::ArrowDeviceType {
         self.inner.raw().device_type
     }

@@ -10,6 +10,14 @@ use super::ValidationError;
 /// its message (copied at once, as `get_last_error`'s string dies at the next call).
 ///
 /// The message needs feature `alloc`; without it only the code is kept.
+///
+/// ```
+/// use dlpack_abi::arrow::{errno, ProducerError};
+///
+/// let error = ProducerError::code_only(errno::ENOMEM);
+/// assert_eq!((error.code(), error.message()), (errno::ENOMEM, None));
+/// assert!(error.to_string().starts_with("the producer returned error"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ProducerError {
     code: c_int,
@@ -36,6 +44,13 @@ impl ProducerError {
     }
 
     /// An error with `code` and no message. A `code` of 0 (success) becomes `EIO`.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{errno, ProducerError};
+    ///
+    /// assert_eq!(ProducerError::code_only(errno::EINVAL).code(), errno::EINVAL);
+    /// assert_eq!(ProducerError::code_only(0).code(), errno::EIO); // 0 is success, not an error
+    /// ```
     pub fn code_only(code: c_int) -> Self {
         Self {
             code: if code == 0 { super::errno::EIO } else { code },
@@ -45,11 +60,25 @@ impl ProducerError {
     }
 
     /// The errno-style code (never 0).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{errno, ProducerError};
+    ///
+    /// assert_eq!(ProducerError::code_only(errno::ENOSYS).code(), errno::ENOSYS);
+    /// ```
     pub fn code(&self) -> c_int {
         self.code
     }
 
     /// The producer's message, if it gave one (always `None` without feature `alloc`).
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{errno, ProducerError};
+    ///
+    /// assert_eq!(ProducerError::code_only(errno::EIO).message(), None);
+    /// #[cfg(feature = "alloc")]
+    /// assert_eq!(ProducerError::new(errno::EIO, Some("timeout")).message(), Some("timeout"));
+    /// ```
     pub fn message(&self) -> Option<&str> {
         #[cfg(feature = "alloc")]
         return self.message.as_deref();
@@ -69,6 +98,21 @@ impl fmt::Display for ProducerError {
 }
 
 /// Why a stream yielded no item: the producer failed, or what it produced was refused.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{errno, ArrayStream, ProducerError, SchemaDef, StreamError};
+///
+/// let items = vec![Err(ProducerError::new(errno::EIO, Some("source went away")))];
+/// let mut stream = ArrayStream::from_iter(SchemaDef::new("i")?, items)?;
+/// match stream.next() {
+///     Some(Err(StreamError::Producer(error))) => assert_eq!(error.message(), Some("source went away")),
+///     other => panic!("unexpected {other:?}"),
+/// }
+/// assert!(stream.next().is_none()); // fused after an error
+/// # }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum StreamError {

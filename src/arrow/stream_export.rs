@@ -71,6 +71,10 @@ impl ArrayStream {
     ///
     /// The iterator runs inside the `extern "C"` callbacks: a panic there aborts the process.
     ///
+    /// # Errors
+    /// [`ValidationError`] when `schema` does not export (see [`SchemaDef::export`]); the items
+    /// are dropped unread then.
+    ///
     /// ```
     /// use dlpack_abi::arrow::{errno, Array, ArrayStream, ProducerError, SchemaDef, StreamError};
     ///
@@ -103,6 +107,22 @@ impl ArrayStream {
 impl DeviceArrayStream {
     /// A device stream of `device_type` that yields `arrays`, as [`ArrayStream::from_iter`]
     /// does; an array on another device type ends the stream with `EINVAL`.
+    ///
+    /// # Errors
+    /// As [`ArrayStream::from_iter`].
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, DeviceArray, DeviceArrayStream, ProducerError, SchemaDef};
+    /// use dlpack_abi::raw::ARROW_DEVICE_CPU;
+    ///
+    /// let arrays: Vec<Result<DeviceArray, ProducerError>> = vec![
+    ///     Ok(DeviceArray::from_cpu(Array::from_vec(vec![1.0f64, 2.0])?)),
+    /// ];
+    /// let mut stream = DeviceArrayStream::from_iter(SchemaDef::new("g")?, ARROW_DEVICE_CPU, arrays)?;
+    /// let array = stream.next().unwrap()?;
+    /// assert_eq!(array.view(stream.schema()?)?.values::<f64>()?, [1.0, 2.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn from_iter<I>(
         schema: SchemaDef,
         device_type: ArrowDeviceType,

@@ -90,7 +90,7 @@ const _: () = assert!(size_of::<ArrowArray>() == 80 || size_of::<usize>() != 8);
 /// this crate did. Whatever was handed over has been released, exactly once.
 ///
 /// ```
-/// # use dlpack_abi::arrow_rs::InteropError;
+/// use dlpack_abi::arrow_rs::InteropError;
 /// let error = InteropError::from(arrow_schema::ArrowError::SchemaError("no such type".into()));
 /// assert_eq!(error.to_string(), "arrow-rs: Schema error: no such type");
 /// ```

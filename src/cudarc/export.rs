@@ -60,11 +60,33 @@ pub struct CudaExport<T> {
 
 impl<T: Element> CudaExport<T> {
     /// Exports `slice`, which the export then owns: consumers may write it.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::CudaExport;
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let tensor = CudaExport::new(stream.alloc_zeros::<f32>(1024)?).finish()?;
+    /// assert!(!tensor.view().flags().contains(DLPackFlags::READ_ONLY)); // consumers may write it
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(slice: CudaSlice<T>) -> Self {
         Self::with(Source::Owned(slice))
     }
 
     /// Exports a shared slice, read-only (the `Arc` is kept until the deleter runs).
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use dlpack_abi::cudarc::CudaExport;
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let weights = Arc::new(stream.clone_htod(&[0.1f32, 0.2, 0.3])?);
+    /// let tensor = CudaExport::shared(Arc::clone(&weights)).finish()?;
+    /// assert!(tensor.view().flags().contains(DLPackFlags::READ_ONLY));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn shared(slice: Arc<CudaSlice<T>>) -> Self {
         Self::with(Source::Shared(slice))
     }
@@ -79,24 +101,69 @@ impl<T: Element> CudaExport<T> {
     }
 
     /// Starts the tensor at element `index` of the slice (its `byte_offset`).
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::CudaExport;
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// // Elements 2.. of the slice: byte_offset 8 for u32.
+    /// let tail = CudaExport::new(stream.clone_htod(&[1u32, 2, 3, 4])?).first_element(2).finish()?;
+    /// assert_eq!((tail.view().shape(), tail.view().raw().byte_offset), (&[2i64][..], 8));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn first_element(mut self, index: usize) -> Self {
         self.first_element = index;
         self
     }
 
     /// The extents (default: one dimension over the elements from the first to the end).
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::CudaExport;
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let image = CudaExport::new(stream.alloc_zeros::<u8>(480 * 640 * 3)?).shape(&[480, 640, 3]).finish()?;
+    /// assert_eq!(image.view().strides(), [640 * 3, 3, 1]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn shape(mut self, shape: &[i64]) -> Self {
         self.shape = Some(shape.to_vec());
         self
     }
 
     /// The strides, in elements (default: row-major).
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::CudaExport;
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// // A 2 x 3 row-major matrix, exported transposed (3 x 2, column-major strides).
+    /// let matrix = stream.clone_htod(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0])?;
+    /// let transposed = CudaExport::new(matrix).shape(&[3, 2]).strides(&[1, 3]).finish()?;
+    /// assert!(transposed.view().is_f_contiguous());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn strides(mut self, strides: &[i64]) -> Self {
         self.strides = Some(strides.to_vec());
         self
     }
 
     /// The ordering hook of the slice's stream, where the producer's work is.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use dlpack_abi::cudarc::CudaExport;
+    /// use dlpack_abi::dlpack::{ConsumerStream, StreamOrder};
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let export = CudaExport::new(stream.alloc_zeros::<f32>(16)?);
+    /// let order = export.order();
+    /// assert!(Arc::ptr_eq(order.stream(), &stream));
+    /// let tensor = export.finish()?;
+    /// // What `__dlpack__(stream=...)` does with the hook: the host here.
+    /// order.ready_on(tensor.view().device(), ConsumerStream::Host)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn order(&self) -> CudaOrder {
         CudaOrder::new(Arc::clone(self.source.slice().stream()))
     }
@@ -106,6 +173,18 @@ impl<T: Element> CudaExport<T> {
     /// # Errors
     /// [`CudaError::Export`] for a shape or strides that reach outside the slice, and what
     /// else the export's checks refuse; the slice is dropped then.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::{CudaError, CudaExport};
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let tensor = CudaExport::new(stream.clone_htod(&[1i32, 2, 3])?).finish()?;
+    /// assert_eq!(tensor.view().device().to_string(), "cuda:0");
+    /// // A shape that reaches past the slice is refused.
+    /// let too_big = CudaExport::new(stream.alloc_zeros::<i32>(3)?).shape(&[4]).finish();
+    /// assert!(matches!(too_big, Err(CudaError::Export(_))));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn finish(self) -> Result<VersionedTensor, CudaError> {
         let ordinal = self.source.slice().ordinal();
         let device_id = i32::try_from(ordinal).map_err(|_| CudaError::OtherDevice {
@@ -145,6 +224,18 @@ impl<T: Element> CudaExport<T> {
     ///
     /// # Errors
     /// [`CudaError::Order`] when the hook fails; those of [`finish`](Self::finish).
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::CudaExport;
+    /// use dlpack_abi::dlpack::ConsumerStream;
+    ///
+    /// let context = cudarc::driver::CudaContext::new(0)?;
+    /// let (producer, consumer) = (context.new_stream()?, context.new_stream()?);
+    /// let values = producer.clone_htod(&[1.0f32, 2.0])?;
+    /// // `consumer` waits for the copy on `producer`; the host does not.
+    /// let tensor = CudaExport::new(values).finish_on(ConsumerStream::Handle(consumer.cu_stream() as usize))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn finish_on(self, stream: ConsumerStream) -> Result<VersionedTensor, CudaError> {
         let order = self.order();
         let tensor = self.finish()?;

@@ -46,6 +46,19 @@ impl<T: Element> CudaTensor<T> {
     /// [`CudaError::NotCuda`], [`CudaError::OtherDevice`], and [`CudaError::Access`] for a
     /// dtype other than `T`'s, misaligned data, unknown flags or strides that are not
     /// row-major contiguous. The tensor is dropped (its deleter run) then.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::{CudaExport, CudaTensor};
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let tensor = CudaExport::new(stream.clone_htod(&[4u16, 5])?).finish()?;
+    /// let imported = CudaTensor::<u16>::new(tensor, &stream)?;
+    /// assert_eq!(stream.clone_dtoh(imported.slice())?, [4, 5]);
+    /// // The wrong element type is refused (and the tensor's deleter runs).
+    /// let tensor = CudaExport::new(stream.clone_htod(&[4u16, 5])?).finish()?;
+    /// assert!(CudaTensor::<f32>::new(tensor, &stream).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(tensor: VersionedTensor, stream: &Arc<CudaStream>) -> Result<Self, CudaError> {
         let view = tensor.view();
         let device = view.device();
@@ -109,6 +122,18 @@ impl<T: Element> CudaTensor<T> {
     }
 
     /// The elements, for reading on the stream (kernels, `clone_dtoh`, ...).
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::{CudaExport, CudaTensor};
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let tensor = CudaExport::new(stream.clone_htod(&[1.0f32, 2.0, 3.0])?).finish()?;
+    /// let imported = CudaTensor::<f32>::new(tensor, &stream)?;
+    /// // Any cudarc operation reads it on `stream`: a copy back, a kernel launch, ...
+    /// let host: Vec<f32> = stream.clone_dtoh(imported.slice())?;
+    /// assert_eq!(host, [1.0, 2.0, 3.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn slice(&self) -> &CudaSlice<T> {
         &self.slice
     }
@@ -134,6 +159,16 @@ impl<T: Element> CudaTensor<T> {
     }
 
     /// The tensor the slice is over.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::{CudaExport, CudaTensor};
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let tensor = CudaExport::new(stream.alloc_zeros::<u8>(12)?).shape(&[3, 4]).finish()?;
+    /// let imported = CudaTensor::<u8>::new(tensor, &stream)?;
+    /// assert_eq!(imported.tensor().view().shape(), [3, 4]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn tensor(&self) -> &VersionedTensor {
         &self.tensor
     }

@@ -136,11 +136,33 @@ pub struct CudaOrder {
 
 impl CudaOrder {
     /// The hook of work on `stream`.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::CudaOrder;
+    /// use dlpack_abi::dlpack::{ConsumerStream, StreamOrder};
+    /// use dlpack_abi::raw::{kDLCUDA, DLDevice};
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let order = CudaOrder::new(stream);
+    /// // The host waits for everything queued on the producer's stream.
+    /// order.ready_on(DLDevice { device_type: kDLCUDA, device_id: 0 }, ConsumerStream::Host)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(stream: Arc<CudaStream>) -> Self {
         Self { stream }
     }
 
     /// The producer's stream.
+    ///
+    /// ```no_run
+    /// use std::sync::Arc;
+    /// use dlpack_abi::cudarc::CudaOrder;
+    ///
+    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+    /// let order = CudaOrder::new(Arc::clone(&stream));
+    /// assert!(Arc::ptr_eq(order.stream(), &stream));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn stream(&self) -> &Arc<CudaStream> {
         &self.stream
     }
@@ -236,6 +258,17 @@ pub struct CudaWait {
 
 impl CudaWait {
     /// Waits made with `context` current.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::cudarc::{CudaExport, CudaWait};
+    ///
+    /// let context = cudarc::driver::CudaContext::new(0)?;
+    /// let stream = context.new_stream()?;
+    /// let (_schema, mut array) = CudaExport::new(stream.alloc_zeros::<f32>(4)?).into_device_array()?;
+    /// // The host blocks until the event the producer recorded has completed.
+    /// array.wait_host(&CudaWait::new(context))?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn new(context: Arc<CudaContext>) -> Self {
         Self { context }
     }

@@ -50,12 +50,11 @@ impl ManagedTensor<DLManagedTensor> {
     /// not touched.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::LegacyTensor;
+    /// use dlpack_abi::dlpack::Export;
     /// use dlpack_abi::raw::DLPackFlags;
     ///
-    /// let legacy = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[2, 2])) }?;
+    /// let legacy = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).finish_legacy()?;
     /// let versioned = legacy.into_versioned();
     /// assert_eq!(versioned.view().flags(), DLPackFlags::READ_ONLY);
     /// assert_eq!(versioned.view().strides(), [2, 1]);
@@ -75,11 +74,10 @@ impl ManagedTensor<DLManagedTensor> {
     /// [`LegacyTensor::as_mut_slice`]: super::LegacyTensor::as_mut_slice
     ///
     /// ```
-    /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::LegacyTensor;
+    /// use dlpack_abi::dlpack::Export;
     ///
-    /// let legacy = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[2])) }?;
+    /// let legacy = Export::new(vec![0.0f32, 1.0], &[2]).finish_legacy()?;
     /// // SAFETY: this producer's buffers are writable.
     /// let mut versioned = unsafe { legacy.into_versioned_writable() };
     /// // Writable, but nothing proves this consumer holds it alone: unsafe access only.
@@ -101,25 +99,27 @@ impl ManagedTensor<DLManagedTensorVersioned> {
     /// `IS_SUBBYTE_TYPE_PADDED` (it would read packed data) and unknown bits. `IS_COPIED`
     /// is dropped: without it a consumer only assumes less.
     ///
+    /// # Errors
+    /// [`IntoLegacyError`] when a flag would be lost; [`IntoLegacyError::into_tensor`] gives the
+    /// tensor back.
+    ///
     /// ```
-    /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::{ExportError, VersionedTensor};
+    /// use dlpack_abi::dlpack::{Export, ExportError, VersionedTensor};
     /// use dlpack_abi::raw::DLPackFlags;
     ///
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).finish()?;
     /// let legacy = tensor.into_legacy().map_err(|refused| refused.error())?;
     /// assert_eq!(legacy.view().as_slice::<f32>()?, [0.0, 1.0, 2.0]);
     ///
-    /// let read_only = DLPackFlags::READ_ONLY.bits();
-    /// let frozen = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, read_only)) }?;
+    /// let frozen = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).read_only().finish()?;
     /// let refused = frozen.into_legacy().unwrap_err();
     /// assert_eq!(
     ///     refused.error(),
     ///     ExportError::FlagsNotRepresentable { flags: DLPackFlags::READ_ONLY }
     /// );
     /// let frozen: VersionedTensor = refused.into_tensor(); // nothing lost
-    /// # drop(frozen);
+    /// assert_eq!(frozen.view().as_slice::<f32>()?, [0.0, 1.0, 2.0]);
     /// # Ok(()) }
     /// ```
     pub fn into_legacy(self) -> Result<ManagedTensor<DLManagedTensor>, IntoLegacyError> {
@@ -139,13 +139,10 @@ impl ManagedTensor<DLManagedTensorVersioned> {
 /// the reason, and the tensor, unchanged.
 ///
 /// ```
-/// # include!("doc_setup.rs");
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-/// use dlpack_abi::dlpack::VersionedTensor;
-/// use dlpack_abi::raw::DLPackFlags;
+/// use dlpack_abi::dlpack::Export;
 ///
-/// let flags = (DLPackFlags::READ_ONLY | DLPackFlags::IS_COPIED).bits();
-/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[1], None, flags)) }?;
+/// let tensor = Export::new(vec![0.0f32], &[1]).read_only().finish()?;
 /// let refused = tensor.into_legacy().unwrap_err();
 /// assert_eq!(
 ///     refused.to_string(),
@@ -164,12 +161,14 @@ impl IntoLegacyError {
     /// Why the tensor cannot be legacy.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::{ExportError, VersionedTensor};
-    /// # use dlpack_abi::raw::DLPackFlags;
-    /// let flags = DLPackFlags::IS_SUBBYTE_TYPE_PADDED.bits();
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[1], None, flags)) }?;
+    /// use dlpack_abi::dlpack::{Export, ExportError, VersionedTensor};
+    /// use dlpack_abi::raw::DLPackFlags;
+    ///
+    /// // A producer that sets a flag legacy tensors have no room for.
+    /// let raw = Export::new(vec![0u8], &[1]).finish()?.into_raw();
+    /// unsafe { (*raw).flags = DLPackFlags::IS_SUBBYTE_TYPE_PADDED.bits() };
+    /// let tensor = unsafe { VersionedTensor::from_raw(raw) }?;
     /// assert!(matches!(
     ///     tensor.into_legacy().unwrap_err().error(),
     ///     ExportError::FlagsNotRepresentable { .. }
@@ -183,12 +182,10 @@ impl IntoLegacyError {
     /// The tensor, unchanged (its deleter has not run).
     ///
     /// ```
-    /// # include!("doc_setup.rs");
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// # use dlpack_abi::raw::DLPackFlags;
-    /// let flags = DLPackFlags::READ_ONLY.bits();
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, flags)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// let tensor = Export::new(vec![0.0f32, 1.0], &[2]).read_only().finish()?;
     /// let back = tensor.into_legacy().unwrap_err().into_tensor();
     /// assert_eq!(back.view().as_slice::<f32>()?, [0.0, 1.0]);
     /// # Ok(()) }

@@ -24,6 +24,10 @@ impl<'a> TensorView<'a> {
     ///   `data + byte_offset` through the shape and strides are readable, and nobody writes them,
     ///   for `'a`.
     ///
+    /// # Errors
+    /// [`ImportError`] for a tensor that breaks a rule of the table in the
+    /// [module docs](crate::dlpack) (the legacy rules: NULL `strides` allowed).
+    ///
     /// ```
     /// use dlpack_abi::dlpack::{ImportError, TensorView};
     /// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
@@ -117,6 +121,9 @@ impl<'a> TensorViewMut<'a> {
     ///   the same memory: an in-place kernel whose input and output share memory needs one
     ///   `TensorViewMut`, not a `TensorView` and a `TensorViewMut`).
     ///
+    /// # Errors
+    /// As [`TensorView::from_raw`].
+    ///
     /// ```
     /// use dlpack_abi::dlpack::{ImportError, TensorViewMut};
     ///
@@ -144,8 +151,8 @@ impl<'a> TensorViewMut<'a> {
     /// A read-only view, for as long as this borrow of `self` lasts.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::{Element, TensorViewMut};
-    /// # use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
+    /// use dlpack_abi::dlpack::{Element, TensorViewMut};
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
     /// let mut values = [7u8; 3];
     /// let mut shape = [3i64];
     /// let mut tensor = DLTensor {
@@ -167,9 +174,12 @@ impl<'a> TensorViewMut<'a> {
     /// and written through it for `'a`, but not while a slice, element or view borrowed from
     /// `self` is alive.
     ///
+    /// # Errors
+    /// As [`TensorView::typed_ptr`].
+    ///
     /// ```
-    /// # use dlpack_abi::dlpack::{Element, TensorViewMut};
-    /// # use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
+    /// use dlpack_abi::dlpack::{Element, TensorViewMut};
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
     /// let mut values = [0f64; 4];
     /// let (mut shape, mut strides) = ([2i64], [2i64]); // every other element
     /// let mut tensor = DLTensor {
@@ -192,9 +202,12 @@ impl<'a> TensorViewMut<'a> {
     /// The elements as a mutable slice in row-major order; needs what
     /// [`TensorView::as_slice`] needs (C contiguity among it, so no element is reachable twice).
     ///
+    /// # Errors
+    /// As [`TensorView::as_slice`].
+    ///
     /// ```
-    /// # use dlpack_abi::dlpack::{AccessError, Element, TensorViewMut};
-    /// # use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
+    /// use dlpack_abi::dlpack::{AccessError, Element, TensorViewMut};
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
     /// let mut values = [0u16; 4];
     /// let (mut shape, mut strides) = ([2i64, 2], [1i64, 2]); // column-major
     /// let mut tensor = DLTensor {
@@ -218,9 +231,12 @@ impl<'a> TensorViewMut<'a> {
 
     /// Like [`as_mut_slice`](Self::as_mut_slice), for the whole borrow `'a`.
     ///
+    /// # Errors
+    /// As [`TensorView::as_slice`].
+    ///
     /// ```
-    /// # use dlpack_abi::dlpack::{Element, TensorViewMut};
-    /// # use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
+    /// use dlpack_abi::dlpack::{Element, TensorViewMut};
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
     /// let mut values = [0i8; 2];
     /// let mut shape = [2i64];
     /// let mut tensor = DLTensor {
@@ -245,9 +261,12 @@ impl<'a> TensorViewMut<'a> {
     /// The element at `index`, mutably, through the strides (any layout: two indices may share
     /// an element, but only one `&mut` exists at a time). Needs what [`TensorView::get`] needs.
     ///
+    /// # Errors
+    /// As [`TensorView::get`].
+    ///
     /// ```
-    /// # use dlpack_abi::dlpack::{Element, TensorViewMut};
-    /// # use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
+    /// use dlpack_abi::dlpack::{Element, TensorViewMut};
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
     /// let mut values = [0u32; 6];
     /// let (mut shape, mut strides) = ([2i64, 3], [1i64, 2]); // column-major
     /// let mut tensor = DLTensor {
@@ -272,9 +291,12 @@ impl<'a> TensorViewMut<'a> {
 
     /// Writes `value` at `index`; see [`get_mut`](Self::get_mut).
     ///
+    /// # Errors
+    /// As [`TensorView::get`].
+    ///
     /// ```
-    /// # use dlpack_abi::dlpack::{AccessError, Element, TensorViewMut};
-    /// # use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
+    /// use dlpack_abi::dlpack::{AccessError, Element, TensorViewMut};
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
     /// let mut values = [0i64; 2];
     /// let mut shape = [2i64];
     /// let mut tensor = DLTensor {

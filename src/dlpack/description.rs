@@ -184,7 +184,7 @@ impl<'a> TensorDescription<'a> {
     /// Sets the strides, in elements.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::TensorDescription;
+    /// use dlpack_abi::dlpack::TensorDescription;
     /// let mut values = [0u8; 2];
     /// let d = TensorDescription::cpu(&mut values, &[0, 2]).with_strides(&[1, 0]);
     /// assert_eq!(d.strides.unwrap(), [1, 0]);
@@ -198,7 +198,7 @@ impl<'a> TensorDescription<'a> {
     /// keep them: no `i64` copy is needed, they are converted while the export copies them.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::{Dims, TensorDescription};
+    /// use dlpack_abi::dlpack::{Dims, TensorDescription};
     /// let mut values = [0u8; 6];
     /// let (shape, strides): ([usize; 2], [isize; 2]) = ([3, 2], [1, 3]);
     /// let d = TensorDescription::cpu(&mut values, &[]).with_native_dims(&shape, &strides);
@@ -214,7 +214,7 @@ impl<'a> TensorDescription<'a> {
     /// Sets the byte offset from `data` to the first element.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::TensorDescription;
+    /// use dlpack_abi::dlpack::TensorDescription;
     /// let mut values = [0u8; 32];
     /// let d = TensorDescription::cpu(&mut values, &[16]).with_byte_offset(16);
     /// assert_eq!(d.byte_offset, 16);
@@ -227,8 +227,8 @@ impl<'a> TensorDescription<'a> {
     /// Sets the flags.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::TensorDescription;
-    /// # use dlpack_abi::raw::DLPackFlags;
+    /// use dlpack_abi::dlpack::TensorDescription;
+    /// use dlpack_abi::raw::DLPackFlags;
     /// let mut values = [0u8; 1];
     /// let d = TensorDescription::cpu(&mut values, &[1])
     ///     .with_flags(DLPackFlags::READ_ONLY | DLPackFlags::IS_COPIED);
@@ -337,7 +337,7 @@ impl<'a> Dims<'a> {
     /// The number of dimensions.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::Dims;
+    /// use dlpack_abi::dlpack::Dims;
     /// assert_eq!(Dims::I64(&[4, 5, 6]).len(), 3);
     /// ```
     pub fn len(&self) -> usize {
@@ -351,7 +351,7 @@ impl<'a> Dims<'a> {
     /// `true` for a 0-d tensor's.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::Dims;
+    /// use dlpack_abi::dlpack::Dims;
     /// assert!(Dims::Usize(&[]).is_empty());
     /// ```
     pub fn is_empty(&self) -> bool {
@@ -362,7 +362,7 @@ impl<'a> Dims<'a> {
     /// refuses), or `None` past the end.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::Dims;
+    /// use dlpack_abi::dlpack::Dims;
     /// assert_eq!(Dims::Isize(&[-1, 8]).get(0), Some(-1));
     /// assert_eq!(Dims::Usize(&[1 << 20]).get(0), Some(1 << 20));
     /// assert_eq!(Dims::I64(&[]).get(0), None);
@@ -380,7 +380,7 @@ impl<'a> Dims<'a> {
     /// The values as `i64`s, in dimension order.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::Dims;
+    /// use dlpack_abi::dlpack::Dims;
     /// assert_eq!(Dims::Usize(&[1, 2]).iter().sum::<i64>(), 3);
     /// ```
     pub fn iter(&self) -> impl ExactSizeIterator<Item = i64> + 'a {
@@ -405,7 +405,7 @@ impl<'a> Dims<'a> {
     /// The values, when they are already `i64`s.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::Dims;
+    /// use dlpack_abi::dlpack::Dims;
     /// assert_eq!(Dims::I64(&[7]).as_i64(), Some(&[7][..]));
     /// assert_eq!(Dims::Usize(&[7]).as_i64(), None);
     /// ```

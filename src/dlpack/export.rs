@@ -59,7 +59,7 @@ pub unsafe trait TensorOwner: Send + 'static {
     /// Describes the memory. The export uses the call made once the owner is in its final place.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::{TensorDescription, TensorOwner};
+    /// use dlpack_abi::dlpack::{TensorDescription, TensorOwner};
     /// struct Scalar(Box<[i32; 1]>);
     /// // SAFETY: the boxed value is the owner's own allocation.
     /// unsafe impl TensorOwner for Scalar {
@@ -76,7 +76,7 @@ pub unsafe trait TensorOwner: Send + 'static {
     /// mismatch is refused with [`ExportError::NdimChanged`].
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::{TensorDescription, TensorOwner};
+    /// use dlpack_abi::dlpack::{TensorDescription, TensorOwner};
     /// struct Row(Vec<u8>, [i64; 1]);
     /// // SAFETY: the vector is the owner's own allocation.
     /// unsafe impl TensorOwner for Row {
@@ -100,8 +100,13 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// byte it reaches must lie in its buffer ([`ExportError::OutsideBuffer`]), and a legacy
     /// export also refuses flags it cannot carry.
     ///
+    /// # Errors
+    /// [`ExportError::Invalid`] for a description an import would refuse,
+    /// [`ExportError::OutsideBuffer`] when it reaches past the owner's buffer, and
+    /// [`ExportError::FlagsNotRepresentable`] for flags a legacy tensor cannot carry.
+    ///
     /// ```
-    /// use dlpack_abi::dlpack::{Element, TensorDescription, TensorOwner, LegacyTensor};
+    /// use dlpack_abi::dlpack::{Element, LegacyTensor, TensorDescription, TensorOwner};
     /// use dlpack_abi::raw::{kDLCUDA, DLDevice};
     ///
     /// /// A device allocation this program manages (here only an address and a length).
@@ -150,6 +155,9 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// Unless `flags` has `READ_ONLY`, consumers may write the memory: while the export lives,
     /// nothing may read or write it through Rust references, and its producer must allow writes
     /// (as for a [`TensorOwner`]).
+    ///
+    /// # Errors
+    /// [`ExportError::FlagsNotRepresentable`] for flags a legacy tensor cannot carry.
     ///
     /// ```
     /// use std::sync::Arc;

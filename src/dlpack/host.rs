@@ -134,12 +134,15 @@ unsafe impl<T: Element + Send + Sync> HostBuffer for Arc<[T]> {
 /// On error the buffer has been dropped.
 ///
 /// ```
-/// use dlpack_abi::dlpack::Export;
+/// use dlpack_abi::dlpack::{Export, VersionedTensor};
 ///
 /// let tensor = Export::new(vec![1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]).finish()?;
 /// assert_eq!(tensor.view().strides(), [3, 1]);
 /// let raw = tensor.into_raw(); // a `DLManagedTensorVersioned*` for C; its deleter frees all
-/// # drop(unsafe { dlpack_abi::dlpack::VersionedTensor::from_raw(raw) });
+/// // What a consumer does: take it back (validated), and the deleter runs on drop.
+/// // SAFETY: `raw` is live and its deleter has not run.
+/// let tensor = unsafe { VersionedTensor::from_raw(raw) }?;
+/// assert_eq!(tensor.view().shape(), [2, 3]);
 /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
 /// ```
 #[must_use = "an export does nothing until `finish` or `finish_legacy`"]
@@ -221,6 +224,10 @@ impl<'a, B: HostBuffer> Export<'a, B> {
     /// Builds the [`DLManagedTensorVersioned`](crate::raw::DLManagedTensorVersioned) (version
     /// 1.3).
     ///
+    /// # Errors
+    /// [`ExportError::Invalid`] for a shape or strides an import would refuse,
+    /// [`ExportError::OutsideBuffer`] when they reach past the buffer.
+    ///
     /// ```
     /// use dlpack_abi::dlpack::{Export, ExportError};
     ///
@@ -234,6 +241,10 @@ impl<'a, B: HostBuffer> Export<'a, B> {
     /// Builds a legacy [`DLManagedTensor`](crate::raw::DLManagedTensor), for consumers that
     /// speak nothing else. Refuses [`read_only`](Self::read_only) and shared buffers: legacy
     /// tensors cannot say so ([`ExportError::FlagsNotRepresentable`]). `IS_COPIED` is dropped.
+    ///
+    /// # Errors
+    /// As [`finish`](Self::finish), and [`ExportError::FlagsNotRepresentable`] for read-only
+    /// exports.
     ///
     /// ```
     /// use dlpack_abi::dlpack::Export;

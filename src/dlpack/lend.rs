@@ -58,6 +58,10 @@ pub struct BorrowedTensor<'a, const N: usize> {
 impl<'a, const N: usize> BorrowedTensor<'a, N> {
     /// `data` as a compact row-major CPU tensor of this shape, from its first element.
     ///
+    /// # Errors
+    /// [`ExportError::OutsideBuffer`] when the shape needs more elements than `data` holds, and
+    /// [`ExportError::Invalid`] for a negative or overflowing extent.
+    ///
     /// ```
     /// use dlpack_abi::dlpack::{BorrowedTensor, ExportError};
     ///
@@ -75,6 +79,10 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
 
     /// `data` as a CPU tensor with these strides (in elements; negative and zero ones too),
     /// starting at element `first_element` of the slice. Every element reached must lie in it.
+    ///
+    /// # Errors
+    /// [`ExportError::OutsideBuffer`] when an element reached lies outside `data`, and
+    /// [`ExportError::Invalid`] for a description an import would refuse.
     ///
     /// ```
     /// use dlpack_abi::dlpack::BorrowedTensor;
@@ -106,6 +114,10 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
     /// Every element the description reaches (from `data + byte_offset` through the shape and
     /// strides) stays allocated and is not written by anyone for `'a`. Its `len` need not be
     /// backed by memory: it bounds the reach, which is checked against it.
+    ///
+    /// # Errors
+    /// [`ExportError::Invalid`] for a description an import would refuse, and
+    /// [`ExportError::FlagsNotRepresentable`] for `IS_SUBBYTE_TYPE_PADDED` or unknown flags.
     ///
     /// ```
     /// use dlpack_abi::dlpack::{BorrowedTensor, Element, TensorDescription};
@@ -255,6 +267,9 @@ pub struct BorrowedTensorMut<'a, const N: usize> {
 impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     /// `data` as a compact row-major CPU tensor of this shape, from its first element.
     ///
+    /// # Errors
+    /// As [`BorrowedTensor::new`].
+    ///
     /// ```
     /// use dlpack_abi::dlpack::BorrowedTensorMut;
     ///
@@ -273,6 +288,9 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
 
     /// `data` with these strides (in elements), from element `first_element`; see
     /// [`BorrowedTensor::strided`].
+    ///
+    /// # Errors
+    /// As [`BorrowedTensor::strided`].
     ///
     /// ```
     /// use dlpack_abi::dlpack::BorrowedTensorMut;
@@ -303,6 +321,10 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     /// Every element the description reaches stays allocated, may be written, and is read or
     /// written by nobody else for `'a`.
     ///
+    /// # Errors
+    /// As [`BorrowedTensor::from_description`], and
+    /// [`ExportError::FlagsNotRepresentable`] for `READ_ONLY`.
+    ///
     /// ```
     /// use dlpack_abi::dlpack::{BorrowedTensorMut, ExportError, TensorDescription};
     /// use dlpack_abi::raw::DLPackFlags;
@@ -328,7 +350,7 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     /// The `DLTensor` for reading; see [`BorrowedTensor::dl_tensor`].
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::BorrowedTensorMut;
+    /// use dlpack_abi::dlpack::BorrowedTensorMut;
     /// let mut values = [3i16; 2];
     /// let out = BorrowedTensorMut::new(&mut values, [2])?;
     /// assert_eq!(out.dl_tensor().view().as_slice::<i16>()?, [3, 3]);
@@ -342,7 +364,7 @@ impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     /// C.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::BorrowedTensorMut;
+    /// use dlpack_abi::dlpack::BorrowedTensorMut;
     /// let mut values = [0u32; 3];
     /// let mut out = BorrowedTensorMut::new(&mut values, [3])?;
     /// let mut raw = out.dl_tensor_mut();
@@ -392,7 +414,7 @@ impl DLTensorRef<'_> {
     /// temporary: `kernel(x.dl_tensor().as_ptr())` is right, keeping the pointer is not).
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::BorrowedTensor;
+    /// use dlpack_abi::dlpack::BorrowedTensor;
     /// let values = [0.5f32];
     /// let x = BorrowedTensor::new(&values, [])?;
     /// let raw = x.dl_tensor();
@@ -406,7 +428,7 @@ impl DLTensorRef<'_> {
     /// The validated view, with typed read access.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::BorrowedTensor;
+    /// use dlpack_abi::dlpack::BorrowedTensor;
     /// let values = [4i64, 5];
     /// let x = BorrowedTensor::new(&values, [2])?;
     /// assert!(x.dl_tensor().view().iter::<i64>()?.eq([4, 5]));
@@ -454,7 +476,7 @@ impl DLTensorMut<'_> {
     /// struct, its `shape` or its `strides`).
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::BorrowedTensorMut;
+    /// use dlpack_abi::dlpack::BorrowedTensorMut;
     /// let mut values = [0u8; 1];
     /// let mut out = BorrowedTensorMut::new(&mut values, [1])?;
     /// let mut raw = out.dl_tensor_mut();
@@ -469,7 +491,7 @@ impl DLTensorMut<'_> {
     /// The validated view, with typed read access.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::BorrowedTensorMut;
+    /// use dlpack_abi::dlpack::BorrowedTensorMut;
     /// let mut values = [9u8; 2];
     /// let mut out = BorrowedTensorMut::new(&mut values, [2])?;
     /// assert_eq!(out.dl_tensor_mut().view().as_slice::<u8>()?, [9, 9]);
@@ -484,7 +506,7 @@ impl DLTensorMut<'_> {
     /// writes the lent memory itself.
     ///
     /// ```
-    /// # use dlpack_abi::dlpack::BorrowedTensorMut;
+    /// use dlpack_abi::dlpack::BorrowedTensorMut;
     /// let mut values = [0u8; 3];
     /// let mut out = BorrowedTensorMut::new(&mut values, [3])?;
     /// out.dl_tensor_mut().view_mut().set(&[1], 4u8)?;

@@ -171,17 +171,21 @@ impl ManagedStruct for DLManagedTensor {}
 /// producers must make it thread-safe), and shared access only reads the struct and the data.
 ///
 /// ```
-/// # include!("doc_setup.rs");
+/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-/// use dlpack_abi::dlpack::VersionedTensor;
+/// use dlpack_abi::dlpack::{Export, VersionedTensor};
 ///
-/// // `c_tensor_f32` stands for a C producer: a 2 x 3 f32 tensor holding 0, 1, ..., 5.
-/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], None, 0)) }?;
+/// // A producer (here this crate; in practice C, NumPy, PyTorch, ...) hands over a
+/// // `DLManagedTensorVersioned*`: a 2 x 3 f32 tensor holding 0, 1, ..., 5.
+/// let raw = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).finish()?.into_raw();
+/// // SAFETY: `raw` is live and its ownership passes here (`from_raw`'s contract).
+/// let tensor = unsafe { VersionedTensor::from_raw(raw) }?;
 /// let view = tensor.view();
 /// assert_eq!(view.shape(), [2, 3]);
 /// assert_eq!(view.as_slice::<f32>()?, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
 /// drop(tensor); // the producer's deleter runs here, once
 /// # Ok(()) }
+/// # }
 /// ```
 pub struct ManagedTensor<M: ManagedStruct> {
     owner: Owner<M>,
@@ -191,13 +195,14 @@ pub struct ManagedTensor<M: ManagedStruct> {
 /// An owned [`DLManagedTensorVersioned`]. See [`ManagedTensor`].
 ///
 /// ```
-/// # include!("doc_setup.rs");
+/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-/// use dlpack_abi::dlpack::VersionedTensor;
+/// use dlpack_abi::dlpack::Export;
 ///
-/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4], None, 0)) }?;
+/// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[4]).finish()?;
 /// assert_eq!(tensor.view().version(), Some(dlpack_abi::raw::DLPackVersion::CURRENT));
 /// # Ok(()) }
+/// # }
 /// ```
 pub type VersionedTensor = ManagedTensor<DLManagedTensorVersioned>;
 
@@ -205,13 +210,14 @@ pub type VersionedTensor = ManagedTensor<DLManagedTensorVersioned>;
 /// See [`ManagedTensor`].
 ///
 /// ```
-/// # include!("doc_setup.rs");
+/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-/// use dlpack_abi::dlpack::LegacyTensor;
+/// use dlpack_abi::dlpack::Export;
 ///
-/// let tensor = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[4])) }?;
+/// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[4]).finish_legacy()?;
 /// assert_eq!(tensor.view().version(), None);
 /// # Ok(()) }
+/// # }
 /// ```
 pub type LegacyTensor = ManagedTensor<DLManagedTensor>;
 
@@ -277,16 +283,21 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     ///   `IS_COPIED` (and not `READ_ONLY`) is the consumer's alone, as the spec says: nobody else
     ///   reads or writes it, which is what lets [`VersionedTensor::as_mut_slice`] be safe.
     ///
+    /// # Errors
+    /// [`ImportError`] for a tensor that breaks a rule of the table in the
+    /// [module docs](crate::dlpack); the deleter has run then (except for a NULL pointer).
+    ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() {
-    /// use dlpack_abi::dlpack::{ImportError, VersionedTensor};
+    /// use dlpack_abi::dlpack::{Export, ImportError, VersionedTensor};
     ///
     /// // A producer that sets `ndim = -1`: refused, and its deleter has run.
-    /// let bad = c_tensor_f32(&[2], None, 0);
+    /// let bad = Export::new(vec![0.0f32, 1.0], &[2]).finish().unwrap().into_raw();
     /// unsafe { (*bad).dl_tensor.ndim = -1 };
     /// let error = unsafe { VersionedTensor::from_raw(bad) }.unwrap_err();
     /// assert_eq!(error, ImportError::NegativeNdim { ndim: -1 });
+    /// # }
     /// # }
     /// ```
     #[inline(always)]
@@ -357,15 +368,16 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// re-import with [`from_raw`](Self::from_raw)).
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::dlpack::{Export, VersionedTensor};
     ///
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).finish()?;
     /// let raw = tensor.into_raw(); // e.g. to hand to C
     /// let again = unsafe { VersionedTensor::from_raw(raw) }?;
     /// assert_eq!(again.view().element_count(), 3);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn into_raw(self) -> *mut M {
         let this = ManuallyDrop::new(self);
@@ -375,13 +387,14 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// The managed struct, for reading raw fields.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::dlpack::Export;
     ///
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).finish()?;
     /// assert!(tensor.as_raw().deleter.is_some());
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn as_raw(&self) -> &M {
         // SAFETY: validated at import: major 1 or legacy, so the whole struct has the known
@@ -392,13 +405,14 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// A borrowed view: shape, strides, dtype, device, flags, contiguity and typed reads.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::dlpack::Export;
     ///
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 2], None, 0)) }?;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).finish()?;
     /// assert!(tensor.view().is_c_contiguous());
     /// # Ok(()) }
+    /// # }
     /// ```
     #[inline(always)]
     pub fn view(&self) -> TensorView<'_> {
@@ -429,16 +443,21 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// capsules as read-only), and nothing else reads or writes the elements while the slice
     /// lives: not the producer, not another import of the same memory, not another thread.
     ///
-    /// ```
-    /// # include!("doc_setup.rs");
-    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::LegacyTensor;
+    /// # Errors
+    /// [`AccessError::ReadOnly`] for a `READ_ONLY` tensor, and what
+    /// [`TensorView::as_slice`] refuses.
     ///
-    /// let mut tensor = unsafe { LegacyTensor::from_raw(c_legacy_f32(&[2])) }?;
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// let mut tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish_legacy()?;
     /// // SAFETY: this producer's buffers are writable, and nothing else holds them.
     /// unsafe { tensor.as_mut_slice_unchecked::<f32>() }?[1] = 5.0;
     /// assert_eq!(tensor.view().as_slice::<f32>()?, [0.0, 5.0]);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub unsafe fn as_mut_slice_unchecked<T: Element>(&mut self) -> Result<&mut [T], AccessError> {
         if self.view().flags().contains(DLPackFlags::READ_ONLY) {
@@ -459,23 +478,32 @@ impl VersionedTensor {
     /// memory out twice), so it is [`AccessError::NotExclusive`]; `READ_ONLY` ones are
     /// [`AccessError::ReadOnly`]. Refuses everything [`TensorView::as_slice`] refuses too.
     ///
+    /// # Errors
+    /// [`AccessError::NotExclusive`] for a tensor this consumer may not hold alone,
+    /// [`AccessError::ReadOnly`] for a `READ_ONLY` one, and what [`TensorView::as_slice`] refuses.
+    ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::{AccessError, VersionedTensor};
+    /// use dlpack_abi::dlpack::{AccessError, Export, VersionedTensor};
     /// use dlpack_abi::raw::DLPackFlags;
     ///
-    /// let copied = DLPackFlags::IS_COPIED.bits();
-    /// let mut tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, copied)) }?;
+    /// // A producer's tensor marked IS_COPIED: the consumer's alone.
+    /// let raw = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).finish()?.into_raw();
+    /// unsafe { (*raw).flags = DLPackFlags::IS_COPIED.bits() };
+    /// let mut tensor = unsafe { VersionedTensor::from_raw(raw) }?;
     /// tensor.as_mut_slice::<f32>()?[0] = 7.0;
     /// assert_eq!(tensor.view().as_slice::<f32>()?, [7.0, 1.0, 2.0]);
     ///
-    /// let mut shared = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// // Without IS_COPIED the producer may have handed the same memory out twice.
+    /// let raw = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).finish()?.into_raw();
+    /// let mut shared = unsafe { VersionedTensor::from_raw(raw) }?;
     /// assert_eq!(shared.as_mut_slice::<f32>(), Err(AccessError::NotExclusive));
-    /// let read_only = DLPackFlags::READ_ONLY.bits();
-    /// let mut frozen = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, read_only)) }?;
+    ///
+    /// let mut frozen = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).read_only().finish()?;
     /// assert_eq!(frozen.as_mut_slice::<f32>(), Err(AccessError::ReadOnly));
     /// # Ok(()) }
+    /// # }
     /// ```
     #[inline]
     pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], AccessError> {
@@ -507,20 +535,23 @@ impl VersionedTensor {
     /// code that walks the strides itself and writes. Every element at an in-bounds index may
     /// be written while `self` is borrowed mutably.
     ///
-    /// ```
-    /// # include!("doc_setup.rs");
-    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// use dlpack_abi::dlpack::VersionedTensor;
-    /// use dlpack_abi::raw::DLPackFlags;
+    /// # Errors
+    /// As [`as_mut_slice`](Self::as_mut_slice), except contiguity.
     ///
-    /// // Column-major 2 x 2, marked IS_COPIED: ours alone.
-    /// let copied = DLPackFlags::IS_COPIED.bits();
-    /// let mut tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 2], Some(&[1, 2]), copied)) }?;
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// // Column-major 2 x 2, exported from a `Vec`: ours alone.
+    /// let data = vec![0.0f32, 1.0, 2.0, 3.0];
+    /// let mut tensor = Export::new(data, &[2, 2]).strides(&[1, 2]).finish()?;
     /// let start = tensor.typed_mut_ptr::<f32>()?;
     /// // SAFETY: index (0, 1) is in bounds, at offset 0 * 1 + 1 * 2.
     /// unsafe { *start.add(2) = 9.0 };
     /// assert_eq!(tensor.view().get::<f32>(&[0, 1])?, 9.0);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn typed_mut_ptr<T: Element>(&mut self) -> Result<*mut T, AccessError> {
         self.check_exclusive()?;

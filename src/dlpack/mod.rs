@@ -40,6 +40,22 @@
 //!
 //! Unknown device types, dtype codes and flag bits are kept and reported; only typed access
 //! refuses them.
+//!
+//! ```
+//! # #[cfg(feature = "alloc")] {
+//! use dlpack_abi::dlpack::{Export, VersionedTensor};
+//!
+//! // Export a Vec (zero-copy): a C consumer would get this pointer.
+//! let raw = Export::new(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).finish()?.into_raw();
+//! // Import it as a consumer does: validated first; the deleter runs when `tensor` drops.
+//! // SAFETY: `raw` is a live tensor whose deleter has not run, handed over to `from_raw`.
+//! let tensor = unsafe { VersionedTensor::from_raw(raw) }?;
+//! let view = tensor.view();
+//! assert_eq!(view.shape(), [2, 2]);
+//! assert_eq!(view.get::<f32>(&[1, 0])?, 3.0);
+//! # }
+//! # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+//! ```
 
 // Patterns name the C constants (`kDLCPU`, ...).
 #![allow(non_upper_case_globals)]

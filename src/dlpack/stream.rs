@@ -220,6 +220,27 @@ pub unsafe trait StreamOrder: Send + Sync {
     /// # Errors
     /// [`OrderError::Unsupported`] for a stream this producer cannot order on,
     /// [`OrderError::Runtime`] when the device runtime fails.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{ConsumerStream, OrderError, StreamOrder};
+    /// use dlpack_abi::raw::{kDLCUDA, DLDevice};
+    ///
+    /// /// A producer whose device work runs on the legacy default stream only.
+    /// struct DefaultStreamOnly;
+    /// // SAFETY: `ready_on` returns `Ok` only for the stream the work already runs on.
+    /// unsafe impl StreamOrder for DefaultStreamOnly {
+    ///     fn ready_on(&self, _: DLDevice, stream: ConsumerStream) -> Result<(), OrderError> {
+    ///         match stream {
+    ///             ConsumerStream::LegacyDefault | ConsumerStream::NoSync => Ok(()),
+    ///             other => Err(OrderError::Unsupported { stream: other }),
+    ///         }
+    ///     }
+    /// }
+    /// let gpu = DLDevice { device_type: kDLCUDA, device_id: 0 };
+    /// assert!(DefaultStreamOnly.ready_on(gpu, ConsumerStream::parse(gpu, Some(1))?).is_ok());
+    /// assert!(DefaultStreamOnly.ready_on(gpu, ConsumerStream::parse(gpu, Some(0x5000))?).is_err());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     fn ready_on(&self, device: DLDevice, stream: ConsumerStream) -> Result<(), OrderError>;
 
     /// An event recorded after the producer's pending writes to the data on `device`, for an
@@ -280,6 +301,25 @@ pub unsafe trait StreamOrder: Send + Sync {
 /// ```
 pub unsafe trait DeviceEvent: Send + 'static {
     /// The pointer `sync_event` carries: to the event object.
+    ///
+    /// ```
+    /// use core::ffi::c_void;
+    /// use core::ptr::NonNull;
+    /// use dlpack_abi::dlpack::DeviceEvent;
+    ///
+    /// /// Stands for a recorded event; `sync_event` points to the handle.
+    /// struct Recorded { handle: usize }
+    /// // SAFETY: points to the handle, which lives as long as `self` (boxed before use).
+    /// unsafe impl DeviceEvent for Recorded {
+    ///     fn event_ptr(&self) -> NonNull<c_void> {
+    ///         NonNull::from(&self.handle).cast()
+    ///     }
+    /// }
+    /// let event = Box::new(Recorded { handle: 0x1234 });
+    /// // What a consumer reads behind `sync_event`: the handle.
+    /// // SAFETY: the pointer is to the live `usize` handle.
+    /// assert_eq!(unsafe { *event.event_ptr().cast::<usize>().as_ptr() }, 0x1234);
+    /// ```
     fn event_ptr(&self) -> NonNull<c_void>;
 }
 

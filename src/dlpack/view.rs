@@ -18,13 +18,13 @@ use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion, DLTensor};
 /// refuses them.
 ///
 /// ```
-/// # include!("doc_setup.rs");
+/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-/// use dlpack_abi::dlpack::VersionedTensor;
+/// use dlpack_abi::dlpack::Export;
 /// use dlpack_abi::raw::{kDLCPU, kDLFloat};
 ///
 /// // Column-major 2 x 3 storage of 0..6.
-/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[1, 2]), 0)) }?;
+/// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[1, 2]).finish()?;
 /// let view = tensor.view();
 /// assert_eq!(view.device().device_type, kDLCPU);
 /// assert_eq!(view.dtype().code, kDLFloat);
@@ -33,6 +33,7 @@ use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion, DLTensor};
 /// assert_eq!(view.get::<f32>(&[1, 0])?, 1.0);
 /// assert!(view.iter::<f32>()?.eq([0.0, 2.0, 4.0, 1.0, 3.0, 5.0]));
 /// # Ok(()) }
+/// # }
 /// ```
 #[derive(Clone, Copy)]
 pub struct TensorView<'a> {
@@ -61,12 +62,13 @@ impl<'a> TensorView<'a> {
     /// The raw `DLTensor`, as the producer wrote it.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish()?;
     /// assert_eq!(tensor.view().raw().byte_offset, 0);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn raw(&self) -> &'a DLTensor {
         self.tensor
@@ -75,12 +77,13 @@ impl<'a> TensorView<'a> {
     /// Where the data lives. The device type may be one this crate does not know.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish()?;
     /// assert_eq!(tensor.view().device().device_id, 0);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn device(&self) -> DLDevice {
         self.tensor.device
@@ -89,12 +92,13 @@ impl<'a> TensorView<'a> {
     /// The element type. The code may be one this crate does not know.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::{Element, VersionedTensor};
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 0)) }?;
+    /// use dlpack_abi::dlpack::{Element, Export};
+    /// let tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish()?;
     /// assert_eq!(tensor.view().dtype(), f32::DTYPE);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn dtype(&self) -> DLDataType {
         self.tensor.dtype
@@ -103,12 +107,13 @@ impl<'a> TensorView<'a> {
     /// The number of dimensions, `0..=MAX_NDIM`.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let scalar = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[], None, 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let scalar = Export::new(vec![0.0f32], &[]).finish()?;
     /// assert_eq!(scalar.view().ndim(), 0);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn ndim(&self) -> usize {
         validate::ndim(self.tensor)
@@ -117,12 +122,13 @@ impl<'a> TensorView<'a> {
     /// The extents, each `>= 0`; empty for a 0-d tensor (whose `shape` may be NULL).
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 0], None, 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32], &[2, 0]).finish()?;
     /// assert_eq!(tensor.view().shape(), [2, 0]);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn shape(&self) -> &'a [i64] {
         // SAFETY: validated at import: `shape` is non-NULL with `ndim` values when `ndim > 0`,
@@ -133,12 +139,13 @@ impl<'a> TensorView<'a> {
     /// The strides in elements; synthesised (compact row-major) when the producer sent NULL.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[3, 1]), 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[3, 1]).finish()?;
     /// assert_eq!(tensor.view().strides(), [3, 1]);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn strides(&self) -> Strides<'a> {
         Strides::new(self.shape(), self.given_strides())
@@ -156,12 +163,13 @@ impl<'a> TensorView<'a> {
     /// The number of elements (the product of the extents; 1 for a 0-d tensor).
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4, 5], None, 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32; 20], &[4, 5]).finish()?;
     /// assert_eq!(tensor.view().element_count(), 20);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn element_count(&self) -> usize {
         self.meta.elements()
@@ -172,12 +180,13 @@ impl<'a> TensorView<'a> {
     /// ones (`IS_SUBBYTE_TYPE_PADDED`).
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4, 5], None, 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32; 20], &[4, 5]).finish()?;
     /// assert_eq!(tensor.view().byte_size(), 80);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn byte_size(&self) -> usize {
         self.meta.byte_size()
@@ -186,12 +195,13 @@ impl<'a> TensorView<'a> {
     /// `true` for packed sub-byte elements (`bits * lanes < 8` without `IS_SUBBYTE_TYPE_PADDED`).
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4], None, 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[4]).finish()?;
     /// assert!(!tensor.view().is_packed());
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn is_packed(&self) -> bool {
         self.meta.storage().is_packed()
@@ -207,12 +217,13 @@ impl<'a> TensorView<'a> {
     /// directly addressable devices; for opaque handles (OpenCL, Metal) use [`raw`](Self::raw).
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[4], None, 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[4]).finish()?;
     /// assert_eq!(tensor.view().data_ptr(), tensor.view().raw().data);
     /// # Ok(()) }
+    /// # }
     /// ```
     #[inline(always)]
     pub fn data_ptr(&self) -> *mut c_void {
@@ -228,13 +239,14 @@ impl<'a> TensorView<'a> {
     /// empty tensor is contiguous.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::dlpack::Export;
     /// // The stride of an extent-1 dimension does not matter.
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[1, 3], Some(&[99, 1]), 0)) }?;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0], &[1, 3]).strides(&[99, 1]).finish()?;
     /// assert!(tensor.view().is_c_contiguous());
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn is_c_contiguous(&self) -> bool {
         self.meta.is_c_contiguous()
@@ -244,12 +256,13 @@ impl<'a> TensorView<'a> {
     /// [`is_c_contiguous`](Self::is_c_contiguous).
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[1, 2]), 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[1, 2]).finish()?;
     /// assert!(tensor.view().is_f_contiguous());
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn is_f_contiguous(&self) -> bool {
         validate::is_f_contiguous(self.shape(), self.given_strides(), &self.meta)
@@ -261,14 +274,15 @@ impl<'a> TensorView<'a> {
     /// dimensions by `|stride|` and asks each to step past everything the faster ones reach.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let broadcast = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[0, 1]), 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let broadcast = Export::new(vec![0.0f32, 1.0, 2.0], &[2, 3]).strides(&[0, 1]).finish()?;
     /// assert!(broadcast.view().may_overlap());
-    /// let transposed = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3, 2], Some(&[1, 3]), 0)) }?;
+    /// let transposed = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[3, 2]).strides(&[1, 3]).finish()?;
     /// assert!(!transposed.view().may_overlap());
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn may_overlap(&self) -> bool {
         validate::may_overlap(self.shape(), self.given_strides(), &self.meta)
@@ -280,13 +294,16 @@ impl<'a> TensorView<'a> {
     /// sub-byte elements can reach more than `isize::MAX` elements; their offsets saturate.)
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::dlpack::Export;
+    ///
     /// // 2 x 3, rows backwards: the first element is the start of the last row.
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[-3, 1]), 0)) }?;
+    /// let rows = vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0];
+    /// let tensor = Export::new(rows, &[2, 3]).first_element(3).strides(&[-3, 1]).finish()?;
     /// assert_eq!(tensor.view().element_offsets(), (-3, 2));
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn element_offsets(&self) -> (isize, isize) {
         let (low, high) = validate::element_reach(self.shape(), self.given_strides(), &self.meta);
@@ -309,15 +326,19 @@ impl<'a> TensorView<'a> {
     /// The flags, unknown bits included; empty for a legacy tensor (which has none).
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::dlpack::{Export, VersionedTensor};
     /// use dlpack_abi::raw::DLPackFlags;
     ///
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 1 | 1 << 40)) }?;
+    /// let raw = Export::new(vec![0.0f32, 1.0], &[2]).finish()?.into_raw();
+    /// // A newer producer sets a bit this crate does not know, beside READ_ONLY (bit 0).
+    /// unsafe { (*raw).flags |= 1 | 1 << 40 };
+    /// let tensor = unsafe { VersionedTensor::from_raw(raw) }?;
     /// assert!(tensor.view().flags().contains(DLPackFlags::READ_ONLY));
     /// assert_eq!(tensor.view().flags().bits(), 1 | 1 << 40);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn flags(&self) -> DLPackFlags {
         self.flags
@@ -326,12 +347,13 @@ impl<'a> TensorView<'a> {
     /// The producer's version; `None` for a legacy tensor. The minor may be newer than 3.
     ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2], None, 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish()?;
     /// assert_eq!(tensor.view().version().map(|v| v.major), Some(1));
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn version(&self) -> Option<DLPackVersion> {
         self.version
@@ -343,14 +365,19 @@ impl<'a> TensorView<'a> {
     /// no unknown flag bits, `T::DTYPE == dtype`, a start pointer aligned for `T`, and C
     /// contiguity; each failure is a specific [`AccessError`]. An empty tensor gives `&[]`.
     ///
+    /// # Errors
+    /// [`AccessError`]: the device is not host-accessible, unknown flag bits, another dtype,
+    /// misaligned data, or a layout that is not C-contiguous.
+    ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::{AccessError, VersionedTensor};
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], None, 0)) }?;
+    /// use dlpack_abi::dlpack::{AccessError, Export};
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).finish()?;
     /// assert_eq!(tensor.view().as_slice::<f32>()?, [0.0, 1.0, 2.0]);
     /// assert!(matches!(tensor.view().as_slice::<i32>(), Err(AccessError::DtypeMismatch { .. })));
     /// # Ok(()) }
+    /// # }
     /// ```
     #[inline(always)]
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T], AccessError> {
@@ -362,13 +389,17 @@ impl<'a> TensorView<'a> {
     /// The elements as a slice in memory order: like [`as_slice`](Self::as_slice), but a
     /// column-major (F-contiguous) tensor is accepted too, its slice being in column-major order.
     ///
+    /// # Errors
+    /// As [`as_slice`](Self::as_slice), with F contiguity accepted.
+    ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 2], Some(&[1, 2]), 0)) }?;
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).strides(&[1, 2]).finish()?;
     /// assert_eq!(tensor.view().as_slice_memory_order::<f32>()?, [0.0, 1.0, 2.0, 3.0]);
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn as_slice_memory_order<T: Element>(&self) -> Result<&'a [T], AccessError> {
         self.check_contiguous(true)?;
@@ -379,15 +410,20 @@ impl<'a> TensorView<'a> {
     /// The element at `index` (one coordinate per dimension), read through the strides, with
     /// bounds checks. Needs what [`as_slice`](Self::as_slice) needs except contiguity.
     ///
+    /// # Errors
+    /// [`AccessError::IndexRank`] or [`AccessError::IndexOutOfBounds`] for a bad `index`, and what
+    /// [`as_slice`](Self::as_slice) refuses except contiguity.
+    ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::{AccessError, VersionedTensor};
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], None, 0)) }?;
+    /// use dlpack_abi::dlpack::{AccessError, Export};
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).finish()?;
     /// assert_eq!(tensor.view().get::<f32>(&[1, 2])?, 5.0);
     /// let out = AccessError::IndexOutOfBounds { dim: 1, index: 3, extent: 3 };
     /// assert_eq!(tensor.view().get::<f32>(&[1, 3]), Err(out));
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn get<T: Element>(&self, index: &[usize]) -> Result<T, AccessError> {
         let start = self.typed_ptr::<T>()?;
@@ -430,14 +466,18 @@ impl<'a> TensorView<'a> {
     /// The elements in row-major order, read through the strides (any layout, including
     /// negative and zero strides). Needs what [`get`](Self::get) needs.
     ///
+    /// # Errors
+    /// What [`as_slice`](Self::as_slice) refuses, except contiguity.
+    ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::dlpack::Export;
     /// // Every other element of 0..6.
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[3], Some(&[2]), 0)) }?;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0], &[3]).strides(&[2]).finish()?;
     /// assert!(tensor.view().iter::<f32>()?.eq([0.0, 2.0, 4.0]));
     /// # Ok(()) }
+    /// # }
     /// ```
     pub fn iter<T: Element>(&self) -> Result<Elements<'a, T>, AccessError> {
         let start = self.typed_ptr::<T>()?;
@@ -474,12 +514,15 @@ impl<'a> TensorView<'a> {
     /// For code that walks the strides itself: the element at an in-bounds index is at
     /// `ptr.offset(sum of index[d] * strides[d])`, readable while the view lives.
     ///
+    /// # Errors
+    /// What [`as_slice`](Self::as_slice) refuses, except contiguity.
+    ///
     /// ```
-    /// # include!("doc_setup.rs");
+    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-    /// # use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::dlpack::Export;
     /// // Column-major 2 x 3 storage of 0..6.
-    /// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 3], Some(&[1, 2]), 0)) }?;
+    /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[1, 2]).finish()?;
     /// let view = tensor.view();
     /// let start = view.typed_ptr::<f32>()?;
     /// let (shape, strides) = (view.shape(), view.strides());
@@ -494,6 +537,7 @@ impl<'a> TensorView<'a> {
     /// assert_eq!(sum, 15.0);
     /// assert!(view.typed_ptr::<i32>().is_err());
     /// # Ok(()) }
+    /// # }
     /// ```
     #[inline(always)]
     pub fn typed_ptr<T: Element>(&self) -> Result<*const T, AccessError> {
@@ -563,14 +607,15 @@ impl fmt::Debug for TensorView<'_> {
 /// [`TensorView::iter`].
 ///
 /// ```
-/// # include!("doc_setup.rs");
+/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
-/// # use dlpack_abi::dlpack::VersionedTensor;
-/// let tensor = unsafe { VersionedTensor::from_raw(c_tensor_f32(&[2, 2], Some(&[1, 2]), 0)) }?;
+/// use dlpack_abi::dlpack::Export;
+/// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).strides(&[1, 2]).finish()?;
 /// let elements = tensor.view().iter::<f32>()?;
 /// assert_eq!(elements.len(), 4);
 /// assert_eq!(elements.collect::<Vec<_>>(), [0.0, 2.0, 1.0, 3.0]);
 /// # Ok(()) }
+/// # }
 /// ```
 pub struct Elements<'a, T> {
     start: *const T,

@@ -118,6 +118,10 @@ impl<'a> TensorView<'a> {
     /// strides, for the view's lifetime. Needs what [`get`](Self::get) needs, and `ndim` equal to
     /// `D`'s ([`AccessError::DimensionMismatch`]). Never copies.
     ///
+    /// # Errors
+    /// [`AccessError::DimensionMismatch`] when `ndim` is not `D`'s, and what
+    /// [`TensorView::get`] refuses.
+    ///
     /// ```
     /// use dlpack_abi::dlpack::{AccessError, BorrowedTensor};
     /// use ndarray::{array, Ix1, Ix2, IxDyn};
@@ -172,6 +176,10 @@ impl<'a> TensorViewMut<'a> {
     /// [`TensorView::as_array`]. Strides that reach one element from two indices are refused
     /// ([`AccessError::Overlapping`]).
     ///
+    /// # Errors
+    /// [`AccessError::Overlapping`] for strides that reach one element twice, and what
+    /// [`TensorView::as_array`] refuses.
+    ///
     /// ```
     /// use dlpack_abi::dlpack::{BorrowedTensorMut, TensorViewMut};
     /// use ndarray::Ix2;
@@ -199,6 +207,10 @@ impl VersionedTensor {
     /// The tensor as a mutable ndarray view, for a tensor this consumer holds alone (as for
     /// [`as_mut_slice`](Self::as_mut_slice): `IS_COPIED` without `READ_ONLY`, or an export of a
     /// unique buffer); see [`TensorView::as_array`] and [`TensorViewMut::as_array_mut`].
+    ///
+    /// # Errors
+    /// As [`VersionedTensor::as_mut_slice`](crate::dlpack::VersionedTensor::as_mut_slice) and
+    /// [`TensorView::as_array`], except contiguity.
     ///
     /// ```
     /// use dlpack_abi::dlpack::{AccessError, Export};
@@ -303,6 +315,10 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
     /// Lends any ndarray array or view (strides, negative ones too, and the offset of its first
     /// element kept) as a `DLTensor` with room for `N` dimensions, without allocation.
     ///
+    /// # Errors
+    /// [`ExportError::Invalid`] when the array has more than `N` dimensions or extents an import
+    /// would refuse.
+    ///
     /// ```
     /// use dlpack_abi::dlpack::BorrowedTensor;
     /// use ndarray::{array, s};
@@ -327,6 +343,9 @@ impl<'a, const N: usize> BorrowedTensor<'a, N> {
 impl<'a, const N: usize> BorrowedTensorMut<'a, N> {
     /// Lends any mutable ndarray array or view as a `DLTensor` for C to write, without
     /// allocation; an `ArcArray` that shares its data is made unique first (its copy-on-write).
+    ///
+    /// # Errors
+    /// As [`BorrowedTensor::from_array`](crate::dlpack::BorrowedTensor::from_array).
     ///
     /// ```
     /// use dlpack_abi::dlpack::BorrowedTensorMut;

@@ -177,6 +177,22 @@ pub struct ArrowArrayExport {
 
 impl ArrowArrayExport {
     /// Wraps an array and its schema (checked against each other).
+    ///
+    /// # Errors
+    /// [`ArrowError`] when `array` does not match `schema`.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
+    /// use dlpack_abi::python::ArrowArrayExport;
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyfunction] // pyarrow.array(squares(4)) is [0, 1, 4, 9], sharing the buffer
+    /// fn squares(n: i64) -> PyResult<ArrowArrayExport> {
+    ///     let values: Vec<i64> = (0..n).map(|i| i * i).collect();
+    ///     let array = DeviceArray::from_cpu(Array::from_vec(values)?);
+    ///     Ok(ArrowArrayExport::new(SchemaDef::new("l")?.export()?, array)?)
+    /// }
+    /// ```
     pub fn new(schema: Schema, array: DeviceArray) -> Result<Self, ArrowError> {
         array.view(schema.view())?;
         Ok(Self::with(Held::local((schema, array))))
@@ -197,11 +213,37 @@ impl ArrowArrayExport {
     }
 
     /// The schema.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, DataType, DeviceArray, SchemaDef};
+    /// use dlpack_abi::python::ArrowArrayExport;
+    ///
+    /// let export = ArrowArrayExport::new(
+    ///     SchemaDef::new("g")?.with_name("x").export()?,
+    ///     DeviceArray::from_cpu(Array::from_vec(vec![1.5f64])?),
+    /// )?;
+    /// assert_eq!(export.schema().view().data_type(), DataType::Float64);
+    /// assert_eq!(export.schema().view().name(), Some("x"));
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn schema(&self) -> &Schema {
         &self.shared.0
     }
 
     /// The array.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
+    /// use dlpack_abi::python::ArrowArrayExport;
+    ///
+    /// let export = ArrowArrayExport::new(
+    ///     SchemaDef::new("g")?.export()?,
+    ///     DeviceArray::from_cpu(Array::from_vec(vec![1.5f64, 2.5])?),
+    /// )?;
+    /// let view = export.array().view(export.schema().view())?;
+    /// assert_eq!(view.values::<f64>()?, [1.5, 2.5]);
+    /// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+    /// ```
     pub fn array(&self) -> &DeviceArray {
         &self.shared.1
     }
@@ -375,11 +417,48 @@ pub struct ArrowStreamExport {
 
 impl ArrowStreamExport {
     /// A CPU stream.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::arrow::{errno, Array, ArrayParts, ArrayStream, ProducerError, SchemaDef};
+    /// use dlpack_abi::python::ArrowStreamExport;
+    /// use pyo3::prelude::*;
+    ///
+    /// /// One record batch: a struct array whose one column is `values`.
+    /// fn batch(values: Vec<i32>) -> Result<Array, ProducerError> {
+    ///     let rows = values.len();
+    ///     let column = Array::from_vec(values).map_err(|_| ProducerError::code_only(errno::ENOMEM))?;
+    ///     let parts = ArrayParts::new(rows, vec![core::ptr::null()]).with_child(column);
+    ///     // SAFETY: a struct array of `rows` rows without a validity bitmap; its child owns the data.
+    ///     Ok(unsafe { Array::from_parts(parts, ()) })
+    /// }
+    ///
+    /// #[pyfunction] // pyarrow.RecordBatchReader.from_stream(batches()) reads 2 batches, 3 rows
+    /// fn batches() -> PyResult<ArrowStreamExport> {
+    ///     let schema = SchemaDef::new("+s")?.with_child(SchemaDef::new("i")?.with_name("n"));
+    ///     let items = [batch(vec![1, 2]), batch(vec![3])];
+    ///     Ok(ArrowStreamExport::new(ArrayStream::from_iter(schema, items)?))
+    /// }
+    /// ```
     pub fn new(stream: ArrayStream) -> Self {
         Self::with(AnyStream::Cpu(stream), None)
     }
 
     /// A device stream.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::arrow::{Array, DeviceArray, DeviceArrayStream, ProducerError, SchemaDef};
+    /// use dlpack_abi::python::ArrowStreamExport;
+    /// use dlpack_abi::raw::ARROW_DEVICE_CPU;
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyfunction] // offers `__arrow_c_device_stream__` (and `__arrow_c_stream__`, it being CPU)
+    /// fn device_batches() -> PyResult<ArrowStreamExport> {
+    ///     let items: Vec<Result<DeviceArray, ProducerError>> =
+    ///         vec![Ok(DeviceArray::from_cpu(Array::from_vec(vec![1.0f32, 2.0])?))];
+    ///     let stream = DeviceArrayStream::from_iter(SchemaDef::new("f")?, ARROW_DEVICE_CPU, items)?;
+    ///     Ok(ArrowStreamExport::new_device(stream))
+    /// }
+    /// ```
     pub fn new_device(stream: DeviceArrayStream) -> Self {
         Self::with(AnyStream::Device(stream), None)
     }
@@ -563,6 +642,20 @@ fn pair<'py>(result: Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'p
 ///
 /// The struct is moved out of the capsule (its `release` nulled), as the interface says; the
 /// capsule's destructor then frees only the struct's memory.
+///
+/// # Errors
+/// `TypeError` when `source` is neither a capsule nor an object with `__arrow_c_schema__`,
+/// `ValueError` for a capsule of another name or a schema that fails validation.
+///
+/// ```no_run
+/// use dlpack_abi::python::import_schema;
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction] // type_of(pyarrow.int64()) is "Int64"; also a pyarrow.Field, Schema or capsule
+/// fn type_of(source: &Bound<'_, PyAny>) -> PyResult<String> {
+///     Ok(format!("{:?}", import_schema(source)?.view().data_type()))
+/// }
+/// ```
 pub fn import_schema(source: &Bound<'_, PyAny>) -> PyResult<Schema> {
     let capsule = schema_capsule_of(source)?;
     let raw = capsule_pointer::<ArrowSchema>(&capsule, c"arrow_schema")?;
@@ -573,6 +666,23 @@ pub fn import_schema(source: &Bound<'_, PyAny>) -> PyResult<Schema> {
 /// Imports a CPU array from `__arrow_c_array__`, or from `__arrow_c_device_array__` when the
 /// data is in CPU memory. `requested_schema` (a capsule or an object with
 /// `__arrow_c_schema__`) is passed on.
+///
+/// # Errors
+/// `TypeError` when `source` offers neither dunder, `BufferError` for data not in CPU memory or
+/// with a pending event, `ValueError` for a schema or array that fails validation; the
+/// producer's own exceptions pass through.
+///
+/// ```no_run
+/// use dlpack_abi::python::import_array;
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction] // total(pyarrow.array([1.0, 2.5])) == 3.5, read in place
+/// fn total(source: &Bound<'_, PyAny>) -> PyResult<f64> {
+///     let (schema, array) = import_array(source, None)?;
+///     let view = array.view(schema.view())?;
+///     Ok(view.values::<f64>()?.iter().sum())
+/// }
+/// ```
 pub fn import_array(
     source: &Bound<'_, PyAny>,
     requested_schema: Option<&Bound<'_, PyAny>>,
@@ -608,6 +718,21 @@ pub fn import_array(
 
 /// Imports a device array from `__arrow_c_device_array__`, or a CPU one from
 /// `__arrow_c_array__`.
+///
+/// # Errors
+/// `TypeError` when `source` offers neither dunder, `ValueError` for a schema or array that fails
+/// validation; the producer's own exceptions pass through.
+///
+/// ```no_run
+/// use dlpack_abi::python::import_device_array;
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction] // where(pyarrow.array([1])) is (1, -1): CPU memory
+/// fn where_is(source: &Bound<'_, PyAny>) -> PyResult<(i32, i64)> {
+///     let (_schema, array) = import_device_array(source, None)?;
+///     Ok((array.device_type().0, array.device_id()))
+/// }
+/// ```
 pub fn import_device_array(
     source: &Bound<'_, PyAny>,
     requested_schema: Option<&Bound<'_, PyAny>>,
@@ -634,6 +759,25 @@ pub fn import_device_array(
 }
 
 /// Imports a stream from `__arrow_c_stream__` (or an `arrow_array_stream` capsule).
+///
+/// # Errors
+/// `TypeError` when `source` has no `__arrow_c_stream__` and is not a stream capsule,
+/// `ValueError` for a capsule of another name or a stream that fails validation; the producer's
+/// own exceptions pass through.
+///
+/// ```no_run
+/// use dlpack_abi::python::import_stream;
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction] // rows(pyarrow.table({"x": [1, 2, 3]})) == 3; DuckDB and polars results work too
+/// fn rows(source: &Bound<'_, PyAny>) -> PyResult<usize> {
+///     let mut rows = 0;
+///     for batch in import_stream(source, None)? {
+///         rows += batch?.len();
+///     }
+///     Ok(rows)
+/// }
+/// ```
 pub fn import_stream(
     source: &Bound<'_, PyAny>,
     requested_schema: Option<&Bound<'_, PyAny>>,
@@ -644,6 +788,21 @@ pub fn import_stream(
 
 /// Imports a device stream from `__arrow_c_device_stream__` (or an
 /// `arrow_device_array_stream` capsule).
+///
+/// # Errors
+/// `TypeError` when `source` has no `__arrow_c_device_stream__` and is not a device stream
+/// capsule, `ValueError` for a capsule of another name or a stream that fails validation; the
+/// producer's own exceptions pass through.
+///
+/// ```no_run
+/// use dlpack_abi::python::import_device_stream;
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction]
+/// fn device_of_stream(source: &Bound<'_, PyAny>) -> PyResult<i32> {
+///     Ok(import_device_stream(source, None)?.device_type().0)
+/// }
+/// ```
 pub fn import_device_stream(
     source: &Bound<'_, PyAny>,
     requested_schema: Option<&Bound<'_, PyAny>>,

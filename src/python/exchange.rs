@@ -21,6 +21,14 @@ use crate::raw::{
 };
 
 /// The exchange API table of `dlpack_abi.Tensor`, static for the life of the process.
+///
+/// ```
+/// use dlpack_abi::python::EXCHANGE_API;
+///
+/// let table = EXCHANGE_API.as_raw();
+/// assert_eq!((table.header.version.major, table.header.version.minor), (1, 3));
+/// assert!(table.managed_tensor_allocator.is_some());
+/// ```
 pub struct ExchangeApi(DLPackExchangeAPI);
 
 // SAFETY: the table is never written; its one pointer (`prev_api`) is NULL.
@@ -28,6 +36,14 @@ unsafe impl Sync for ExchangeApi {}
 
 impl ExchangeApi {
     /// The C table.
+    ///
+    /// ```
+    /// use dlpack_abi::python::EXCHANGE_API;
+    ///
+    /// // A C consumer reaches the same table through the capsule; Rust can read it directly.
+    /// let current_work_stream = EXCHANGE_API.as_raw().current_work_stream;
+    /// assert!(current_work_stream.is_some());
+    /// ```
     pub fn as_raw(&self) -> &DLPackExchangeAPI {
         &self.0
     }
@@ -44,14 +60,15 @@ impl ExchangeApi {
     /// [`EXCHANGE_API`]'s.
     ///
     /// ```no_run
-    /// # use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
-    /// # use dlpack_abi::python::DlpackExporter;
-    /// # use pyo3::prelude::*;
-    /// # #[pyclass] struct Image;
-    /// # impl DlpackExporter for Image {
-    /// #     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
-    /// #     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
-    /// # }
+    /// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
+    /// use dlpack_abi::python::DlpackExporter;
+    /// use pyo3::prelude::*;
+    /// #[pyclass]
+    /// struct Image;
+    /// impl DlpackExporter for Image {
+    ///     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+    /// }
     /// use dlpack_abi::python::ExchangeApi;
     ///
     /// static IMAGE_API: ExchangeApi = ExchangeApi::of::<Image>();
@@ -104,6 +121,14 @@ impl ExchangeApi {
 /// - `dltensor_from_py_object_no_sync`: the bare `DLTensor` of a writable `Tensor`; read-only
 ///   and padded sub-byte ones are refused, since a bare `DLTensor` has no flags to say so.
 /// - `current_work_stream`: NULL (a `Tensor` runs no device work of its own).
+///
+/// ```
+/// use dlpack_abi::python::EXCHANGE_API;
+///
+/// let table = EXCHANGE_API.as_raw();
+/// assert!(table.header.prev_api.is_null());
+/// assert!(table.dltensor_from_py_object_no_sync.is_some());
+/// ```
 pub static EXCHANGE_API: ExchangeApi = ExchangeApi(DLPackExchangeAPI {
     header: DLPackExchangeAPIHeader {
         version: DLPackVersion::CURRENT,

@@ -2,6 +2,32 @@
 //! makes one tensor per consumer; [`dlpack_pymethods!`](crate::dlpack_pymethods) gives the class
 //! every dunder of the DLPack and Arrow PyCapsule protocols on top of it. The functions here are
 //! those dunders' bodies, for a class that writes its own methods and delegates.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
+//! use dlpack_abi::python::DlpackExporter;
+//! use dlpack_abi::raw::{kDLCPU, DLDevice};
+//! use pyo3::prelude::*;
+//!
+//! /// numpy.from_dlpack(Ramp(5)), torch.from_dlpack(...) and pyarrow.array(...) all read it.
+//! #[pyclass(frozen)]
+//! struct Ramp { values: Arc<[f64]>, shape: [i64; 1] }
+//! impl DlpackExporter for Ramp {
+//!     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
+//!     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> {
+//!         Ok(Export::new(Arc::clone(&self.values), &self.shape).finish()?)
+//!     }
+//! }
+//! dlpack_abi::dlpack_pymethods! {
+//!     impl Ramp {
+//!         #[new]
+//!         fn new(n: i64) -> Self {
+//!             Self { values: (0..n).map(|i| i as f64).collect(), shape: [n] }
+//!         }
+//!     }
+//! }
+//! ```
 
 use alloc::boxed::Box;
 use alloc::format;
@@ -72,6 +98,25 @@ use crate::raw::{kDLCPU, DLDevice, DLDeviceType};
 /// ```
 pub trait DlpackExporter {
     /// The device every tensor of [`dlpack_tensor`](Self::dlpack_tensor) lives on.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
+    /// use dlpack_abi::python::DlpackExporter;
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice};
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyclass(frozen)]
+    /// struct Samples { values: std::sync::Arc<[i16]> }
+    /// impl DlpackExporter for Samples {
+    ///     fn dlpack_device(&self) -> DLDevice {
+    ///         DLDevice { device_type: kDLCPU, device_id: 0 } // what `__dlpack_device__` returns
+    ///     }
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> {
+    ///         Ok(Export::new(self.values.clone(), &[self.values.len() as i64]).finish()?)
+    ///     }
+    /// }
+    /// dlpack_abi::dlpack_pymethods! { impl Samples {} }
+    /// ```
     fn dlpack_device(&self) -> DLDevice;
 
     /// A new tensor sharing this object's data for one consumer, ready for use on `stream`.
@@ -88,6 +133,29 @@ pub trait DlpackExporter {
     /// Any exception, raised to the consumer as it is: a stream this producer cannot order on is
     /// a `BufferError` by the array API's convention (what an
     /// [`OrderError`](crate::dlpack::OrderError) converts to).
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
+    /// use dlpack_abi::python::DlpackExporter;
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice};
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyclass(frozen)]
+    /// struct Samples { values: std::sync::Arc<[i16]> }
+    /// impl DlpackExporter for Samples {
+    ///     fn dlpack_device(&self) -> DLDevice {
+    ///         DLDevice { device_type: kDLCPU, device_id: 0 }
+    ///     }
+    ///     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    ///         // CPU data is ready on any stream; a device producer orders its work on `stream` here.
+    ///         let _ = stream;
+    ///         let len = i64::try_from(self.values.len())?;
+    ///         // One tensor per consumer, sharing the samples (read-only: the Arc is shared).
+    ///         Ok(Export::new(self.values.clone(), &[len]).finish()?)
+    ///     }
+    /// }
+    /// dlpack_abi::dlpack_pymethods! { impl Samples {} }
+    /// ```
     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor>;
 
     /// The event an Arrow device export (`__arrow_c_device_array__`) carries as its
@@ -346,14 +414,15 @@ pub fn arrow_c_array<'py, E: DlpackExporter + ?Sized>(
 /// [`dlpack_pymethods!`](crate::dlpack_pymethods) keeps one in a `static` per class.
 ///
 /// ```no_run
-/// # use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
-/// # use dlpack_abi::python::DlpackExporter;
-/// # use pyo3::prelude::*;
-/// # #[pyclass] struct Image;
-/// # impl DlpackExporter for Image {
-/// #     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
-/// #     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
-/// # }
+/// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
+/// use dlpack_abi::python::DlpackExporter;
+/// use pyo3::prelude::*;
+/// #[pyclass]
+/// struct Image;
+/// impl DlpackExporter for Image {
+///     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
+///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+/// }
 /// use dlpack_abi::python::exporter::DlpackMethod;
 ///
 /// static IMAGE_DLPACK: DlpackMethod<Image> = DlpackMethod::of();
@@ -366,6 +435,20 @@ pub struct DlpackMethod<T>(MethodDef<T>);
 
 impl<T: DlpackExporter + PyClass> DlpackMethod<T> {
     /// The method of `T`.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
+    /// use dlpack_abi::python::{exporter::DlpackMethod, DlpackExporter};
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyclass]
+    /// struct Image;
+    /// impl DlpackExporter for Image {
+    ///     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+    /// }
+    /// static IMAGE_DLPACK: DlpackMethod<Image> = DlpackMethod::of();
+    /// ```
     pub const fn of() -> Self {
         // SAFETY: `exporter_dlpack::<T>` takes its `self` for a `T`.
         Self(unsafe { MethodDef::dlpack(exporter_dlpack::<T>) })
@@ -375,6 +458,28 @@ impl<T: DlpackExporter + PyClass> DlpackMethod<T> {
     ///
     /// # Errors
     /// Python's, when the descriptor cannot be made.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
+    /// use dlpack_abi::python::{exporter::DlpackMethod, DlpackExporter};
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyclass]
+    /// struct Image;
+    /// impl DlpackExporter for Image {
+    ///     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+    /// }
+    /// #[pymethods]
+    /// impl Image {
+    ///     #[classattr]
+    ///     #[pyo3(name = "__dlpack__")]
+    ///     fn dlpack_method(py: Python<'_>) -> PyResult<Py<PyAny>> {
+    ///         static METHOD: DlpackMethod<Image> = DlpackMethod::of();
+    ///         METHOD.descriptor(py)
+    ///     }
+    /// }
+    /// ```
     pub fn descriptor(&'static self, py: Python<'_>) -> PyResult<Py<PyAny>> {
         self.0.descriptor(py)
     }

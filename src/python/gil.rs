@@ -25,6 +25,14 @@ pub struct AttachedDrop<T> {
 
 impl<T> AttachedDrop<T> {
     /// Wraps `value`.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::python::AttachedDrop;
+    ///
+    /// // Whatever holds Python objects or buffers is dropped attached to the interpreter.
+    /// let held = AttachedDrop::new(vec![0.5f32; 16]);
+    /// assert_eq!(held[0], 0.5);
+    /// ```
     pub fn new(value: T) -> Self {
         Self {
             value: ManuallyDrop::new(value),

@@ -22,6 +22,21 @@ use crate::raw::{
 };
 
 /// What [`from_dlpack`] asks the producer for: the keywords of `__dlpack__`.
+///
+/// ```no_run
+/// use dlpack_abi::python::{from_dlpack, DlpackRequest};
+/// use dlpack_abi::raw::{kDLCPU, DLDevice};
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction] // a private CPU copy of any producer's data, whatever device it is on
+/// fn snapshot(array: &Bound<'_, PyAny>) -> PyResult<usize> {
+///     let mut request = DlpackRequest::default();
+///     request.copy = Some(true);
+///     request.dl_device = Some(DLDevice { device_type: kDLCPU, device_id: 0 });
+///     let tensor = from_dlpack(array, &request)?;
+///     Ok(tensor.view().element_count())
+/// }
+/// ```
 #[derive(Debug, Default)]
 #[non_exhaustive]
 pub struct DlpackRequest {
@@ -57,9 +72,10 @@ impl DlpackRequest {
 /// - A legacy tensor is upgraded to a versioned one marked `READ_ONLY` (legacy producers cannot
 ///   say whether the memory may be written).
 ///
-/// Errors: `BufferError` for tensors that fail validation, `TypeError` for objects without the
-/// protocol, `ValueError` for wrong or consumed capsules; the producer's own exceptions pass
-/// through.
+/// # Errors
+/// `BufferError` for a tensor that fails validation, `TypeError` for an object without the
+/// protocol, `ValueError` for a capsule of another name or one consumed already; the
+/// producer's own exceptions pass through.
 ///
 /// ```no_run
 /// use dlpack_abi::python::{from_dlpack, DlpackRequest};

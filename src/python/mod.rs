@@ -47,6 +47,24 @@
 //! `TensorError` and `ArrowError` convert as the error they wrap.
 //!
 //! Register the classes with [`add_to_module`].
+//!
+//! ```no_run
+//! use dlpack_abi::dlpack::{Export, VersionedTensor};
+//! use pyo3::prelude::*;
+//!
+//! /// numpy.asarray(doubled(numpy.arange(3.0))) is [0., 2., 4.]
+//! #[pyfunction]
+//! fn doubled(x: VersionedTensor) -> PyResult<VersionedTensor> {
+//!     let values: Vec<f64> = x.view().iter::<f64>()?.map(|v| 2.0 * v).collect();
+//!     Ok(Export::new(values, x.view().shape()).finish()?)
+//! }
+//!
+//! #[pymodule]
+//! fn my_tensors(m: &Bound<'_, PyModule>) -> PyResult<()> {
+//!     dlpack_abi::python::add_to_module(m)?; // Tensor, ArrowArray, ArrowStream
+//!     m.add_function(wrap_pyfunction!(doubled, m)?)
+//! }
+//! ```
 #![allow(unsafe_code)]
 
 mod arrow;
@@ -78,6 +96,9 @@ pub use import::{from_dlpack, DlpackRequest};
 pub use tensor::PyTensor;
 
 /// Adds `Tensor`, `ArrowArray` and `ArrowStream` to a Python module.
+///
+/// # Errors
+/// Python's, when a class cannot be added.
 ///
 /// ```no_run
 /// use pyo3::prelude::*;

@@ -74,12 +74,37 @@ pub struct PyTensor {
 
 impl PyTensor {
     /// Wraps `tensor`; its exports are `READ_ONLY`, and Rust keeps shared access.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::Export;
+    /// use dlpack_abi::python::PyTensor;
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyfunction] // numpy.from_dlpack(ramp(4)) reads [0, 1, 2, 3], read-only
+    /// fn ramp(n: i64) -> PyResult<PyTensor> {
+    ///     let values: Vec<f64> = (0..n).map(|i| i as f64).collect();
+    ///     Ok(PyTensor::new(Export::new(values, &[n]).finish()?))
+    /// }
+    /// ```
     pub fn new(tensor: VersionedTensor) -> Self {
         Self::with(Held::local(tensor), false)
     }
 
     /// Wraps `tensor` with writable exports (unless it is `READ_ONLY`): consumers may write the
     /// elements, so [`tensor`](Self::tensor) is `None` from then on.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::Export;
+    /// use dlpack_abi::python::PyTensor;
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyfunction] // a fresh buffer the consumer may fill: numpy.from_dlpack(zeros(8))[0] = 1.0
+    /// fn zeros(n: i64) -> PyResult<PyTensor> {
+    ///     let tensor = PyTensor::new_writable(Export::new(vec![0.0f32; usize::try_from(n)?], &[n]).finish()?);
+    ///     assert!(tensor.tensor().is_none()); // Rust gave up shared access
+    ///     Ok(tensor)
+    /// }
+    /// ```
     pub fn new_writable(tensor: VersionedTensor) -> Self {
         Self::with(Held::local(tensor), true)
     }
@@ -147,13 +172,47 @@ impl PyTensor {
     }
 
     /// The tensor, for reading, unless consumers may write it ([`new_writable`](Self::new_writable)).
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Export;
+    /// use dlpack_abi::python::PyTensor;
+    ///
+    /// let tensor = PyTensor::new(Export::new(vec![1u16, 2, 3], &[3]).finish()?);
+    /// let values = tensor.tensor().expect("read-only exports").view().as_slice::<u16>()?.to_vec();
+    /// assert_eq!(values, [1, 2, 3]);
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+    /// ```
     pub fn tensor(&self) -> Option<&VersionedTensor> {
         (!self.writable).then_some(&self.shared)
     }
 
     /// Whether exports are `READ_ONLY`.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Export;
+    /// use dlpack_abi::python::PyTensor;
+    ///
+    /// assert!(PyTensor::new(Export::new(vec![1u8], &[1]).finish()?).is_read_only());
+    /// assert!(!PyTensor::new_writable(Export::new(vec![1u8], &[1]).finish()?).is_read_only());
+    /// # Ok::<(), dlpack_abi::dlpack::ExportError>(())
+    /// ```
     pub fn is_read_only(&self) -> bool {
         !self.writable
+    }
+
+    /// The device the data lives on (what `__dlpack_device__` returns to Python).
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Export;
+    /// use dlpack_abi::python::PyTensor;
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice};
+    ///
+    /// let tensor = PyTensor::new(Export::new(vec![0u8; 4], &[4]).finish()?);
+    /// assert_eq!(tensor.device(), DLDevice { device_type: kDLCPU, device_id: 0 });
+    /// # Ok::<(), dlpack_abi::dlpack::ExportError>(())
+    /// ```
+    pub fn device(&self) -> DLDevice {
+        self.view().device()
     }
 
     /// The description (shape, strides, dtype, device, flags), without element access.
@@ -326,7 +385,7 @@ impl PyTensor {
     }
 
     /// Return ``(device_type, device_id)``, with DLPack's numbering (``(1, 0)`` for the CPU).
-    pub fn __dlpack_device__(&self) -> (i32, i32) {
+    fn __dlpack_device__(&self) -> (i32, i32) {
         let device = self.view().device();
         (device.device_type.0, device.device_id)
     }

@@ -5,6 +5,19 @@
 //! `u64` aligned to 4 (i686 SysV); ILP32-a8 is 32-bit with `u64` aligned to 8 (armv7, thumbv7em,
 //! wasm32). The numbers come from the upstream headers compiled by gcc; `layout-checks/` proves
 //! them against the real headers on x86_64 and i686.
+//!
+//! ```
+//! use dlpack_abi::raw::layout::{ABI_FAMILY, LAYOUTS};
+//!
+//! // Print this target's table, e.g. to compare it with a C compiler's `offsetof`.
+//! for ty in LAYOUTS {
+//!     println!("{ABI_FAMILY} {}: size {}, align {}", ty.name, ty.size, ty.align);
+//!     for field in ty.fields {
+//!         println!("  {} at {} ({} bytes)", field.name, field.offset, field.size);
+//!     }
+//! }
+//! assert!(LAYOUTS.iter().any(|ty| ty.name == "ArrowDeviceArray"));
+//! ```
 
 use core::mem::{align_of, offset_of, size_of};
 
@@ -13,6 +26,15 @@ use static_assertions::assert_not_impl_any;
 use super::*;
 
 /// Size and alignment of one raw type on the current target, and where its fields are.
+///
+/// ```
+/// use dlpack_abi::raw::layout::LAYOUTS;
+///
+/// let tensor = LAYOUTS.iter().find(|t| t.name == "DLTensor").unwrap();
+/// #[cfg(target_pointer_width = "64")]
+/// assert_eq!((tensor.size, tensor.align), (48, 8));
+/// assert_eq!(tensor.fields[0].name, "data");
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct TypeLayout {
     /// The C name of the type.
@@ -26,6 +48,16 @@ pub struct TypeLayout {
 }
 
 /// Offset and size of one field on the current target.
+///
+/// ```
+/// use dlpack_abi::raw::layout::LAYOUTS;
+///
+/// let tensor = LAYOUTS.iter().find(|t| t.name == "DLTensor").unwrap();
+/// let byte_offset = tensor.fields.iter().find(|f| f.name == "byte_offset").unwrap();
+/// assert_eq!(byte_offset.size, 8);
+/// #[cfg(target_pointer_width = "64")]
+/// assert_eq!(byte_offset.offset, 40);
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct FieldLayout {
     /// The C name of the field.
@@ -53,6 +85,15 @@ const FAMILY: usize = match (size_of::<usize>(), align_of::<u64>()) {
 
 /// The current target's ABI family: `"LP64"` (x86_64, aarch64), `"i686"` (32-bit, `u64` aligned
 /// to 4) or `"ILP32-a8"` (32-bit, `u64` aligned to 8: armv7, thumbv7em, wasm32).
+///
+/// ```
+/// use dlpack_abi::raw::layout::ABI_FAMILY;
+///
+/// #[cfg(all(target_arch = "x86_64", target_os = "linux"))]
+/// assert_eq!(ABI_FAMILY, "LP64");
+/// #[cfg(target_arch = "x86")]
+/// assert_eq!(ABI_FAMILY, "i686");
+/// ```
 pub const ABI_FAMILY: &str = ["LP64", "i686", "ILP32-a8"][FAMILY];
 
 /// Asserts each type's expected layout for this target's family and lists it in [`LAYOUTS`].

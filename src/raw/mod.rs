@@ -11,6 +11,17 @@
 //!   implements `Drop`: releasing is the owner's job.
 //! - Sizes, alignments and every field offset are asserted at compile time for LP64, i686 and
 //!   32-bit targets with 8-byte `u64` (see the README's layout table).
+//!
+//! ```
+//! use dlpack_abi::raw::{kDLCPU, kDLFloat, DLDataType, DLDevice, DLDeviceType, ArrowDeviceType};
+//!
+//! // The C enums are open newtypes: whatever a producer writes is a valid value.
+//! let device = DLDevice { device_type: kDLCPU, device_id: 0 };
+//! assert_eq!(device.to_string(), "cpu:0");
+//! assert_eq!(DLDeviceType(19).name(), None);
+//! assert_eq!(format!("{:?}", ArrowDeviceType(17)), "ArrowDeviceType(17)");
+//! assert_eq!(DLDataType { code: kDLFloat, bits: 16, lanes: 1 }.to_string(), "float16");
+//! ```
 #![allow(non_upper_case_globals, non_camel_case_types, non_snake_case)]
 
 /// Gives an open C enum newtype its `name()` and a `Debug` that prints the C name of a known

@@ -8,6 +8,23 @@ use super::{ArrowDeviceArray, ArrowDeviceType, ArrowSchema};
 
 /// One unit of data a producer hands to `on_next_task`, owned by the producer. Only valid during
 /// that call unless copied; `extract_data` must be called exactly once and does the cleanup.
+///
+/// ```
+/// use dlpack_abi::raw::arrow::{ArrowAsyncTask, ArrowDeviceArray};
+///
+/// /// A consumer's `on_next_task` takes the data out exactly once, during the call.
+/// /// # Safety
+/// /// `task` is the live task the producer passed to `on_next_task`.
+/// unsafe fn take(task: *mut ArrowAsyncTask, out: *mut ArrowDeviceArray) -> i32 {
+///     // SAFETY: see the contract; `extract_data` is non-NULL in a valid task.
+///     match unsafe { (*task).extract_data } {
+///         // SAFETY: as above; this is the one call.
+///         Some(extract_data) => unsafe { extract_data(task, out) },
+///         None => dlpack_abi::arrow::errno::EINVAL,
+///     }
+/// }
+/// let _ = take;
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct ArrowAsyncTask {
@@ -22,6 +39,22 @@ pub struct ArrowAsyncTask {
 
 /// The producer's side of an async stream, owned by the producer and valid until just before
 /// the handler's `release` is called.
+///
+/// ```
+/// use dlpack_abi::raw::arrow::ArrowAsyncProducer;
+///
+/// /// A consumer asks for `n` more tasks through the producer it was given in `on_schema`.
+/// /// # Safety
+/// /// `producer` is the live producer of the stream.
+/// unsafe fn request_more(producer: *mut ArrowAsyncProducer, n: i64) {
+///     // SAFETY: see the contract.
+///     if let Some(request) = unsafe { (*producer).request } {
+///         // SAFETY: as above; `request` may be called from any thread.
+///         unsafe { request(producer, n) };
+///     }
+/// }
+/// let _ = request_more;
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct ArrowAsyncProducer {
@@ -39,6 +72,22 @@ pub struct ArrowAsyncProducer {
 
 /// The consumer's callbacks for an async stream. The consumer allocates it and hands it to the
 /// producer, which calls `release` last.
+///
+/// ```
+/// use dlpack_abi::raw::arrow::ArrowAsyncDeviceStreamHandler;
+///
+/// /// What a producer does when the stream ends: the handler's `release` is its last call.
+/// /// # Safety
+/// /// `handler` is the consumer's live handler and nothing calls it afterwards.
+/// unsafe fn finish(handler: *mut ArrowAsyncDeviceStreamHandler) {
+///     // SAFETY: see the contract.
+///     if let Some(release) = unsafe { (*handler).release } {
+///         // SAFETY: as above; called exactly once.
+///         unsafe { release(handler) };
+///     }
+/// }
+/// let _ = finish;
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct ArrowAsyncDeviceStreamHandler {

@@ -3,14 +3,52 @@
 use core::ffi::{c_char, c_void};
 
 /// Schema flag: the ordering of dictionary indices is meaningful.
+///
+/// ```
+/// use dlpack_abi::raw::arrow::ARROW_FLAG_DICTIONARY_ORDERED;
+///
+/// assert_eq!(ARROW_FLAG_DICTIONARY_ORDERED, 1);
+/// ```
 pub const ARROW_FLAG_DICTIONARY_ORDERED: i64 = 1;
+
 /// Schema flag: the field is semantically nullable.
+///
+/// ```
+/// use dlpack_abi::raw::arrow::ARROW_FLAG_NULLABLE;
+///
+/// assert_eq!(ARROW_FLAG_NULLABLE, 2);
+/// ```
 pub const ARROW_FLAG_NULLABLE: i64 = 2;
+
 /// Schema flag: map keys are sorted within each map value.
+///
+/// ```
+/// use dlpack_abi::raw::arrow::ARROW_FLAG_MAP_KEYS_SORTED;
+///
+/// assert_eq!(ARROW_FLAG_MAP_KEYS_SORTED, 4);
+/// ```
 pub const ARROW_FLAG_MAP_KEYS_SORTED: i64 = 4;
 
 /// The type of an array, and of its children. Everything it points to is owned by the
 /// producer and freed by `release`.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::SchemaDef;
+/// use dlpack_abi::raw::arrow::{ArrowSchema, ARROW_FLAG_NULLABLE};
+///
+/// // A producer fills the struct (here this crate's own exporter does).
+/// let mut schema: ArrowSchema = SchemaDef::new("i")?.nullable().export()?.into_raw();
+/// // SAFETY: `format` is a NUL-terminated string owned by the schema.
+/// assert_eq!(unsafe { core::ffi::CStr::from_ptr(schema.format) }, c"i");
+/// assert_eq!(schema.flags & ARROW_FLAG_NULLABLE, ARROW_FLAG_NULLABLE);
+/// // Its owner releases it exactly once; a released struct has `release == None`.
+/// // SAFETY: the schema is live and owned here.
+/// unsafe { schema.release.expect("live")(&mut schema) };
+/// assert!(schema.release.is_none());
+/// # }
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct ArrowSchema {
@@ -37,6 +75,23 @@ pub struct ArrowSchema {
 
 /// The data of an array, and of its children. Buffers are immutable and owned by the producer
 /// until `release`.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::Array;
+/// use dlpack_abi::raw::arrow::ArrowArray;
+///
+/// let mut array: ArrowArray = Array::from_vec(vec![7i64, 8, 9])?.into_raw();
+/// assert_eq!((array.length, array.null_count, array.n_buffers), (3, 0, 2));
+/// // Buffer 1 of a primitive array holds the values (buffer 0 is the validity bitmap).
+/// // SAFETY: `buffers` holds `n_buffers` pointers; buffer 1 holds `length` i64 values.
+/// let values = unsafe { *array.buffers.add(1) }.cast::<i64>();
+/// assert_eq!(unsafe { *values.add(2) }, 9);
+/// // SAFETY: the array is live and owned here; it is released exactly once.
+/// unsafe { array.release.expect("live")(&mut array) };
+/// # }
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct ArrowArray {

@@ -6,6 +6,21 @@ use super::{ArrowDeviceArray, ArrowDeviceType, ArrowSchema};
 
 /// A pull-style stream of device arrays, all on devices of one type. Not thread-safe.
 /// Released iff `release` is NULL.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{Array, DeviceArray, DeviceArrayStream, SchemaDef};
+/// use dlpack_abi::raw::arrow::{ArrowDeviceArrayStream, ARROW_DEVICE_CPU};
+///
+/// let arrays = [Array::from_vec(vec![1.0f32]).map(DeviceArray::from_cpu).map_err(|_| unreachable!())];
+/// let stream = DeviceArrayStream::from_iter(SchemaDef::new("f")?, ARROW_DEVICE_CPU, arrays)?;
+/// let mut raw: ArrowDeviceArrayStream = stream.into_raw();
+/// assert_eq!(raw.device_type, ARROW_DEVICE_CPU);
+/// // SAFETY: the stream is live and owned here; it is released exactly once.
+/// unsafe { raw.release.unwrap()(&mut raw) };
+/// # }
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct ArrowDeviceArrayStream {

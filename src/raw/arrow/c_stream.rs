@@ -6,6 +6,28 @@ use super::{ArrowArray, ArrowSchema};
 
 /// A pull-style stream of arrays sharing one schema. Not thread-safe: calls must be serialised.
 /// Released iff `release` is NULL; releasing it leaves arrays already pulled alive.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use dlpack_abi::arrow::{Array, ArrayStream, SchemaDef};
+/// use dlpack_abi::raw::arrow::{ArrowArray, ArrowArrayStream};
+///
+/// let mut stream: ArrowArrayStream =
+///     ArrayStream::from_iter(SchemaDef::new("i")?, [Array::from_vec(vec![1i32, 2])]
+///         .into_iter().map(|array| array.map_err(|_| unreachable!())))?.into_raw();
+/// // Pull one array through the C callbacks, as a C consumer would.
+/// let mut array = core::mem::MaybeUninit::<ArrowArray>::uninit();
+/// // SAFETY: the stream is live and `array` is valid for writes.
+/// assert_eq!(unsafe { stream.get_next.unwrap()(&mut stream, array.as_mut_ptr()) }, 0);
+/// // SAFETY: `get_next` returned 0, so it wrote an array (or a released one at the end).
+/// let mut array = unsafe { array.assume_init() };
+/// assert_eq!(array.length, 2);
+/// // SAFETY: both are live and owned here; each is released exactly once.
+/// unsafe { array.release.unwrap()(&mut array) };
+/// unsafe { stream.release.unwrap()(&mut stream) };
+/// # }
+/// # Ok::<(), dlpack_abi::arrow::ArrowError>(())
+/// ```
 #[repr(C)]
 #[derive(Debug)]
 pub struct ArrowArrayStream {

@@ -5,45 +5,198 @@
 /// An open C enum: newer producers send codes this crate does not name (DLPack `main` has 18),
 /// so this is a newtype and every value is valid. The C enum type is 4 bytes, but the ABI only
 /// ever stores a code in the one-byte `DLDataType::code`, so the Rust newtype wraps a `u8`.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat, DLDataTypeCode(2));
+/// assert_eq!(format!("{kDLFloat:?}"), "kDLFloat");
+/// // A code from a newer producer is a valid value too.
+/// assert_eq!(format!("{:?}", DLDataTypeCode(42)), "DLDataTypeCode(42)");
+/// assert_eq!(DLDataTypeCode(42).name(), None);
+/// ```
 #[repr(transparent)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct DLDataTypeCode(pub u8);
 
 /// Signed integer.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLInt, DLDataTypeCode};
+///
+/// assert_eq!(kDLInt, DLDataTypeCode(0));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLInt")), Some(&kDLInt));
+/// ```
 pub const kDLInt: DLDataTypeCode = DLDataTypeCode(0);
+
 /// Unsigned integer.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLUInt, DLDataTypeCode};
+///
+/// assert_eq!(kDLUInt, DLDataTypeCode(1));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLUInt")), Some(&kDLUInt));
+/// ```
 pub const kDLUInt: DLDataTypeCode = DLDataTypeCode(1);
+
 /// IEEE 754 binary floating point.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat, DLDataTypeCode(2));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat")), Some(&kDLFloat));
+/// ```
 pub const kDLFloat: DLDataTypeCode = DLDataTypeCode(2);
+
 /// Opaque handle whose meaning both sides must agree on; reserved for testing.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLOpaqueHandle, DLDataTypeCode};
+///
+/// assert_eq!(kDLOpaqueHandle, DLDataTypeCode(3));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLOpaqueHandle")), Some(&kDLOpaqueHandle));
+/// ```
 pub const kDLOpaqueHandle: DLDataTypeCode = DLDataTypeCode(3);
+
 /// bfloat16; `bits` is 16.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLBfloat, DLDataTypeCode};
+///
+/// assert_eq!(kDLBfloat, DLDataTypeCode(4));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLBfloat")), Some(&kDLBfloat));
+/// ```
 pub const kDLBfloat: DLDataTypeCode = DLDataTypeCode(4);
+
 /// Complex number stored as two consecutive parts; `bits` counts both (complex64 is 64).
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLComplex, DLDataTypeCode};
+///
+/// assert_eq!(kDLComplex, DLDataTypeCode(5));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLComplex")), Some(&kDLComplex));
+/// ```
 pub const kDLComplex: DLDataTypeCode = DLDataTypeCode(5);
+
 /// Boolean, one byte per element; `bits` is 8.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLBool, DLDataTypeCode};
+///
+/// assert_eq!(kDLBool, DLDataTypeCode(6));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLBool")), Some(&kDLBool));
+/// ```
 pub const kDLBool: DLDataTypeCode = DLDataTypeCode(6);
+
 /// FP8 e3m4; `bits` is 8.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat8_e3m4, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat8_e3m4, DLDataTypeCode(7));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat8_e3m4")), Some(&kDLFloat8_e3m4));
+/// ```
 pub const kDLFloat8_e3m4: DLDataTypeCode = DLDataTypeCode(7);
+
 /// FP8 e4m3; `bits` is 8.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat8_e4m3, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat8_e4m3, DLDataTypeCode(8));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat8_e4m3")), Some(&kDLFloat8_e4m3));
+/// ```
 pub const kDLFloat8_e4m3: DLDataTypeCode = DLDataTypeCode(8);
+
 /// FP8 e4m3b11fnuz; `bits` is 8.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat8_e4m3b11fnuz, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat8_e4m3b11fnuz, DLDataTypeCode(9));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat8_e4m3b11fnuz")), Some(&kDLFloat8_e4m3b11fnuz));
+/// ```
 pub const kDLFloat8_e4m3b11fnuz: DLDataTypeCode = DLDataTypeCode(9);
+
 /// FP8 e4m3fn; `bits` is 8.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat8_e4m3fn, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat8_e4m3fn, DLDataTypeCode(10));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat8_e4m3fn")), Some(&kDLFloat8_e4m3fn));
+/// ```
 pub const kDLFloat8_e4m3fn: DLDataTypeCode = DLDataTypeCode(10);
+
 /// FP8 e4m3fnuz; `bits` is 8.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat8_e4m3fnuz, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat8_e4m3fnuz, DLDataTypeCode(11));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat8_e4m3fnuz")), Some(&kDLFloat8_e4m3fnuz));
+/// ```
 pub const kDLFloat8_e4m3fnuz: DLDataTypeCode = DLDataTypeCode(11);
+
 /// FP8 e5m2; `bits` is 8.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat8_e5m2, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat8_e5m2, DLDataTypeCode(12));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat8_e5m2")), Some(&kDLFloat8_e5m2));
+/// ```
 pub const kDLFloat8_e5m2: DLDataTypeCode = DLDataTypeCode(12);
+
 /// FP8 e5m2fnuz; `bits` is 8.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat8_e5m2fnuz, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat8_e5m2fnuz, DLDataTypeCode(13));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat8_e5m2fnuz")), Some(&kDLFloat8_e5m2fnuz));
+/// ```
 pub const kDLFloat8_e5m2fnuz: DLDataTypeCode = DLDataTypeCode(13);
+
 /// FP8 e8m0fnu (exponent only); `bits` is 8.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat8_e8m0fnu, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat8_e8m0fnu, DLDataTypeCode(14));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat8_e8m0fnu")), Some(&kDLFloat8_e8m0fnu));
+/// ```
 pub const kDLFloat8_e8m0fnu: DLDataTypeCode = DLDataTypeCode(14);
+
 /// FP6 e2m3fn; `bits` must be 6. Packed unless `IS_SUBBYTE_TYPE_PADDED` is set.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat6_e2m3fn, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat6_e2m3fn, DLDataTypeCode(15));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat6_e2m3fn")), Some(&kDLFloat6_e2m3fn));
+/// ```
 pub const kDLFloat6_e2m3fn: DLDataTypeCode = DLDataTypeCode(15);
+
 /// FP6 e3m2fn; `bits` must be 6. Packed unless `IS_SUBBYTE_TYPE_PADDED` is set.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat6_e3m2fn, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat6_e3m2fn, DLDataTypeCode(16));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat6_e3m2fn")), Some(&kDLFloat6_e3m2fn));
+/// ```
 pub const kDLFloat6_e3m2fn: DLDataTypeCode = DLDataTypeCode(16);
+
 /// FP4 e2m1fn; `bits` must be 4. Packed unless `IS_SUBBYTE_TYPE_PADDED` is set.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLFloat4_e2m1fn, DLDataTypeCode};
+///
+/// assert_eq!(kDLFloat4_e2m1fn, DLDataTypeCode(17));
+/// assert_eq!(DLDataTypeCode::KNOWN.iter().find(|v| v.name() == Some("kDLFloat4_e2m1fn")), Some(&kDLFloat4_e2m1fn));
+/// ```
 pub const kDLFloat4_e2m1fn: DLDataTypeCode = DLDataTypeCode(17);
 
 open_enum_names!(DLDataTypeCode {
@@ -69,6 +222,15 @@ open_enum_names!(DLDataTypeCode {
 
 /// The element type of a tensor: `{kDLFloat, 32, 1}` is `float`, `{kDLFloat, 32, 4}` a float4
 /// vector, `{kDLComplex, 64, 1}` `complex<float>`.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLBfloat, kDLFloat, DLDataType};
+///
+/// let float32 = DLDataType { code: kDLFloat, bits: 32, lanes: 1 };
+/// let bfloat16x2 = DLDataType { code: kDLBfloat, bits: 16, lanes: 2 };
+/// assert_eq!(float32.to_string(), "float32");
+/// assert_eq!(bfloat16x2.to_string(), "bfloat16x2");
+/// ```
 #[repr(C)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, Debug)]
 pub struct DLDataType {
