@@ -552,7 +552,7 @@ impl<'a> ArrayView<'a> {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
     /// // Values 20 and 30: two values, one value into the buffer.
-    /// let values = Box::new([10i32, 20, 30]);
+    /// let values = vec![10i32, 20, 30];
     /// let parts = ArrayParts::new(2, vec![core::ptr::null(), values.as_ptr().cast()]).with_offset(1);
     /// // SAFETY: the buffer holds offset + length = 3 int32 values, kept alive by the owner.
     /// let array = unsafe { Array::from_parts(parts, values) };
@@ -574,7 +574,7 @@ impl<'a> ArrayView<'a> {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
     /// // [1, null, 3]: validity bits 0b101, least significant bit first.
-    /// let (validity, values) = (Box::new([0b101u8]), Box::new([1i32, 0, 3]));
+    /// let (validity, values) = (vec![0b101u8], vec![1i32, 0, 3]);
     /// let buffers = vec![validity.as_ptr().cast(), values.as_ptr().cast()];
     /// // SAFETY: both buffers cover the 3 values and live in the owner until release.
     /// let array = unsafe { Array::from_parts(ArrayParts::new(3, buffers).with_null_count(1), (validity, values)) };
@@ -691,7 +691,7 @@ impl<'a> ArrayView<'a> {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
     /// // Indices [1, 0, 1] into the dictionary [10, 20].
-    /// let indices = Box::new([1i8, 0, 1]);
+    /// let indices = vec![1i8, 0, 1];
     /// let parts = ArrayParts::new(3, vec![core::ptr::null(), indices.as_ptr().cast()])
     ///     .with_dictionary(Array::from_vec(vec![10i64, 20])?);
     /// // SAFETY: three int8 indices, below the dictionary's length, kept alive by the owner.
@@ -777,7 +777,7 @@ impl<'a> ArrayView<'a> {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
     /// // [1, null, 3]: validity bits 0b101, least significant bit first.
-    /// let (validity, values) = (Box::new([0b101u8]), Box::new([1i32, 0, 3]));
+    /// let (validity, values) = (vec![0b101u8], vec![1i32, 0, 3]);
     /// let buffers = vec![validity.as_ptr().cast(), values.as_ptr().cast()];
     /// // SAFETY: both buffers cover the 3 values and live in the owner until release.
     /// let array = unsafe { Array::from_parts(ArrayParts::new(3, buffers).with_null_count(1), (validity, values)) };
@@ -810,7 +810,7 @@ impl<'a> ArrayView<'a> {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
     /// // [true, true, false, true], bit-packed least significant bit first.
-    /// let bits = Box::new([0b1011u8]);
+    /// let bits = vec![0b1011u8];
     /// let parts = ArrayParts::new(4, vec![core::ptr::null(), bits.as_ptr().cast()]);
     /// // SAFETY: one byte holds the 4 bits; the owner keeps it alive until release.
     /// let array = unsafe { Array::from_parts(parts, bits) };
@@ -857,7 +857,7 @@ impl core::fmt::Debug for ArrayView<'_> {
 /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
 ///
 /// // Five booleans starting 3 bits into the byte 0b1011_0000.
-/// let bits = Box::new([0b1011_0000u8]);
+/// let bits = vec![0b1011_0000u8];
 /// let parts = ArrayParts::new(5, vec![core::ptr::null(), bits.as_ptr().cast()]).with_offset(3);
 /// // SAFETY: one byte holds offset + length = 8 bits; the owner keeps it alive until release.
 /// let array = unsafe { Array::from_parts(parts, bits) };
@@ -895,7 +895,7 @@ impl<'a> Bitmap<'a> {
     /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
-    /// let bits = Box::new([0b1011u8]);
+    /// let bits = vec![0b1011u8];
     /// let parts = ArrayParts::new(4, vec![core::ptr::null(), bits.as_ptr().cast()]);
     /// // SAFETY: one byte holds the 4 bits; the owner keeps it alive until release.
     /// let array = unsafe { Array::from_parts(parts, bits) };
@@ -931,7 +931,7 @@ impl<'a> Bitmap<'a> {
     /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
-    /// let bits = Box::new([0b10u8]);
+    /// let bits = vec![0b10u8];
     /// let parts = ArrayParts::new(2, vec![core::ptr::null(), bits.as_ptr().cast()]);
     /// // SAFETY: one byte holds the 2 bits; the owner keeps it alive until release.
     /// let array = unsafe { Array::from_parts(parts, bits) };
@@ -954,7 +954,7 @@ impl<'a> Bitmap<'a> {
     /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
-    /// let bits = Box::new([0b110u8]);
+    /// let bits = vec![0b110u8];
     /// let parts = ArrayParts::new(3, vec![core::ptr::null(), bits.as_ptr().cast()]);
     /// // SAFETY: one byte holds the 3 bits; the owner keeps it alive until release.
     /// let array = unsafe { Array::from_parts(parts, bits) };
@@ -981,7 +981,7 @@ impl<'a> Bitmap<'a> {
     /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
-    /// let bits = Box::new([0b1101u8]);
+    /// let bits = vec![0b1101u8];
     /// let parts = ArrayParts::new(4, vec![core::ptr::null(), bits.as_ptr().cast()]);
     /// // SAFETY: one byte holds the 4 bits; the owner keeps it alive until release.
     /// let array = unsafe { Array::from_parts(parts, bits) };

@@ -332,12 +332,12 @@ impl SchemaSource for &SchemaDef {
 /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
 ///
 /// // Three int32 values and a validity bitmap (bit i set: value i is valid); the middle is null.
-/// let validity = Box::new([0b101u8]);
-/// let values = Box::new([10i32, 0, 30]);
+/// let validity = vec![0b101u8];
+/// let values = vec![10i32, 0, 30];
 /// let parts = ArrayParts::new(3, vec![validity.as_ptr().cast(), values.as_ptr().cast()])
 ///     .with_null_count(1);
 /// // SAFETY: both buffers are as long as an int32 array of 3 values needs, and the owner (the
-/// // two boxes) keeps them alive and unchanged until the array is released.
+/// // two Vecs) keeps them alive and unchanged until the array is released.
 /// let array = unsafe { Array::from_parts(parts, (validity, values)) };
 /// let schema = SchemaDef::new("i")?.nullable().export()?;
 /// let view = array.view(schema.view())?;
@@ -402,7 +402,7 @@ impl ArrayParts {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
     /// // The last two of four values: offset 2, length 2, over the whole buffer.
-    /// let values = Box::new([1i64, 2, 3, 4]);
+    /// let values = vec![1i64, 2, 3, 4];
     /// let parts = ArrayParts::new(2, vec![core::ptr::null(), values.as_ptr().cast()]).with_offset(2);
     /// // SAFETY: the buffer holds offset + length int64 values, kept alive by the owner.
     /// let array = unsafe { Array::from_parts(parts, values) };
@@ -445,7 +445,7 @@ impl ArrayParts {
     /// use dlpack_abi::arrow::{Array, ArrayParts, SchemaDef};
     ///
     /// // int8 indices [1, 0, 1] into the dictionary [100, 200].
-    /// let indices = Box::new([1i8, 0, 1]);
+    /// let indices = vec![1i8, 0, 1];
     /// let parts = ArrayParts::new(3, vec![core::ptr::null(), indices.as_ptr().cast()])
     ///     .with_dictionary(Array::from_vec(vec![100i64, 200])?);
     /// // SAFETY: the index buffer holds 3 int8 values, all inside the dictionary, owned by `indices`.

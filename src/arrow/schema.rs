@@ -68,11 +68,11 @@ impl Schema {
     /// assert!(c_schema.release.is_none()); // moved: the source is marked released
     /// assert_eq!(schema.view().child(0).unwrap().data_type(), DataType::Int32);
     ///
-    /// // A list without its child: refused, and released.
-    /// let mut bad = SchemaDef::new("+l")?.with_child(SchemaDef::new("i")?).export()?.into_raw();
-    /// bad.n_children = 0;
+    /// // A format string the C Data Interface does not define: refused, and released.
+    /// let mut bad = SchemaDef::new("i")?.export()?.into_raw();
+    /// bad.format = c"q".as_ptr();
     /// let error = unsafe { Schema::from_raw(&mut bad) }.unwrap_err();
-    /// assert!(matches!(error, ValidationError::ChildCount { .. }));
+    /// assert!(matches!(error, ValidationError::InvalidFormat { .. }));
     /// # }
     /// # Ok::<(), dlpack_abi::arrow::ValidationError>(())
     /// ```

@@ -137,6 +137,13 @@ type Pair = (Schema, DeviceArray);
 /// buffers, which stay alive until every export is released. ``pyarrow.array(x)``,
 /// ``polars.from_arrow(x)`` and DuckDB take it directly; ``ArrowArray.from_arrow(obj)`` imports
 /// any array that offers those methods.
+#[cfg_attr(not(doc), doc = r#"
+Examples
+--------
+>>> import pyarrow as pa
+>>> a = dlpack_abi.ArrowArray.from_arrow(pa.array([1, 2, 3]))
+>>> pa.array(a).to_pylist()
+[1, 2, 3]"#)]
 #[cfg_attr(
     doc,
     doc = r#"
@@ -300,6 +307,15 @@ fn share_node(view: ArrayView<'_>, shared: &Arc<Held<Pair>>, live: Option<Live>)
 impl ArrowArrayExport {
     /// Import any object with ``__arrow_c_device_array__`` or ``__arrow_c_array__``, validated
     /// against its schema, without a copy.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import pyarrow as pa
+    /// >>> a = dlpack_abi.ArrowArray.from_arrow(pa.array(["x", None]))
+    /// >>> a.format, len(a)
+    /// ('u', 2)
+    /// >>> pa.array(a).to_pylist()
+    /// ['x', None]
     #[staticmethod]
     fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
         // `import_device_array` validated the array against the schema.
@@ -342,6 +358,13 @@ impl ArrowArrayExport {
 
     /// Return the array as a ``Tensor`` sharing its memory (primitive arrays without nulls,
     /// ``arrow.bool8`` and ``arrow.fixed_shape_tensor``).
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np, pyarrow as pa
+    /// >>> t = dlpack_abi.ArrowArray.from_arrow(pa.array([1.0, 2.0])).to_tensor()
+    /// >>> np.from_dlpack(t)
+    /// array([1., 2.])
     fn to_tensor(&self) -> PyResult<PyTensor> {
         let (schema, array) = self.share()?;
         let tensor = array.into_tensor(schema.view()).map_err(arrow_error)?;
@@ -353,12 +376,24 @@ impl ArrowArrayExport {
     }
 
     /// Arrow's ``(device_type, device_id)``: ``(1, 0)`` for the CPU.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import pyarrow as pa
+    /// >>> dlpack_abi.ArrowArray.from_arrow(pa.array([1])).device
+    /// (1, -1)
     #[getter]
     fn device(&self) -> (i32, i64) {
         (self.shared.1.device_type().0, self.shared.1.device_id())
     }
 
     /// The Arrow format string of the root (``"l"`` is int64).
+    ///
+    /// Examples
+    /// --------
+    /// >>> import pyarrow as pa
+    /// >>> dlpack_abi.ArrowArray.from_arrow(pa.array([1.5])).format
+    /// 'g'
     #[getter]
     fn format(&self) -> String {
         String::from_utf8_lossy(self.shared.0.view().format()).into_owned()
@@ -378,6 +413,13 @@ enum AnyStream {
 /// A stream has one consumer: the first export moves it out, and later calls raise
 /// ``ValueError``; a refused call (a ``requested_schema`` that differs) leaves it in place.
 /// ``ArrowStream.from_arrow(obj)`` imports any stream that offers ``__arrow_c_stream__``.
+#[cfg_attr(not(doc), doc = r#"
+Examples
+--------
+>>> import pyarrow as pa
+>>> s = dlpack_abi.ArrowStream.from_arrow(pa.table({"x": [1, 2, 3]}))
+>>> pa.RecordBatchReader.from_stream(s).read_all().num_rows
+3"#)]
 #[cfg_attr(
     doc,
     doc = r#"
@@ -570,6 +612,13 @@ impl Drop for ArrowStreamExport {
 #[pymethods]
 impl ArrowStreamExport {
     /// Import any object with ``__arrow_c_stream__`` (a CPU stream; nothing is read yet).
+    ///
+    /// Examples
+    /// --------
+    /// >>> import pyarrow as pa
+    /// >>> s = dlpack_abi.ArrowStream.from_arrow(pa.table({"n": [1, 2]}))
+    /// >>> pa.table(s).column("n").to_pylist()
+    /// [1, 2]
     #[staticmethod]
     fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
         let stream = import_stream(source, None)?;

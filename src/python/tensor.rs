@@ -35,6 +35,15 @@ use crate::raw::{
 /// Make one with ``Tensor.from_dlpack(obj)`` (any DLPack producer), ``Tensor.from_bytes(...)`` or
 /// ``Tensor.from_arrow(obj)``; hand it to NumPy, pyarrow, JAX or tvm-ffi with their own
 /// ``from_dlpack``.
+#[cfg_attr(not(doc), doc = r#"
+Examples
+--------
+>>> import numpy as np
+>>> t = dlpack_abi.Tensor.from_dlpack(np.arange(4, dtype=np.int32))
+>>> t
+Tensor(shape=(4,), dtype=int32, device=cpu:0, readonly=False)
+>>> np.from_dlpack(t)
+array([0, 1, 2, 3], dtype=int32)"#)]
 #[cfg_attr(
     doc,
     doc = r#"
@@ -408,6 +417,16 @@ impl PyTensor {
     ///
     /// Raises ``BufferError`` for a malformed tensor or one that cannot be provided as asked,
     /// ``TypeError`` for an object without the protocol, ``ValueError`` for a consumed capsule.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np
+    /// >>> a = np.arange(6.0).reshape(2, 3)
+    /// >>> t = dlpack_abi.Tensor.from_dlpack(a.T)
+    /// >>> t.shape, t.strides
+    /// ((3, 2), (1, 3))
+    /// >>> np.shares_memory(np.from_dlpack(t), a)
+    /// True
     #[staticmethod]
     #[pyo3(signature = (source, /, *, stream=None, dl_device=None, copy=None))]
     fn from_dlpack(
@@ -446,6 +465,15 @@ impl PyTensor {
     /// export read-only.
     ///
     /// Raises ``ValueError`` when the shape and strides reach bytes outside ``data``.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import struct
+    /// >>> t = dlpack_abi.Tensor.from_bytes(struct.pack("=3f", 1, 2, 3), (2, 32, 1), (3,))
+    /// >>> t
+    /// Tensor(shape=(3,), dtype=float32, device=cpu:0, readonly=False)
+    /// >>> struct.unpack("=3f", t.tobytes())
+    /// (1.0, 2.0, 3.0)
     #[staticmethod]
     #[pyo3(signature = (data, dtype, shape, *, strides=None, readonly=false))]
     fn from_bytes(
@@ -474,6 +502,15 @@ impl PyTensor {
     /// copy: primitive arrays, ``arrow.bool8`` and ``arrow.fixed_shape_tensor``.
     ///
     /// Raises ``BufferError`` for arrays a tensor cannot describe (nulls, offsets of bits).
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np, pyarrow as pa
+    /// >>> t = dlpack_abi.Tensor.from_arrow(pa.array([1.5, 2.5]))
+    /// >>> t.shape, t.readonly
+    /// ((2,), True)
+    /// >>> np.from_dlpack(t)
+    /// array([1.5, 2.5])
     #[staticmethod]
     fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
         arrow::tensor_from_arrow(source).map(Self::imported)
@@ -512,18 +549,36 @@ impl PyTensor {
     }
 
     /// The extents, as a tuple of ints.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np
+    /// >>> dlpack_abi.Tensor.from_dlpack(np.zeros((2, 3))).shape
+    /// (2, 3)
     #[getter]
     fn shape<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.view().shape())
     }
 
     /// The strides, in elements.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np
+    /// >>> dlpack_abi.Tensor.from_dlpack(np.zeros((2, 3))[:, ::2]).strides
+    /// (3, 2)
     #[getter]
     fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
         PyTuple::new(py, self.view().strides().iter())
     }
 
     /// DLPack's ``(code, bits, lanes)``: ``(2, 32, 1)`` is float32 (``repr`` names it).
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np
+    /// >>> dlpack_abi.Tensor.from_dlpack(np.zeros(2, dtype=np.float16)).dtype
+    /// (2, 16, 1)
     #[getter]
     fn dtype(&self) -> (u8, u8, u16) {
         let dtype = self.view().dtype();
@@ -531,30 +586,68 @@ impl PyTensor {
     }
 
     /// The address of the first element (DLPack's ``data + byte_offset``), as an int.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np
+    /// >>> a = np.arange(4.0)
+    /// >>> dlpack_abi.Tensor.from_dlpack(a[1:]).data_ptr == a.ctypes.data + 8
+    /// True
     #[getter]
     fn data_ptr(&self) -> usize {
         self.view().data_ptr() as usize
     }
 
     /// Whether consumers receive the memory read-only.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np
+    /// >>> a = np.arange(3)
+    /// >>> a.flags.writeable = False
+    /// >>> dlpack_abi.Tensor.from_dlpack(a).readonly
+    /// True
+    /// >>> np.from_dlpack(dlpack_abi.Tensor.from_dlpack(a)).flags.writeable
+    /// False
     #[getter]
     fn readonly(&self) -> bool {
         !self.writable
     }
 
     /// DLPack's flag bits of the tensor (1: read-only, 2: copied, 4: padded sub-byte type).
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np
+    /// >>> a = np.arange(3)
+    /// >>> a.flags.writeable = False
+    /// >>> dlpack_abi.Tensor.from_dlpack(a).flags  # NumPy marks it READ_ONLY (1)
+    /// 1
     #[getter]
     fn flags(&self) -> u64 {
         self.view().flags().bits()
     }
 
     /// The size of the elements in bytes, stored compactly.
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np
+    /// >>> dlpack_abi.Tensor.from_dlpack(np.zeros((2, 3))).nbytes
+    /// 48
     #[getter]
     fn nbytes(&self) -> usize {
         self.view().byte_size()
     }
 
     /// Return the elements in row-major order as bytes (a copy; CPU-accessible memory only).
+    ///
+    /// Examples
+    /// --------
+    /// >>> import numpy as np
+    /// >>> a = np.array([[1, 2], [3, 4]], dtype=np.uint8)
+    /// >>> dlpack_abi.Tensor.from_dlpack(a.T).tobytes()
+    /// b'\x01\x03\x02\x04'
     fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         Ok(PyBytes::new(py, &gather(&self.view())?))
     }
