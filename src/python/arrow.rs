@@ -137,13 +137,16 @@ type Pair = (Schema, DeviceArray);
 /// buffers, which stay alive until every export is released. ``pyarrow.array(x)``,
 /// ``polars.from_arrow(x)`` and DuckDB take it directly; ``ArrowArray.from_arrow(obj)`` imports
 /// any array that offers those methods.
-#[cfg_attr(not(doc), doc = r#"
+#[cfg_attr(
+    not(doc),
+    doc = r#"
 Examples
 --------
 >>> import pyarrow as pa
 >>> a = dlpack_abi.ArrowArray.from_arrow(pa.array([1, 2, 3]))
 >>> pa.array(a).to_pylist()
-[1, 2, 3]"#)]
+[1, 2, 3]"#
+)]
 #[cfg_attr(
     doc,
     doc = r#"
@@ -413,13 +416,16 @@ enum AnyStream {
 /// A stream has one consumer: the first export moves it out, and later calls raise
 /// ``ValueError``; a refused call (a ``requested_schema`` that differs) leaves it in place.
 /// ``ArrowStream.from_arrow(obj)`` imports any stream that offers ``__arrow_c_stream__``.
-#[cfg_attr(not(doc), doc = r#"
+#[cfg_attr(
+    not(doc),
+    doc = r#"
 Examples
 --------
 >>> import pyarrow as pa
 >>> s = dlpack_abi.ArrowStream.from_arrow(pa.table({"x": [1, 2, 3]}))
 >>> pa.RecordBatchReader.from_stream(s).read_all().num_rows
-3"#)]
+3"#
+)]
 #[cfg_attr(
     doc,
     doc = r#"

@@ -35,7 +35,9 @@ use crate::raw::{
 /// Make one with ``Tensor.from_dlpack(obj)`` (any DLPack producer), ``Tensor.from_bytes(...)`` or
 /// ``Tensor.from_arrow(obj)``; hand it to NumPy, pyarrow, JAX or tvm-ffi with their own
 /// ``from_dlpack``.
-#[cfg_attr(not(doc), doc = r#"
+#[cfg_attr(
+    not(doc),
+    doc = r#"
 Examples
 --------
 >>> import numpy as np
@@ -43,7 +45,8 @@ Examples
 >>> t
 Tensor(shape=(4,), dtype=int32, device=cpu:0, readonly=False)
 >>> np.from_dlpack(t)
-array([0, 1, 2, 3], dtype=int32)"#)]
+array([0, 1, 2, 3], dtype=int32)"#
+)]
 #[cfg_attr(
     doc,
     doc = r#"
