@@ -309,10 +309,16 @@ fn prepare_for_c(item: &mut ItemContainer, config: &Config) {
             _ => {}
         }
     }
-    let clean = |doc: &mut Vec<String>| doc.iter_mut().for_each(|line| *line = plain_doc(line));
+    let clean = |doc: &mut Vec<String>| {
+        *doc = without_examples(doc);
+        doc.iter_mut().for_each(|line| *line = plain_doc(line));
+    };
     match item {
         ItemContainer::Struct(s) => {
             clean(&mut s.documentation.doc_comment);
+            for constant in &mut s.associated_constants {
+                clean(&mut constant.documentation.doc_comment);
+            }
             for field in &mut s.fields {
                 clean(&mut field.documentation.doc_comment);
                 rename_self_params(&mut field.ty);
@@ -357,8 +363,27 @@ fn literal(value: &Literal, suffix: &str) -> String {
     }
 }
 
+/// A doc comment without its code blocks (Rust examples, which mean nothing in C) and the blank
+/// lines they leave at the end.
+fn without_examples(doc: &[String]) -> Vec<String> {
+    let mut in_example = false;
+    let mut kept: Vec<String> = doc
+        .iter()
+        .filter(|line| {
+            let fence = line.trim_start().starts_with("```");
+            in_example ^= fence;
+            !(fence || in_example)
+        })
+        .cloned()
+        .collect();
+    while kept.last().is_some_and(|line| line.trim().is_empty()) {
+        kept.pop();
+    }
+    kept
+}
+
 fn write_doc(h: &mut String, indent: &str, doc: &[String]) {
-    for line in doc {
+    for line in &without_examples(doc) {
         let line = plain_doc(line.trim_end());
         if line.is_empty() {
             writeln!(h, "{indent}//").unwrap();
