@@ -171,8 +171,8 @@ impl ManagedStruct for DLManagedTensor {}
 /// producers must make it thread-safe), and shared access only reads the struct and the data.
 ///
 /// ```
-/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// # #[cfg(feature = "alloc")] {
 /// use dlpack_abi::dlpack::{Export, VersionedTensor};
 ///
 /// // A producer (here this crate; in practice C, NumPy, PyTorch, ...) hands over a
@@ -184,8 +184,8 @@ impl ManagedStruct for DLManagedTensor {}
 /// assert_eq!(view.shape(), [2, 3]);
 /// assert_eq!(view.as_slice::<f32>()?, [0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
 /// drop(tensor); // the producer's deleter runs here, once
-/// # Ok(()) }
 /// # }
+/// # Ok(()) }
 /// ```
 pub struct ManagedTensor<M: ManagedStruct> {
     owner: Owner<M>,
@@ -195,14 +195,14 @@ pub struct ManagedTensor<M: ManagedStruct> {
 /// An owned [`DLManagedTensorVersioned`]. See [`ManagedTensor`].
 ///
 /// ```
-/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// # #[cfg(feature = "alloc")] {
 /// use dlpack_abi::dlpack::Export;
 ///
 /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[4]).finish()?;
 /// assert_eq!(tensor.view().version(), Some(dlpack_abi::raw::DLPackVersion::CURRENT));
-/// # Ok(()) }
 /// # }
+/// # Ok(()) }
 /// ```
 pub type VersionedTensor = ManagedTensor<DLManagedTensorVersioned>;
 
@@ -210,14 +210,14 @@ pub type VersionedTensor = ManagedTensor<DLManagedTensorVersioned>;
 /// See [`ManagedTensor`].
 ///
 /// ```
-/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// # #[cfg(feature = "alloc")] {
 /// use dlpack_abi::dlpack::Export;
 ///
 /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[4]).finish_legacy()?;
 /// assert_eq!(tensor.view().version(), None);
-/// # Ok(()) }
 /// # }
+/// # Ok(()) }
 /// ```
 pub type LegacyTensor = ManagedTensor<DLManagedTensor>;
 
@@ -288,8 +288,8 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// [module docs](crate::dlpack); the deleter has run then (except for a NULL pointer).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::{Export, ImportError, VersionedTensor};
     ///
     /// // A producer that sets `ndim = -1`: refused, and its deleter has run.
@@ -368,16 +368,16 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// re-import with [`from_raw`](Self::from_raw)).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::{Export, VersionedTensor};
     ///
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).finish()?;
     /// let raw = tensor.into_raw(); // e.g. to hand to C
     /// let again = unsafe { VersionedTensor::from_raw(raw) }?;
     /// assert_eq!(again.view().element_count(), 3);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn into_raw(self) -> *mut M {
         let this = ManuallyDrop::new(self);
@@ -387,14 +387,14 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// The managed struct, for reading raw fields.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     ///
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).finish()?;
     /// assert!(tensor.as_raw().deleter.is_some());
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn as_raw(&self) -> &M {
         // SAFETY: validated at import: major 1 or legacy, so the whole struct has the known
@@ -405,14 +405,14 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// A borrowed view: shape, strides, dtype, device, flags, contiguity and typed reads.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     ///
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).finish()?;
     /// assert!(tensor.view().is_c_contiguous());
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     #[inline(always)]
     pub fn view(&self) -> TensorView<'_> {
@@ -448,16 +448,16 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// [`TensorView::as_slice`] refuses.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     ///
     /// let mut tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish_legacy()?;
     /// // SAFETY: this producer's buffers are writable, and nothing else holds them.
     /// unsafe { tensor.as_mut_slice_unchecked::<f32>() }?[1] = 5.0;
     /// assert_eq!(tensor.view().as_slice::<f32>()?, [0.0, 5.0]);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub unsafe fn as_mut_slice_unchecked<T: Element>(&mut self) -> Result<&mut [T], AccessError> {
         if self.view().flags().contains(DLPackFlags::READ_ONLY) {
@@ -483,8 +483,8 @@ impl VersionedTensor {
     /// [`AccessError::ReadOnly`] for a `READ_ONLY` one, and what [`TensorView::as_slice`] refuses.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::{AccessError, Export, VersionedTensor};
     /// use dlpack_abi::raw::DLPackFlags;
     ///
@@ -502,8 +502,8 @@ impl VersionedTensor {
     ///
     /// let mut frozen = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).read_only().finish()?;
     /// assert_eq!(frozen.as_mut_slice::<f32>(), Err(AccessError::ReadOnly));
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     #[inline]
     pub fn as_mut_slice<T: Element>(&mut self) -> Result<&mut [T], AccessError> {
@@ -539,8 +539,8 @@ impl VersionedTensor {
     /// As [`as_mut_slice`](Self::as_mut_slice), except contiguity.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     ///
     /// // Column-major 2 x 2, exported from a `Vec`: ours alone.
@@ -550,8 +550,8 @@ impl VersionedTensor {
     /// // SAFETY: index (0, 1) is in bounds, at offset 0 * 1 + 1 * 2.
     /// unsafe { *start.add(2) = 9.0 };
     /// assert_eq!(tensor.view().get::<f32>(&[0, 1])?, 9.0);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn typed_mut_ptr<T: Element>(&mut self) -> Result<*mut T, AccessError> {
         self.check_exclusive()?;

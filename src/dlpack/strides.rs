@@ -8,8 +8,8 @@ use super::validate::row_major_stride;
 /// producer sent NULL, the compact row-major strides computed from the shape.
 ///
 /// ```
-/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// # #[cfg(feature = "alloc")] {
 /// use dlpack_abi::dlpack::{Export, LegacyTensor};
 ///
 /// // A legacy producer that sends `strides == NULL` for a 2 x 3 tensor.
@@ -20,8 +20,8 @@ use super::validate::row_major_stride;
 /// assert!(strides.is_synthesised());
 /// assert_eq!(strides, [3, 1]);
 /// assert_eq!(strides.get(0), Some(3));
-/// # Ok(()) }
 /// # }
+/// # Ok(()) }
 /// ```
 #[derive(Clone, Copy)]
 pub struct Strides<'a> {
@@ -37,13 +37,13 @@ impl<'a> Strides<'a> {
     /// The number of strides (`ndim`).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).finish()?;
     /// assert_eq!(tensor.view().strides().len(), 2);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn len(&self) -> usize {
         self.shape.len()
@@ -52,13 +52,13 @@ impl<'a> Strides<'a> {
     /// `true` for a 0-d tensor.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let scalar = Export::new(vec![0.0f32], &[]).finish()?;
     /// assert!(scalar.view().strides().is_empty());
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn is_empty(&self) -> bool {
         self.shape.is_empty()
@@ -67,14 +67,14 @@ impl<'a> Strides<'a> {
     /// The stride of dimension `dim`, or `None` past `ndim`.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[1, 2]).finish()?;
     /// assert_eq!(tensor.view().strides().get(1), Some(2));
     /// assert_eq!(tensor.view().strides().get(2), None);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn get(&self, dim: usize) -> Option<i64> {
         match self.given {
@@ -86,13 +86,13 @@ impl<'a> Strides<'a> {
     /// The producer's array, or `None` when the strides are synthesised.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[1, 2]).finish()?;
     /// assert_eq!(tensor.view().strides().as_slice(), Some(&[1, 2][..]));
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn as_slice(&self) -> Option<&'a [i64]> {
         self.given
@@ -101,13 +101,13 @@ impl<'a> Strides<'a> {
     /// `true` when the producer sent NULL and these strides were computed from the shape.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[3, 1]).finish()?;
     /// assert!(!tensor.view().strides().is_synthesised());
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn is_synthesised(&self) -> bool {
         self.given.is_none()
@@ -116,13 +116,13 @@ impl<'a> Strides<'a> {
     /// The strides, in dimension order.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0u8; 24], &[4, 2, 3]).finish_legacy()?;
     /// assert!(tensor.view().strides().iter().eq([6, 3, 1]));
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn iter(&self) -> impl ExactSizeIterator<Item = i64> + 'a {
         let this = *self;

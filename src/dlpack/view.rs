@@ -18,8 +18,8 @@ use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion, DLTensor};
 /// refuses them.
 ///
 /// ```
-/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// # #[cfg(feature = "alloc")] {
 /// use dlpack_abi::dlpack::Export;
 /// use dlpack_abi::raw::{kDLCPU, kDLFloat};
 ///
@@ -32,8 +32,8 @@ use crate::raw::{DLDataType, DLDevice, DLPackFlags, DLPackVersion, DLTensor};
 /// assert!(view.is_f_contiguous() && !view.is_c_contiguous());
 /// assert_eq!(view.get::<f32>(&[1, 0])?, 1.0);
 /// assert!(view.iter::<f32>()?.eq([0.0, 2.0, 4.0, 1.0, 3.0, 5.0]));
-/// # Ok(()) }
 /// # }
+/// # Ok(()) }
 /// ```
 #[derive(Clone, Copy)]
 pub struct TensorView<'a> {
@@ -62,13 +62,13 @@ impl<'a> TensorView<'a> {
     /// The raw `DLTensor`, as the producer wrote it.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish()?;
     /// assert_eq!(tensor.view().raw().byte_offset, 0);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn raw(&self) -> &'a DLTensor {
         self.tensor
@@ -77,13 +77,13 @@ impl<'a> TensorView<'a> {
     /// Where the data lives. The device type may be one this crate does not know.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish()?;
     /// assert_eq!(tensor.view().device().device_id, 0);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn device(&self) -> DLDevice {
         self.tensor.device
@@ -92,13 +92,13 @@ impl<'a> TensorView<'a> {
     /// The element type. The code may be one this crate does not know.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::{Element, Export};
     /// let tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish()?;
     /// assert_eq!(tensor.view().dtype(), f32::DTYPE);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn dtype(&self) -> DLDataType {
         self.tensor.dtype
@@ -107,13 +107,13 @@ impl<'a> TensorView<'a> {
     /// The number of dimensions, `0..=MAX_NDIM`.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let scalar = Export::new(vec![0.0f32], &[]).finish()?;
     /// assert_eq!(scalar.view().ndim(), 0);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn ndim(&self) -> usize {
         validate::ndim(self.tensor)
@@ -122,13 +122,13 @@ impl<'a> TensorView<'a> {
     /// The extents, each `>= 0`; empty for a 0-d tensor (whose `shape` may be NULL).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32], &[2, 0]).finish()?;
     /// assert_eq!(tensor.view().shape(), [2, 0]);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn shape(&self) -> &'a [i64] {
         // SAFETY: validated at import: `shape` is non-NULL with `ndim` values when `ndim > 0`,
@@ -139,13 +139,13 @@ impl<'a> TensorView<'a> {
     /// The strides in elements; synthesised (compact row-major) when the producer sent NULL.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[3, 1]).finish()?;
     /// assert_eq!(tensor.view().strides(), [3, 1]);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn strides(&self) -> Strides<'a> {
         Strides::new(self.shape(), self.given_strides())
@@ -163,13 +163,13 @@ impl<'a> TensorView<'a> {
     /// The number of elements (the product of the extents; 1 for a 0-d tensor).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32; 20], &[4, 5]).finish()?;
     /// assert_eq!(tensor.view().element_count(), 20);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn element_count(&self) -> usize {
         self.meta.elements()
@@ -180,13 +180,13 @@ impl<'a> TensorView<'a> {
     /// ones (`IS_SUBBYTE_TYPE_PADDED`).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32; 20], &[4, 5]).finish()?;
     /// assert_eq!(tensor.view().byte_size(), 80);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn byte_size(&self) -> usize {
         self.meta.byte_size()
@@ -195,13 +195,13 @@ impl<'a> TensorView<'a> {
     /// `true` for packed sub-byte elements (`bits * lanes < 8` without `IS_SUBBYTE_TYPE_PADDED`).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[4]).finish()?;
     /// assert!(!tensor.view().is_packed());
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn is_packed(&self) -> bool {
         self.meta.storage().is_packed()
@@ -217,13 +217,13 @@ impl<'a> TensorView<'a> {
     /// directly addressable devices; for opaque handles (OpenCL, Metal) use [`raw`](Self::raw).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[4]).finish()?;
     /// assert_eq!(tensor.view().data_ptr(), tensor.view().raw().data);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     #[inline(always)]
     pub fn data_ptr(&self) -> *mut c_void {
@@ -239,14 +239,14 @@ impl<'a> TensorView<'a> {
     /// empty tensor is contiguous.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// // The stride of an extent-1 dimension does not matter.
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0], &[1, 3]).strides(&[99, 1]).finish()?;
     /// assert!(tensor.view().is_c_contiguous());
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn is_c_contiguous(&self) -> bool {
         self.meta.is_c_contiguous()
@@ -256,13 +256,13 @@ impl<'a> TensorView<'a> {
     /// [`is_c_contiguous`](Self::is_c_contiguous).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[1, 2]).finish()?;
     /// assert!(tensor.view().is_f_contiguous());
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn is_f_contiguous(&self) -> bool {
         validate::is_f_contiguous(self.shape(), self.given_strides(), &self.meta)
@@ -274,15 +274,15 @@ impl<'a> TensorView<'a> {
     /// dimensions by `|stride|` and asks each to step past everything the faster ones reach.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let broadcast = Export::new(vec![0.0f32, 1.0, 2.0], &[2, 3]).strides(&[0, 1]).finish()?;
     /// assert!(broadcast.view().may_overlap());
     /// let transposed = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[3, 2]).strides(&[1, 3]).finish()?;
     /// assert!(!transposed.view().may_overlap());
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn may_overlap(&self) -> bool {
         validate::may_overlap(self.shape(), self.given_strides(), &self.meta)
@@ -294,16 +294,16 @@ impl<'a> TensorView<'a> {
     /// sub-byte elements can reach more than `isize::MAX` elements; their offsets saturate.)
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     ///
     /// // 2 x 3, rows backwards: the first element is the start of the last row.
     /// let rows = vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0];
     /// let tensor = Export::new(rows, &[2, 3]).first_element(3).strides(&[-3, 1]).finish()?;
     /// assert_eq!(tensor.view().element_offsets(), (-3, 2));
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn element_offsets(&self) -> (isize, isize) {
         let (low, high) = validate::element_reach(self.shape(), self.given_strides(), &self.meta);
@@ -326,8 +326,8 @@ impl<'a> TensorView<'a> {
     /// The flags, unknown bits included; empty for a legacy tensor (which has none).
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::{Export, VersionedTensor};
     /// use dlpack_abi::raw::DLPackFlags;
     ///
@@ -337,8 +337,8 @@ impl<'a> TensorView<'a> {
     /// let tensor = unsafe { VersionedTensor::from_raw(raw) }?;
     /// assert!(tensor.view().flags().contains(DLPackFlags::READ_ONLY));
     /// assert_eq!(tensor.view().flags().bits(), 1 | 1 << 40);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn flags(&self) -> DLPackFlags {
         self.flags
@@ -347,13 +347,13 @@ impl<'a> TensorView<'a> {
     /// The producer's version; `None` for a legacy tensor. The minor may be newer than 3.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0], &[2]).finish()?;
     /// assert_eq!(tensor.view().version().map(|v| v.major), Some(1));
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn version(&self) -> Option<DLPackVersion> {
         self.version
@@ -370,14 +370,14 @@ impl<'a> TensorView<'a> {
     /// misaligned data, or a layout that is not C-contiguous.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::{AccessError, Export};
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0], &[3]).finish()?;
     /// assert_eq!(tensor.view().as_slice::<f32>()?, [0.0, 1.0, 2.0]);
     /// assert!(matches!(tensor.view().as_slice::<i32>(), Err(AccessError::DtypeMismatch { .. })));
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     #[inline(always)]
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T], AccessError> {
@@ -393,13 +393,13 @@ impl<'a> TensorView<'a> {
     /// As [`as_slice`](Self::as_slice), with F contiguity accepted.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).strides(&[1, 2]).finish()?;
     /// assert_eq!(tensor.view().as_slice_memory_order::<f32>()?, [0.0, 1.0, 2.0, 3.0]);
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn as_slice_memory_order<T: Element>(&self) -> Result<&'a [T], AccessError> {
         self.check_contiguous(true)?;
@@ -415,15 +415,15 @@ impl<'a> TensorView<'a> {
     /// [`as_slice`](Self::as_slice) refuses except contiguity.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::{AccessError, Export};
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).finish()?;
     /// assert_eq!(tensor.view().get::<f32>(&[1, 2])?, 5.0);
     /// let out = AccessError::IndexOutOfBounds { dim: 1, index: 3, extent: 3 };
     /// assert_eq!(tensor.view().get::<f32>(&[1, 3]), Err(out));
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn get<T: Element>(&self, index: &[usize]) -> Result<T, AccessError> {
         let start = self.typed_ptr::<T>()?;
@@ -470,14 +470,14 @@ impl<'a> TensorView<'a> {
     /// What [`as_slice`](Self::as_slice) refuses, except contiguity.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// // Every other element of 0..6.
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0], &[3]).strides(&[2]).finish()?;
     /// assert!(tensor.view().iter::<f32>()?.eq([0.0, 2.0, 4.0]));
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     pub fn iter<T: Element>(&self) -> Result<Elements<'a, T>, AccessError> {
         let start = self.typed_ptr::<T>()?;
@@ -518,8 +518,8 @@ impl<'a> TensorView<'a> {
     /// What [`as_slice`](Self::as_slice) refuses, except contiguity.
     ///
     /// ```
-    /// # #[cfg(feature = "alloc")] {
     /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
     /// use dlpack_abi::dlpack::Export;
     /// // Column-major 2 x 3 storage of 0..6.
     /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]).strides(&[1, 2]).finish()?;
@@ -536,8 +536,8 @@ impl<'a> TensorView<'a> {
     /// }
     /// assert_eq!(sum, 15.0);
     /// assert!(view.typed_ptr::<i32>().is_err());
-    /// # Ok(()) }
     /// # }
+    /// # Ok(()) }
     /// ```
     #[inline(always)]
     pub fn typed_ptr<T: Element>(&self) -> Result<*const T, AccessError> {
@@ -607,15 +607,15 @@ impl fmt::Debug for TensorView<'_> {
 /// [`TensorView::iter`].
 ///
 /// ```
-/// # #[cfg(feature = "alloc")] {
 /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// # #[cfg(feature = "alloc")] {
 /// use dlpack_abi::dlpack::Export;
 /// let tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).strides(&[1, 2]).finish()?;
 /// let elements = tensor.view().iter::<f32>()?;
 /// assert_eq!(elements.len(), 4);
 /// assert_eq!(elements.collect::<Vec<_>>(), [0.0, 2.0, 1.0, 3.0]);
-/// # Ok(()) }
 /// # }
+/// # Ok(()) }
 /// ```
 pub struct Elements<'a, T> {
     start: *const T,
