@@ -568,7 +568,7 @@ impl PyTensor {
     /// Examples
     /// --------
     /// >>> import numpy as np
-    /// >>> dlpack_abi.Tensor.from_dlpack(np.zeros((2, 3))[:, ::2]).strides
+    /// >>> dlpack_abi.Tensor.from_dlpack(np.zeros((2, 3))[:, 0:3:2]).strides
     /// (3, 2)
     #[getter]
     fn strides<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyTuple>> {
