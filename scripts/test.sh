@@ -25,8 +25,12 @@ MATURIN_VERSION=1.16.0
 DUCKDB_VERSION=2.0.0
 # An array library that is not NumPy, with its own DLPack import rules (64-byte alignment).
 JAX_VERSION=0.10.2
-# Checks the package's type stubs (python/dlpack_abi.pyi) against the built module.
+# Checks the package's type stubs (python/python/dlpack_abi/__init__.pyi) against the built module.
 MYPY_VERSION=2.4.1
+# The Arrow PyCapsule libraries the conformance checker (dlpack_abi.conformance) is run against.
+POLARS_VERSION=2.1.0
+NANOARROW_VERSION=0.9.0
+ARRO3_VERSION=0.9.1
 CARGO_FUZZ_VERSION=0.13.2
 # Fuzz executions per run of this script (a smoke run; see the README for long runs).
 FUZZ_RUNS=${FUZZ_RUNS:-300000}
@@ -78,11 +82,12 @@ setup() {
       die "apt-get install gcc-arm-none-eabi"
   fi
 
-  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION jax==$JAX_VERSION mypy==$MYPY_VERSION"
+  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION jax==$JAX_VERSION mypy==$MYPY_VERSION polars==$POLARS_VERSION nanoarrow==$NANOARROW_VERSION arro3-core==$ARRO3_VERSION"
   [ -x .venv/bin/python ] || python3 -m venv .venv || die "python3 -m venv"
   local pins=("apache-tvm-ffi==$TVM_FFI_VERSION" "pyarrow==$PYARROW_VERSION" "numpy==$NUMPY_VERSION"
     "pytest==$PYTEST_VERSION" "maturin==$MATURIN_VERSION" "duckdb==$DUCKDB_VERSION"
-    "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION" "mypy==$MYPY_VERSION")
+    "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION" "mypy==$MYPY_VERSION" "polars==$POLARS_VERSION"
+    "nanoarrow==$NANOARROW_VERSION" "arro3-core==$ARRO3_VERSION")
   if ! .venv/bin/python -m pip freeze --disable-pip-version-check 2>/dev/null |
     sort | grep -Fxc -f <(printf '%s\n' "${pins[@]}") | grep -qx "${#pins[@]}"; then
     .venv/bin/python -m pip install -q --disable-pip-version-check "${pins[@]}" || die "pip install"

@@ -1,0 +1,124 @@
+"""The C exchange API rules (dlpack-1.3.md §6.5, §7): the table a type publishes as
+``__dlpack_c_exchange_api__``, called through ctypes as a C consumer calls it."""
+import ctypes
+
+from . import _c
+from ._dlpack import Broken, NotApplicable, collect, hook_deleter, validated, wrap_versioned
+
+_decref = _c.api["Py_DecRef"]
+_decref.argtypes = [ctypes.c_void_p]
+_decref.restype = None
+
+
+def table_of(obj):
+    """The object's exchange table, or NotApplicable when its type has none."""
+    capsule = getattr(type(obj), "__dlpack_c_exchange_api__", None)
+    if capsule is None:
+        raise NotApplicable()
+    if not _c.is_capsule(capsule):
+        raise Broken(f"__dlpack_c_exchange_api__ is a {type(capsule).__name__}, not a capsule")
+    name = _c.capsule_name(capsule)
+    if name != "dlpack_exchange_api":
+        raise Broken(f"the capsule is named {name!r}, not 'dlpack_exchange_api'")
+    table = _c.capsule_pointer(capsule, _c.DLPackExchangeAPI).contents
+    return capsule, table
+
+
+def check_table(s):
+    _, table = table_of(s.obj)
+    version = table.header.version
+    if version.major != 1:
+        raise Broken(f"version {version.major}.{version.minor}")
+    missing = [slot for slot in ("managed_tensor_allocator", "managed_tensor_from_py_object_no_sync",
+                                 "managed_tensor_to_py_object_no_sync", "current_work_stream")
+               if not getattr(table, slot)]
+    if missing:
+        raise Broken(f"NULL slots: {', '.join(missing)}")
+    return f"version {version.major}.{version.minor}"
+
+
+def export_through(obj, table):
+    out = ctypes.POINTER(_c.DLManagedTensorVersioned)()
+    function = _c.FROM_PY_OBJECT(table.managed_tensor_from_py_object_no_sync)
+    if function(obj, ctypes.byref(out)) != 0 or not out:
+        raise Broken("managed_tensor_from_py_object_no_sync failed")
+    return out
+
+
+def check_export(s):
+    keep, table = table_of(s.obj)
+    capsule = wrap_versioned(export_through(s.obj, table))
+    counter = hook_deleter(capsule)
+    tensor = validated(capsule)
+    if tensor.tobytes() != s.values:
+        raise Broken("the exported elements differ from the object's")
+    del tensor, capsule
+    collect()
+    if counter.calls != 1:
+        raise Broken(f"the deleter ran {counter.calls} times")
+    return ""
+
+
+def check_allocator(s):
+    keep, table = table_of(s.obj)
+    shape = (ctypes.c_int64 * 2)(2, 3)
+    prototype = _c.DLTensor(data=None, device=_c.DLDevice(1, 0), ndim=2, dtype=_c.DLDataType(2, 32, 1),
+                            shape=ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64)), strides=None,
+                            byte_offset=0)
+    errors = []
+    set_error = _c.SET_ERROR(lambda _ctx, kind, message: errors.append((kind, message)))
+    _c.KEEP += [set_error, shape, prototype]
+    out = ctypes.POINTER(_c.DLManagedTensorVersioned)()
+    allocate = _c.ALLOCATOR(table.managed_tensor_allocator)
+    if allocate(ctypes.byref(prototype), ctypes.byref(out), None, set_error) != 0 or not out:
+        raise Broken(f"the allocator failed for float32 (2, 3) on the CPU: {errors}")
+    m = out.contents.dl_tensor
+    got = tuple(m.shape[i] for i in range(m.ndim))
+    if got != (2, 3) or (m.dtype.code, m.dtype.bits, m.dtype.lanes) != (2, 32, 1):
+        raise Broken(f"allocated shape {got}, dtype {(m.dtype.code, m.dtype.bits)}")
+    capsule = wrap_versioned(out)
+    counter = hook_deleter(capsule)
+    tensor = validated(capsule)
+    # Write every byte the tensor describes: an allocation smaller than that crashes here (or
+    # corrupts the heap, which the subprocess then reports).
+    ctypes.memset(tensor.data_ptr, 0x5A, tensor.nbytes)
+    del tensor, capsule
+    collect()
+    if counter.calls != 1:
+        raise Broken(f"the deleter ran {counter.calls} times")
+    return ""
+
+
+def check_import(s):
+    keep, table = table_of(s.obj)
+    tensor = export_through(s.obj, table)
+    out = ctypes.c_void_p()
+    to_py = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.POINTER(_c.DLManagedTensorVersioned),
+                              ctypes.POINTER(ctypes.c_void_p))(table.managed_tensor_to_py_object_no_sync)
+    if to_py(tensor, ctypes.byref(out)) != 0 or not out:
+        raise Broken("managed_tensor_to_py_object_no_sync failed")
+    result = ctypes.cast(out, ctypes.py_object).value
+    _decref(out)  # the new reference the function wrote; `result` holds its own
+    from .. import Tensor
+
+    if Tensor.from_dlpack(result).tobytes() != s.values:
+        raise Broken(f"the {type(result).__name__} made from the tensor holds other elements")
+    return type(result).__name__
+
+
+def check_stream(s):
+    keep, table = table_of(s.obj)
+    stream = ctypes.c_void_p()
+    function = _c.CURRENT_WORK_STREAM(table.current_work_stream)
+    if function(1, 0, ctypes.byref(stream)) != 0:
+        raise Broken("current_work_stream(kDLCPU, 0) failed")
+    return ""
+
+
+CHECKS = {
+    "dlpack.exchange.table": check_table,
+    "dlpack.exchange.export": check_export,
+    "dlpack.exchange.allocator": check_allocator,
+    "dlpack.exchange.import": check_import,
+    "dlpack.exchange.stream": check_stream,
+}
