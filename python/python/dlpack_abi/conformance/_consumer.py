@@ -8,9 +8,6 @@ from ._arrow_fake import Int64Array
 from ._dlpack import Broken, NotApplicable, Refused, Warned, collect
 from ._fake import FakeProducer
 
-F32 = (2, 32, 1)
-
-
 def f32(values):
     return b"".join(bytes(ctypes.c_float(v)) for v in values)
 

@@ -4,7 +4,9 @@ import ctypes
 import gc
 
 from . import _c
+from ._fake import _raw_name, _raw_pointer
 from .. import Tensor
+
 
 class Sample:
     """One object of the producer's type and what it holds: ``values`` are its elements in
@@ -316,12 +318,6 @@ def _wrap_destructor(capsule):
             pointer.contents.deleter(pointer)
 
 
-_raw_name = _c.api["PyCapsule_GetName"]
-_raw_name.restype = ctypes.c_char_p
-_raw_name.argtypes = [ctypes.c_void_p]
-_raw_pointer = _c.api["PyCapsule_GetPointer"]
-_raw_pointer.restype = ctypes.c_void_p
-_raw_pointer.argtypes = [ctypes.c_void_p, ctypes.c_char_p]
 _WRAP_DESTRUCTOR = _c.CAPSULE_DESTRUCTOR(_wrap_destructor)
 
 
