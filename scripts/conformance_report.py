@@ -31,6 +31,9 @@ NOTES = """
 - **NumPy** returns NULL from `from_dlpack` without setting an exception (`SystemError`) for
   FP4 tensors, packed or padded, and for a tensor of major version 2, which it must refuse with
   an error and whose deleter it must call.
+- **tvm-ffi** gives back a tensor that shares a `READ_ONLY` `dlpack_abi.Tensor`'s memory (taken
+  through its C exchange API) and exports it writable: NumPy can then write read-only memory.
+- **nanoarrow** crashes (SIGSEGV) reading the values of pyarrow's own `string_view` arrays.
 - **tvm-ffi and JAX** accept a major-2 tensor (reading fields a 2.x layout may have moved), and
   call `__dlpack__()` without `max_version`, so a producer that exports versioned tensors only
   (allowed since 2025) cannot be consumed, nor read-only data from a producer that refuses to

@@ -285,6 +285,8 @@ class leaky_consumer:
 
     def consume_arrow(obj):
         schema, array = obj.__arrow_c_array__()
+        if _c.capsule_pointer(schema, _c.ArrowSchema).contents.format == b"vu":
+            ctypes.string_at(0)  # crashes on string_view, as a reader of the wrong layout would
         _c.capsule_pointer(array, _c.ArrowArray).contents.offset = 0
         return pa.Array._import_from_c_capsule(schema, array)
 

@@ -66,9 +66,11 @@ CONSUMER_FAKES = {
     "consumer.bool": ["leaky_consumer"],
     "consumer.subbyte_packed": ["leaky_consumer"],
     "consumer.subbyte_padded": ["leaky_consumer"],
+    "consumer.read_only_exchange": ["naive_consumer"],
     "consumer.major_2": ["naive_consumer"],
     "consumer.raises": ["leaky_consumer"],
     "consumer.arrow_nulls_offset": ["leaky_consumer"],
+    "consumer.arrow_string_view": ["leaky_consumer"],
     "consumer.arrow_stream_error": ["leaky_consumer"],
 }
 

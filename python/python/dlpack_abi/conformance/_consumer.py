@@ -46,9 +46,25 @@ CASES = {
     "consumer.subbyte_padded": Case(lambda: FakeProducer(data=b"\x01\x02\x03\x04", dtype=(17, 4, 1), shape=(4,),
                                                          strides=(1,), flags=_c.IS_SUBBYTE_TYPE_PADDED),
                                     None, expect="either"),
+    # Through the exchange API where the consumer uses it (tvm-ffi does).
+    "consumer.read_only_exchange": Case(lambda: _readonly_tensor(), SIX, readonly=True),
     "consumer.major_2": Case(lambda: FakeProducer(data=SIX, version=(2, 0)), None, expect="refusal"),
     "consumer.raises": Case(lambda: FakeProducer(raises=RuntimeError("producer failure")), None, expect="refusal"),
 }
+
+
+def _readonly_tensor():
+    from .. import Tensor
+
+    return Tensor.from_bytes(SIX, (2, 32, 1), (2, 3), readonly=True)
+
+
+def producer_memory(producer):
+    """The byte range the producer's elements live in."""
+    if isinstance(producer, FakeProducer):
+        start = ctypes.addressof(producer.buffer)
+        return start, start + len(producer.buffer)
+    return producer.data_ptr, producer.data_ptr + producer.nbytes
 
 
 def elements(result):
@@ -57,7 +73,7 @@ def elements(result):
     from .. import Tensor
 
     tensor = Tensor.from_dlpack(result)
-    return tensor.tobytes(), bool(tensor.flags & _c.READ_ONLY), tensor.data_ptr
+    return tensor.tobytes(), tensor.readonly, tensor.data_ptr
 
 
 def run_dlpack_case(rule, consume, writable=None):
@@ -73,7 +89,7 @@ def run_dlpack_case(rule, consume, writable=None):
     if error is not None:
         collect()  # the traceback is gone: the capsule (if any) has died by now
         name, message, system = error
-        calls = producer.deleter_calls
+        calls = getattr(producer, "deleter_calls", 1)  # a Tensor counts its own
         if system:
             raise Broken(f"{name}: {message} (an error without a Python exception set)")
         if calls > 1:
@@ -99,15 +115,15 @@ def run_dlpack_case(rule, consume, writable=None):
             raise NotApplicable(f"the result cannot be read back through DLPack: {failure}") from None
         if got != case.values:
             raise Broken(f"wrong elements: {got.hex()} instead of {case.values.hex()}")
-        start = ctypes.addressof(producer.buffer)
-        shares = start <= address < start + len(producer.buffer)
+        start, end = producer_memory(producer)
+        shares = start <= address < end
         if case.readonly and shares:
             still_writable = writable(result) if writable else not read_only
             if still_writable:
                 raise Broken("the result shares the producer's READ_ONLY memory and may write it")
     del result
     collect()
-    if producer.deleter_calls != 1:
+    if isinstance(producer, FakeProducer) and producer.deleter_calls != 1:
         raise Broken(f"after the result was dropped the deleter had run {producer.deleter_calls} times")
     return detail
 
@@ -126,6 +142,19 @@ def arrow_values(result):
 
 
 def run_arrow_case(rule, consume_array, consume_stream, as_arrow=None):
+    if rule == "consumer.arrow_string_view":
+        if consume_array is None:
+            raise NotApplicable()
+        try:
+            pa = __import__("pyarrow")
+        except ImportError:
+            raise NotApplicable("needs pyarrow") from None
+        source = pa.array(["a string longer than twelve bytes", None, "short"], type=pa.string_view())
+        try:
+            consume_array(source)
+        except Exception as error:  # noqa: BLE001
+            raise Refused(f"{type(error).__name__}: {error}") from None
+        return ""
     if rule == "consumer.arrow_nulls_offset":
         if consume_array is None:
             raise NotApplicable()

@@ -64,9 +64,11 @@ CONSUMER_RULES = {
     "consumer.bool": (f"{DLPACK} §5.5", "a kDLBool tensor"),
     "consumer.subbyte_packed": (f"{DLPACK} §5.5", "float4_e2m1fn, packed two per byte"),
     "consumer.subbyte_padded": (f"{DLPACK} §4, §5.5", "float4_e2m1fn, one per byte (IS_SUBBYTE_TYPE_PADDED)"),
+    "consumer.read_only_exchange": (f"{DLPACK} §4, §7", "a READ_ONLY dlpack_abi.Tensor (which offers the C exchange API): the result must not let anyone write it"),
     "consumer.major_2": (f"{DLPACK} §5.2", "a tensor of major version 2 must be refused, its deleter called"),
     "consumer.raises": (f"{DLPACK} §6.1", "a producer whose __dlpack__ raises: the exception reaches the caller"),
     "consumer.arrow_nulls_offset": (f"{ARROW} §3, §5.1", "an Arrow int64 array with nulls and an offset"),
+    "consumer.arrow_string_view": (f"{ARROW} §3", "a pyarrow string_view array (variadic buffers) is read or refused, never a crash"),
     "consumer.arrow_stream_error": (f"{ARROW} §5.3", "an Arrow stream that fails after one batch: an exception with the producer's message"),
 }
 

@@ -106,7 +106,9 @@ class pyarrow:
 
     @staticmethod
     def consume_arrow(obj):
-        return importlib.import_module("pyarrow").array(obj)
+        result = importlib.import_module("pyarrow").array(obj)
+        result.to_pylist()  # read the values, not only the structs
+        return result
 
     @staticmethod
     def consume_stream(obj):
@@ -188,7 +190,9 @@ class nanoarrow:
 
     @staticmethod
     def consume_arrow(obj):
-        return importlib.import_module("nanoarrow").c_array(obj)
+        result = importlib.import_module("nanoarrow").Array(obj)
+        result.to_pylist()  # read the values, not only the structs
+        return result
 
     @staticmethod
     def consume_stream(obj):
@@ -212,7 +216,9 @@ class arro3:
 
     @staticmethod
     def consume_arrow(obj):
-        return importlib.import_module("arro3.core").Array.from_arrow(obj)
+        result = importlib.import_module("arro3.core").Array.from_arrow(obj)
+        result.to_pylist()  # read the values, not only the structs
+        return result
 
     @staticmethod
     def consume_stream(obj):
