@@ -149,3 +149,21 @@ def test_the_module_docstring_example_runs():
     import doctest
 
     assert doctest.testmod(conformance, optionflags=doctest.ELLIPSIS).failed == 0
+
+
+def test_the_checkers_ctypes_structs_have_the_c_layout():
+    # The checker mirrors the C structs in ctypes; the reference's LP64 layout tables (checked
+    # against the C compiler in layout-checks/) are the authority.
+    import ctypes
+
+    from dlpack_abi.conformance import _c
+
+    if ctypes.sizeof(ctypes.c_void_p) != 8:
+        pytest.skip("the expectations are LP64's")
+    sizes = {"DLTensor": 48, "DLManagedTensor": 64, "DLManagedTensorVersioned": 80,
+             "DLPackExchangeAPI": 56, "ArrowSchema": 72, "ArrowArray": 80, "ArrowDeviceArray": 128,
+             "ArrowArrayStream": 40}
+    assert {name: ctypes.sizeof(getattr(_c, name)) for name in sizes} == sizes
+    assert _c.DLManagedTensorVersioned.dl_tensor.offset == 32
+    assert _c.DLTensor.byte_offset.offset == 40
+    assert _c.ArrowDeviceArray.sync_event.offset == 96
