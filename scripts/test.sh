@@ -25,6 +25,8 @@ MATURIN_VERSION=1.16.0
 DUCKDB_VERSION=2.0.0
 # An array library that is not NumPy, with its own DLPack import rules (64-byte alignment).
 JAX_VERSION=0.10.2
+# Drives the model GPU's property tests of stream ordering (python/tests/test_stream_model.py).
+HYPOTHESIS_VERSION=6.170.17
 # Checks the package's type stubs (python/python/dlpack_abi/__init__.pyi) against the built module.
 MYPY_VERSION=2.4.1
 # The Arrow PyCapsule libraries the conformance checker (dlpack_abi.conformance) is run against.
@@ -82,12 +84,12 @@ setup() {
       die "apt-get install gcc-arm-none-eabi"
   fi
 
-  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION jax==$JAX_VERSION mypy==$MYPY_VERSION polars==$POLARS_VERSION nanoarrow==$NANOARROW_VERSION arro3-core==$ARRO3_VERSION"
+  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION jax==$JAX_VERSION mypy==$MYPY_VERSION polars==$POLARS_VERSION nanoarrow==$NANOARROW_VERSION arro3-core==$ARRO3_VERSION hypothesis==$HYPOTHESIS_VERSION"
   [ -x .venv/bin/python ] || python3 -m venv .venv || die "python3 -m venv"
   local pins=("apache-tvm-ffi==$TVM_FFI_VERSION" "pyarrow==$PYARROW_VERSION" "numpy==$NUMPY_VERSION"
     "pytest==$PYTEST_VERSION" "maturin==$MATURIN_VERSION" "duckdb==$DUCKDB_VERSION"
     "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION" "mypy==$MYPY_VERSION" "polars==$POLARS_VERSION"
-    "nanoarrow==$NANOARROW_VERSION" "arro3-core==$ARRO3_VERSION")
+    "nanoarrow==$NANOARROW_VERSION" "arro3-core==$ARRO3_VERSION" "hypothesis==$HYPOTHESIS_VERSION")
   if ! .venv/bin/python -m pip freeze --disable-pip-version-check 2>/dev/null |
     sort | grep -Fxc -f <(printf '%s\n' "${pins[@]}") | grep -qx "${#pins[@]}"; then
     .venv/bin/python -m pip install -q --disable-pip-version-check "${pins[@]}" || die "pip install"
@@ -195,18 +197,21 @@ msrv_check() {
 # checked against the built module (mypy.stubtest). Two builds: first the stable-ABI wheel
 # (`--features abi3`, where `from_dlpack` calls `__dlpack__` with a keyword dict) under the
 # NumPy and tvm-ffi tests, then the per-version build (vectorcall) under all of them, both with
-# the `counters` feature the leak checks read. Its crates are linted in both configurations.
+# the `counters` feature the leak checks read, the second with the `model` GPU the stream-ordering
+# property tests drive. Both have the default `cuda-runtime` (CUDA loaded at run time: absent
+# here, so hand-overs between streams are refused unless the model installs its own runtime).
+# Its crates are linted in both configurations.
 python_tests() {
   local pip=(.venv/bin/python -m pip install -q --disable-pip-version-check --no-build-isolation
     --no-deps --force-reinstall)
   (cd python && cargo fmt --all -- --check &&
-    cargo clippy -q --workspace --all-targets --features counters,cuda -- -D warnings &&
+    cargo clippy -q --workspace --all-targets --features counters,cuda,model -- -D warnings &&
     cargo clippy -q --workspace --all-targets --features abi3 -- -D warnings) &&
     PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--features abi3,counters" "${pip[@]}" \
       ./python &&
     .venv/bin/python -m pytest -q -p no:cacheprovider python/tests/test_numpy.py \
       python/tests/test_tvm_ffi.py &&
-    PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--features counters" "${pip[@]}" ./python &&
+    PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--features counters,model" "${pip[@]}" ./python &&
     PATH="$PWD/.venv/bin:$PATH" "${pip[@]}" ./python/examples/tensor-ops &&
     .venv/bin/python -m pytest -q -p no:cacheprovider python/tests &&
     (cd target && ../.venv/bin/python -m mypy.stubtest dlpack_abi \

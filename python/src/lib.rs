@@ -3,6 +3,8 @@
 
 #[cfg(feature = "cuda")]
 mod cuda;
+#[cfg(feature = "model")]
+mod model;
 
 use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
 use abi::dlpack::{
@@ -474,6 +476,11 @@ fn py_type<T: pyo3::PyTypeInfo>(py: Python<'_>) -> Bound<'_, pyo3::types::PyType
 #[pymodule]
 fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     abi::python::add_to_module(module)?;
+    // Hand-overs between CUDA streams are ordered with the driver's events, where it loads.
+    #[cfg(feature = "cuda-runtime")]
+    abi::python::install_stream_runtime(Arc::new(abi::cudarc::CudaRuntime::new()));
+    #[cfg(feature = "model")]
+    model::add(module)?;
     module.add(
         "from_dlpack",
         module.getattr("Tensor")?.getattr("from_dlpack")?,

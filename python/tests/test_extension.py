@@ -148,10 +148,10 @@ def test_the_stream_hook_sees_what_each_path_asks_for():
     assert grid.last_stream is None
     np.from_dlpack(grid)  # __dlpack__ with no stream: a CPU tensor has none to order on
     assert grid.last_stream == "Unspecified"
-    dlpack_abi.Tensor.from_dlpack(grid)  # the exchange table: its consumer orders the work
-    assert grid.last_stream == "NoSync"
     grid.__arrow_c_device_array__()  # an Arrow export must be ready for any use: the host's
     assert grid.last_stream == "Host"
+    dlpack_abi.Tensor.from_dlpack(grid)  # the exchange table: ready on its current work stream
+    assert grid.last_stream == "Unspecified", "a CPU class names no work stream"
     np.from_dlpack(grid, copy=True)  # the host makes the copy
     assert grid.last_stream == "Host"
     np.from_dlpack(grid)

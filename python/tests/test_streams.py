@@ -191,7 +191,7 @@ def test_arrow_cpu_exports_wait_for_the_host():
     assert device.take_log() == ["record_event", "ready_on:no_sync", "event_dropped"]
 
 
-def test_the_exchange_api_exports_without_sync_and_names_the_work_stream():
+def test_the_exchange_api_exports_ready_on_the_work_stream_it_names():
     device, paths = producers(CUDA)
     table = exchange_table(Recording)
     stream = ctypes.c_void_p(1)
@@ -213,7 +213,10 @@ def test_the_exchange_api_exports_without_sync_and_names_the_work_stream():
         assert export(producer, ctypes.byref(out)) == 0
         assert out.contents.dl_tensor.device.device_type == CUDA
         out.contents.deleter(out)
-        assert device.take_log() == (["ready_on:no_sync"] if producer is device else [])
+        # The exporter's hook is asked for the stream its class names (0xC0FFEE); the Tensor
+        # carries the same hook and names the legacy default stream (NULL).
+        expected = "ready_on:handle:12648430" if producer is device else "ready_on:legacy_default"
+        assert device.take_log() == [expected]
 
 
 def test_an_imported_device_array_re_exports_its_event():

@@ -3,18 +3,24 @@
 
 use alloc::sync::Arc;
 use core::mem::ManuallyDrop;
+use std::sync::OnceLock;
 
-use ::cudarc::driver::{CudaSlice, CudaStream};
+use ::cudarc::driver::{sys, CudaSlice, CudaStream, DriverError};
 
-use super::{CudaError, CudaWait};
+use super::{CudaError, CudaRuntime, CudaWait};
 use crate::arrow::{DeviceArray, SchemaRef};
-use crate::dlpack::{AccessError, Element, VersionedTensor};
+use crate::dlpack::{
+    AccessError, ConsumerStream, Element, OnStream, StreamRuntime, VersionedTensor,
+};
 use crate::raw::{kDLCUDA, kDLCUDAManaged};
 
 /// A CUDA tensor (`kDLCUDA` or `kDLCUDAManaged`, row-major contiguous, of `T`) as a cudarc
 /// `CudaSlice<T>` on the consumer's stream, without copying. The memory stays the producer's:
-/// cudarc never frees it, and the tensor's deleter runs when this is dropped, after the
-/// stream has been made to wait for the work cudarc tracked on the slice.
+/// cudarc never frees it, and the tensor's deleter runs when this is dropped, once the work
+/// enqueued on the stream before the drop has completed ([`OnStream`]): a producer with a
+/// caching allocator (PyTorch, CuPy) may hand the memory out again as soon as its deleter
+/// returns. That costs the drop one event and a host wait on it, as long as the stream's
+/// pending work takes.
 ///
 /// Import it ready on your stream: from Python, pass [`consumer_stream`](super::consumer_stream)
 /// as `__dlpack__`'s `stream` (the producer orders its work before it); from Arrow,
@@ -35,7 +41,15 @@ use crate::raw::{kDLCUDA, kDLCUDAManaged};
 pub struct CudaTensor<T> {
     /// Over the tensor's memory, never freed (leaked before the tensor is dropped).
     slice: ManuallyDrop<CudaSlice<T>>,
-    tensor: ManuallyDrop<VersionedTensor>,
+    /// The tensor, in use on the slice's stream: its deleter waits for that use.
+    tensor: ManuallyDrop<OnStream>,
+}
+
+/// The CUDA runtime that fences every `CudaTensor`'s drop (one per process: it keeps each
+/// GPU's primary context, which is the one streams are made in).
+fn fence_runtime() -> Arc<dyn StreamRuntime> {
+    static RUNTIME: OnceLock<Arc<CudaRuntime>> = OnceLock::new();
+    RUNTIME.get_or_init(|| Arc::new(CudaRuntime::new())).clone()
 }
 
 impl<T: Element> CudaTensor<T> {
@@ -45,7 +59,8 @@ impl<T: Element> CudaTensor<T> {
     /// # Errors
     /// [`CudaError::NotCuda`], [`CudaError::OtherDevice`], and [`CudaError::Access`] for a
     /// dtype other than `T`'s, misaligned data, unknown flags or strides that are not
-    /// row-major contiguous. The tensor is dropped (its deleter run) then.
+    /// row-major contiguous; [`CudaError::Driver`] when cudarc cannot create the events it
+    /// tracks a slice with. The tensor is dropped (its deleter run) then.
     ///
     /// ```no_run
     /// use dlpack_abi::cudarc::{CudaExport, CudaTensor};
@@ -80,11 +95,26 @@ impl<T: Element> CudaTensor<T> {
         }
         let start = view.device_ptr::<T>()?;
         let elements = view.element_count();
-        // SAFETY: `elements` elements of `T` at `start` (checked: dtype, alignment,
-        // contiguity, and validated to lie in the producer's buffer) on the stream's GPU, alive
-        // until the tensor's deleter runs, which `Drop` runs only after leaking the slice (so
-        // cudarc never frees the memory).
-        let slice = unsafe { stream.upgrade_device_ptr::<T>(start as u64, elements) };
+        let handle = super::consumer_stream(stream);
+        // A handle that is no stream (it cannot be: CUDA's are pointers) is refused below.
+        let consumer =
+            ConsumerStream::parse(device, Some(handle)).unwrap_or(ConsumerStream::NoSync);
+        let tensor = OnStream::new(tensor, consumer, fence_runtime())?;
+        // cudarc unwraps the creation of the two events it tracks a slice with: one made here
+        // first turns a failure into an error, and a panic (a failure between the two) is
+        // caught.
+        if stream.context().is_event_tracking() {
+            drop(stream.context().new_event(None)?);
+        }
+        let upgrade = std::panic::AssertUnwindSafe(|| {
+            // SAFETY: `elements` elements of `T` at `start` (checked: dtype, alignment,
+            // contiguity, and validated to lie in the producer's buffer) on the stream's GPU,
+            // alive until the tensor's deleter runs, which `Drop` runs only after leaking the
+            // slice (so cudarc never frees the memory).
+            unsafe { stream.upgrade_device_ptr::<T>(start as u64, elements) }
+        });
+        let slice = std::panic::catch_unwind(upgrade)
+            .map_err(|_| CudaError::Driver(DriverError(sys::cudaError_enum::CUDA_ERROR_UNKNOWN)))?;
         Ok(Self {
             slice: ManuallyDrop::new(slice),
             tensor: ManuallyDrop::new(tensor),
@@ -154,7 +184,7 @@ impl<T: Element> CudaTensor<T> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn slice_mut(&mut self) -> Result<&mut CudaSlice<T>, AccessError> {
-        self.tensor.device_mut_ptr::<T>()?;
+        self.tensor.tensor_mut().device_mut_ptr::<T>()?;
         Ok(&mut self.slice)
     }
 
@@ -170,7 +200,7 @@ impl<T: Element> CudaTensor<T> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn tensor(&self) -> &VersionedTensor {
-        &self.tensor
+        self.tensor.tensor()
     }
 }
 
@@ -180,7 +210,8 @@ impl<T> Drop for CudaTensor<T> {
         let slice = unsafe { ManuallyDrop::take(&mut self.slice) };
         // The stream waits for the work cudarc tracked on the slice; nothing is freed.
         slice.leak();
-        // SAFETY: taken once, here, after the slice is gone: the deleter runs last.
+        // SAFETY: taken once, here, after the slice is gone: the host waits for the stream's
+        // work, and the deleter runs last.
         drop(unsafe { ManuallyDrop::take(&mut self.tensor) });
     }
 }
@@ -188,7 +219,7 @@ impl<T> Drop for CudaTensor<T> {
 impl<T> core::fmt::Debug for CudaTensor<T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("CudaTensor")
-            .field("tensor", &*self.tensor)
+            .field("tensor", self.tensor.tensor())
             .finish_non_exhaustive()
     }
 }

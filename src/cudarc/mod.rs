@@ -39,6 +39,7 @@
 
 mod export;
 mod import;
+mod runtime;
 
 use alloc::boxed::Box;
 use alloc::sync::Arc;
@@ -46,10 +47,11 @@ use core::ffi::c_void;
 use core::fmt;
 use core::ptr::NonNull;
 
-use ::cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaStream, DriverError};
+use ::cudarc::driver::{result, sys, CudaContext, CudaStream, DriverError};
 
 pub use export::CudaExport;
 pub use import::CudaTensor;
+pub use runtime::CudaRuntime;
 
 use crate::arrow::{BridgeError, HostWait, StreamWait};
 use crate::dlpack::{
@@ -106,7 +108,7 @@ fn address<T>(value: usize) -> *mut T {
 }
 
 /// A driver error as an ordering error.
-fn runtime(call: &'static str) -> impl FnOnce(DriverError) -> OrderError {
+fn driver_error(call: &'static str) -> impl FnOnce(DriverError) -> OrderError {
     move |error| OrderError::Runtime {
         call,
         code: error.0 as i64,
@@ -180,61 +182,18 @@ unsafe impl StreamOrder for CudaOrder {
             return self
                 .stream
                 .synchronize()
-                .map_err(runtime("cuStreamSynchronize"));
+                .map_err(driver_error("cuStreamSynchronize"));
         }
-        let consumer = cu_stream(stream).ok_or(OrderError::Unsupported { stream })?;
-        if consumer == self.stream.cu_stream() {
+        if cu_stream(stream).ok_or(OrderError::Unsupported { stream })? == self.stream.cu_stream() {
             return Ok(()); // one stream: ordered already
         }
-        let event = self
-            .stream
-            .record_event(None)
-            .map_err(runtime("cuEventRecord"))?;
-        let context = self.stream.context();
-        context
-            .bind_to_thread()
-            .map_err(runtime("cuCtxSetCurrent"))?;
-        // SAFETY: `consumer` is the consumer's live stream (the protocol keeps it alive during
-        // the export) or a driver default-stream handle; `event` is live, and may be destroyed
-        // once the wait is enqueued.
-        unsafe {
-            result::stream::wait_event(
-                consumer,
-                event.cu_event(),
-                sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
-            )
-        }
-        .map_err(runtime("cuStreamWaitEvent"))
+        let event = runtime::record_on(self.stream.context(), self.stream.cu_stream())?;
+        runtime::wait_recorded(&event, stream)
     }
 
     fn record_event(&self, _: DLDevice) -> Result<Option<Box<dyn DeviceEvent>>, OrderError> {
-        let event = self
-            .stream
-            .record_event(None)
-            .map_err(runtime("cuEventRecord"))?;
-        Ok(Some(Box::new(SyncEvent {
-            handle: event.cu_event(),
-            _event: event,
-        })))
-    }
-}
-
-/// A recorded `CUevent` that an Arrow device array's `sync_event` points to.
-struct SyncEvent {
-    /// The handle `sync_event` points to (the spec's `cudaEvent_t*`).
-    handle: sys::CUevent,
-    /// Destroys the event when the array is released.
-    _event: CudaEvent,
-}
-
-// SAFETY: `CudaEvent` is Send (cudarc); the handle is a copy of its own.
-unsafe impl Send for SyncEvent {}
-
-// SAFETY: points to the handle of the event this owns, which it destroys only when dropped; it
-// was recorded after the producer's work.
-unsafe impl DeviceEvent for SyncEvent {
-    fn event_ptr(&self) -> NonNull<c_void> {
-        NonNull::from(&self.handle).cast()
+        let event = runtime::record_on(self.stream.context(), self.stream.cu_stream())?;
+        Ok(Some(Box::new(event)))
     }
 }
 
@@ -459,8 +418,9 @@ mod tests {
 
     #[test]
     fn driver_errors_keep_their_code() {
-        let error =
-            runtime("cuEventRecord")(DriverError(sys::cudaError_enum::CUDA_ERROR_INVALID_HANDLE));
+        let error = driver_error("cuEventRecord")(DriverError(
+            sys::cudaError_enum::CUDA_ERROR_INVALID_HANDLE,
+        ));
         assert_eq!(
             error,
             OrderError::Runtime {

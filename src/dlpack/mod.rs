@@ -78,6 +78,8 @@ mod managed;
 mod meta;
 #[cfg(feature = "alloc")]
 mod placed;
+#[cfg(feature = "alloc")]
+mod runtime;
 mod stream;
 mod strides;
 mod validate;
@@ -101,6 +103,10 @@ pub use lend::{BorrowedTensor, BorrowedTensorMut, DLTensorMut, DLTensorRef};
 pub(crate) use managed::delete;
 pub(crate) use managed::flagless_representable;
 pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
+#[cfg(feature = "alloc")]
+pub use runtime::{
+    canonical_stream, work_stream, OnStream, RuntimeEvent, StreamReady, StreamRuntime,
+};
 pub use stream::{ConsumerStream, ConsumerStreamError, DeviceEvent, OrderError, StreamOrder};
 pub use strides::Strides;
 #[cfg(feature = "pyo3")]

@@ -343,6 +343,21 @@ pub enum OrderError {
         /// The stream asked for.
         stream: ConsumerStream,
     },
+    /// The data is ready on one stream only, and no device runtime can order it before the
+    /// stream (or the host) that asks for it ([`StreamReady`](super::StreamReady) without a
+    /// [`StreamRuntime`](super::StreamRuntime) for the device).
+    NotOrdered {
+        /// The stream the data is ready on.
+        ready_on: ConsumerStream,
+        /// The stream, or [`ConsumerStream::Host`], that asked for it.
+        requested: ConsumerStream,
+    },
+    /// The data is ready on one stream only, and no device runtime can record the event an
+    /// Arrow device export must carry as its `sync_event`.
+    NoEvent {
+        /// The stream the data is ready on.
+        ready_on: ConsumerStream,
+    },
     /// The device runtime failed.
     Runtime {
         /// The runtime function that failed (e.g. `"cuEventRecord"`).
@@ -358,6 +373,19 @@ impl fmt::Display for OrderError {
             Self::Unsupported { stream } => {
                 write!(f, "this producer cannot order its data on {stream}")
             }
+            Self::NotOrdered {
+                ready_on,
+                requested,
+            } => write!(
+                f,
+                "the data is ready on {ready_on} only, and no device runtime is available to \
+                 order it before {requested}"
+            ),
+            Self::NoEvent { ready_on } => write!(
+                f,
+                "the data is ready on {ready_on} only, and no device runtime is available to \
+                 record a sync_event for it"
+            ),
             Self::Runtime { call, code } => write!(f, "{call} failed with error {code}"),
         }
     }

@@ -14,7 +14,7 @@ use pyo3::PyClass;
 use super::copy::HostTensor;
 use super::exporter::{self, DlpackExporter};
 use super::{PyTensor, ALLOCATIONS, EXCHANGE_EXPORTS, EXCHANGE_IMPORTS};
-use crate::dlpack::{compact_byte_size, VersionedTensor, MAX_NDIM};
+use crate::dlpack::{compact_byte_size, work_stream, VersionedTensor, MAX_NDIM};
 use crate::raw::{
     kDLCPU, DLDeviceType, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
     DLPackFlags, DLPackVersion, DLTensor,
@@ -115,7 +115,9 @@ impl ExchangeApi {
 ///
 /// - `managed_tensor_allocator`: zeroed CPU tensors (other devices are refused through
 ///   `SetError`).
-/// - `managed_tensor_from_py_object_no_sync`: the same export as `__dlpack__(max_version=(1, 3))`.
+/// - `managed_tensor_from_py_object_no_sync`: the same export as `__dlpack__(max_version=(1, 3))`,
+///   ready on the device's default stream (what `current_work_stream` names): it never blocks
+///   the host, and orders pending work there through the tensor's hook, or refuses.
 /// - `managed_tensor_to_py_object_no_sync`: validates and steals the tensor into a new `Tensor`
 ///   (its deleter runs at once if validation fails).
 /// - `dltensor_from_py_object_no_sync`: the bare `DLTensor` of a writable `Tensor`; read-only
@@ -181,7 +183,14 @@ unsafe extern "C" fn from_py_object(
     out: *mut *mut DLManagedTensorVersioned,
 ) -> c_int {
     // SAFETY: a live object, attached (exchange API contract).
-    let make = |py: Python<'_>| unsafe { tensor_of(py, object) }?.get().export(false);
+    let make = |py: Python<'_>| {
+        // SAFETY: as above.
+        let tensor = unsafe { tensor_of(py, object) }?;
+        let tensor = tensor.get();
+        // Ready on the stream `current_work_stream` names for the device (NULL: its default),
+        // where the exchange API's consumer works.
+        tensor.share(work_stream(tensor.device(), 0))
+    };
     // SAFETY: called attached, `out` NULL or writable (exchange API contract).
     unsafe { export_into(out, make) }
 }
@@ -296,8 +305,9 @@ unsafe extern "C" fn exporter_work_stream<T: DlpackExporter>(
     0
 }
 
-/// `current_work_stream`: NULL, for every device (a `Tensor` runs no device work; a `Tensor`
-/// with an ordering hook is exported `no_sync` here, and its consumer orders the work).
+/// `current_work_stream`: NULL, for every device: the device's default stream, on which
+/// `managed_tensor_from_py_object_no_sync` makes each export ready (a `Tensor` runs no device
+/// work of its own).
 ///
 /// # Safety
 /// `out` is NULL or writable.

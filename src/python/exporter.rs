@@ -41,7 +41,7 @@ use super::capsule::dlpack_capsule;
 use super::fastcall::{self, MethodDef};
 use super::gil::Held;
 use super::{arrow, PyTensor};
-use crate::dlpack::{ConsumerStream, DeviceEvent, VersionedTensor};
+use crate::dlpack::{work_stream, ConsumerStream, DeviceEvent, VersionedTensor};
 use crate::raw::{kDLCPU, DLDevice, DLDeviceType};
 
 /// A Python object that exports its memory as DLPack tensors (and, through the zero-copy
@@ -124,10 +124,13 @@ pub trait DlpackExporter {
     /// `stream` is [`ConsumerStream::Unspecified`] for CPU data and for consumers that name
     /// none; [`ConsumerStream::Host`] for copies (`copy=True`, `dl_device` the CPU) and for the
     /// Arrow dunders without an [`arrow_event`](Self::arrow_event) (whose exports must be ready
-    /// for any use when they return); [`ConsumerStream::NoSync`] for the exchange API, whose
-    /// consumer orders the work itself (on [`current_work_stream`](Self::current_work_stream)),
-    /// for `stream=-1`, and for Arrow device exports that carry an event. A producer whose
-    /// ordering is a [`StreamOrder`](crate::dlpack::StreamOrder) calls its `ready_on` here.
+    /// for any use when they return); for the exchange API's `no_sync` export, the stream
+    /// [`current_work_stream`](Self::current_work_stream) names (the device's default stream
+    /// for `None`), where its consumer works; [`ConsumerStream::NoSync`] for `stream=-1` and
+    /// for Arrow device exports that carry an event. A producer whose ordering is a
+    /// [`StreamOrder`](crate::dlpack::StreamOrder) calls its `ready_on` here; one that holds
+    /// data imported from Python holds it as a [`PyTensor`] and returns
+    /// [`PyTensor::share`].
     ///
     /// # Errors
     /// Any exception, raised to the consumer as it is: a stream this producer cannot order on is
@@ -512,8 +515,8 @@ unsafe extern "C" fn exporter_dlpack<T: DlpackExporter + PyClass>(
 }
 
 /// The exchange API's owning export for an exporter class `T`: what `__dlpack__(max_version=(1,
-/// 3))` makes, with [`ConsumerStream::NoSync`] (the exchange API's consumer orders the work
-/// through `current_work_stream`).
+/// 3))` makes, ready on the stream `T`'s `current_work_stream` names for the device (the
+/// exchange API's consumer works there, or orders its own stream after it).
 ///
 /// # Safety
 /// Attached to the interpreter, with `object` a live object.
@@ -528,7 +531,8 @@ pub(crate) unsafe fn exchange_export<T: DlpackExporter + PyClass>(
         .map_err(|error| PyTypeError::new_err(alloc::string::ToString::to_string(&error)))?;
     let this = object.try_borrow()?;
     let device = this.dlpack_device();
-    tensor_of(&*this, device, ConsumerStream::NoSync)
+    let work = T::current_work_stream(device).unwrap_or(0);
+    tensor_of(&*this, device, work_stream(device, work))
 }
 
 /// Gives a `#[pyclass]` that implements [`DlpackExporter`](crate::python::DlpackExporter) the

@@ -14,10 +14,13 @@ use pyo3::types::{PyCapsule, PyDict, PyTuple, PyType};
 use pyo3::{ffi, intern};
 
 use super::capsule::{capsule_pointer, type_name, DlpackCapsule};
-use super::{PyTensor, FOREIGN_EXCHANGE_IMPORTS};
-use crate::dlpack::{ImportError, ManagedTensor, VersionedTensor};
+use super::{streams, PyTensor, FOREIGN_EXCHANGE_IMPORTS};
+use crate::dlpack::{
+    canonical_stream, work_stream, ConsumerStream, ImportError, ManagedTensor, StreamOrder,
+    StreamReady, VersionedTensor,
+};
 use crate::raw::{
-    DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI,
+    kDLCPU, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI,
     DLPackExchangeAPIHeader, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION,
 };
 
@@ -93,20 +96,64 @@ pub fn from_dlpack(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<VersionedTensor> {
-    let py = source.py();
+    if request.is_plain() && !source.is_instance_of::<PyCapsule>() {
+        // Our own tensor: the export its exchange table would make, ready where a plain
+        // request wants it, without the round trip through the table and a second validation.
+        if let Ok(ours) = source.cast::<PyTensor>() {
+            return ours.get().share(ConsumerStream::Unspecified);
+        }
+        if let Some(api) = exchange_api_of(source) {
+            let (tensor, ready) = import_through(source, api)?;
+            // Through the table the data is ready on the producer's current work stream; a
+            // plain request wants it on the device's default stream (the array API's `None`).
+            let device = tensor.view().device();
+            if canonical_stream(device, ready)
+                == canonical_stream(device, ConsumerStream::Unspecified)
+                || device.device_type == kDLCPU
+            {
+                return Ok(tensor);
+            }
+            if let Some(runtime) = streams::stream_runtime(device) {
+                // The producer's current stream is live: an event recorded on it now covers
+                // its pending work.
+                StreamReady::new(device, ready, Some(runtime))?
+                    .ready_on(device, ConsumerStream::Unspecified)?;
+                return Ok(tensor);
+            }
+            // No runtime to order it: the producer's `__dlpack__` orders it instead.
+            drop(tensor);
+            return call_dlpack(source, request).map(|(tensor, _)| tensor);
+        }
+    }
+    import(source, request).map(|(tensor, _)| tensor)
+}
+
+/// Imports as [`from_dlpack`] does, and says on which stream of its device the tensor is
+/// ready: the one the request names (its device's default stream when it names none), or,
+/// through a producer's exchange API, the producer's current work stream (a plain request to
+/// a type with a table).
+pub(crate) fn import(
+    source: &Bound<'_, PyAny>,
+    request: &DlpackRequest,
+) -> PyResult<(VersionedTensor, ConsumerStream)> {
     if source.is_instance_of::<PyCapsule>() {
-        return consume(source);
+        return Ok((consume(source)?, ConsumerStream::Unspecified));
     }
     if request.is_plain() {
-        // Our own tensor: the export its exchange table would make, without the round trip
-        // through the table and a second validation of what was validated already.
-        if let Ok(ours) = source.cast::<PyTensor>() {
-            return ours.get().export::<DLManagedTensorVersioned>(false);
-        }
         if let Some(api) = exchange_api_of(source) {
             return import_through(source, api);
         }
     }
+    call_dlpack(source, request)
+}
+
+/// `source.__dlpack__(...)` with the request's keywords (and the legacy retry), consumed; the
+/// stream the tensor is ready on is the request's, parsed for the tensor's device.
+fn call_dlpack(
+    source: &Bound<'_, PyAny>,
+    request: &DlpackRequest,
+) -> PyResult<(VersionedTensor, ConsumerStream)> {
+    let py = source.py();
     let method = intern!(py, "__dlpack__");
     let called = if request.is_plain() {
         call_plain(source, method)
@@ -136,7 +183,15 @@ pub fn from_dlpack(
         }
         Err(error) => return Err(error),
     };
-    consume(&capsule)
+    let tensor = consume(&capsule)?;
+    let device = tensor.view().device();
+    let ready = match &request.stream {
+        Some(stream) if device.device_type != kDLCPU => {
+            ConsumerStream::parse(device, stream.bind(py).extract::<Option<i64>>()?)?
+        }
+        _ => ConsumerStream::Unspecified,
+    };
+    Ok((tensor, ready))
 }
 
 /// `(1, 3)`, made once: the `max_version` of every `__dlpack__` call.
@@ -381,8 +436,13 @@ fn lookup_exchange_api(ty: &Bound<'_, PyType>) -> Option<&'static DLPackExchange
     None
 }
 
-/// `managed_tensor_from_py_object_no_sync`, then validation (which calls the deleter on error).
-fn import_through(source: &Bound<'_, PyAny>, api: &DLPackExchangeAPI) -> PyResult<VersionedTensor> {
+/// `managed_tensor_from_py_object_no_sync`, then validation (which calls the deleter on error),
+/// and the table's `current_work_stream` for the tensor's device: where its data is ready (the
+/// exchange API's exports never synchronise; their consumer works on that stream).
+fn import_through(
+    source: &Bound<'_, PyAny>,
+    api: &DLPackExchangeAPI,
+) -> PyResult<(VersionedTensor, ConsumerStream)> {
     let py = source.py();
     let Some(export) = api.managed_tensor_from_py_object_no_sync else {
         return Err(PyBufferError::new_err(
@@ -400,8 +460,27 @@ fn import_through(source: &Bound<'_, PyAny>, api: &DLPackExchangeAPI) -> PyResul
     }
     FOREIGN_EXCHANGE_IMPORTS.add();
     // SAFETY: on success `out` is an owning tensor handed to us.
-    unsafe { VersionedTensor::from_raw(out) }.map_err(|error| match error {
+    let tensor = unsafe { VersionedTensor::from_raw(out) }.map_err(|error| match error {
         ImportError::NullTensor => PyBufferError::new_err("the exchange API returned NULL"),
-        error => error.into(),
-    })
+        error => PyErr::from(error),
+    })?;
+    let device = tensor.view().device();
+    if device.device_type == kDLCPU {
+        return Ok((tensor, ConsumerStream::Unspecified));
+    }
+    let Some(current_work_stream) = api.current_work_stream else {
+        return Err(PyBufferError::new_err(
+            "the exchange API has no current_work_stream, so its device data cannot be ordered",
+        ));
+    };
+    let mut stream = ptr::null_mut();
+    // SAFETY: the exchange API contract: a device and an out-pointer; 0 means `stream` holds
+    // the producer's current stream for the device (NULL: its default stream).
+    let status = unsafe { current_work_stream(device.device_type, device.device_id, &mut stream) };
+    if status != 0 {
+        return Err(PyErr::take(py).unwrap_or_else(|| {
+            PyBufferError::new_err(format!("current_work_stream failed with {status}"))
+        }));
+    }
+    Ok((tensor, work_stream(device, stream as usize)))
 }

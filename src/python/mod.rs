@@ -77,6 +77,7 @@ pub mod exporter;
 mod fastcall;
 mod gil;
 mod import;
+mod streams;
 mod tensor;
 
 #[cfg(feature = "counters")]
@@ -93,6 +94,7 @@ pub use exchange::{ExchangeApi, EXCHANGE_API};
 pub use exporter::DlpackExporter;
 pub use gil::AttachedDrop;
 pub use import::{from_dlpack, DlpackRequest};
+pub use streams::{install_stream_runtime, remove_stream_runtime, stream_runtime};
 pub use tensor::PyTensor;
 
 /// Adds `Tensor`, `ArrowArray` and `ArrowStream` to a Python module.

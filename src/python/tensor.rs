@@ -80,8 +80,21 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
 pub struct PyTensor {
     shared: Arc<Held<VersionedTensor>>,
     writable: bool,
-    /// The producer's ordering hook, for device data with work pending.
-    order: Option<Arc<dyn StreamOrder>>,
+    /// Where the data is ready, and how it is made ready elsewhere.
+    order: Ordering,
+}
+
+/// Where a `Tensor`'s data is ready.
+#[derive(Clone)]
+enum Ordering {
+    /// Everywhere: made in Rust without a hook, its maker promises the work is complete.
+    Complete,
+    /// On its device's default stream, as the array API assumes of data given without a
+    /// stream: imported from Python, or returned to it as a `VersionedTensor`.
+    DefaultStream,
+    /// Where the hook says: a producer's own ([`PyTensor::with_order`]), or the stream an
+    /// import was made for ([`StreamReady`](crate::dlpack::StreamReady)).
+    Hook(Arc<dyn StreamOrder>),
 }
 
 impl PyTensor {
@@ -121,9 +134,12 @@ impl PyTensor {
         Self::with(Held::local(tensor), true)
     }
 
-    /// A tensor imported from Python: writable exports unless `READ_ONLY`, dropped attached.
+    /// A tensor imported from Python: writable exports unless `READ_ONLY`, dropped attached,
+    /// ready on its device's default stream.
     pub(crate) fn imported(tensor: VersionedTensor) -> Self {
-        Self::with(Held::imported(tensor), true)
+        let mut tensor = Self::with(Held::imported(tensor), true);
+        tensor.order = Ordering::DefaultStream;
+        tensor
     }
 
     pub(crate) fn with(tensor: Held<VersionedTensor>, writable: bool) -> Self {
@@ -131,18 +147,83 @@ impl PyTensor {
         Self {
             shared: Arc::new(tensor),
             writable,
-            order: None,
+            order: Ordering::Complete,
         }
+    }
+
+    /// Imports any DLPack producer as `Tensor.from_dlpack` does: without a copy, and ready
+    /// where the import was made for, so that every export of it is ready where its consumer
+    /// uses it (through the installed [stream runtime](super::install_stream_runtime)), or
+    /// refused. `request.stream` names the stream to import for: `None` is the device's
+    /// default stream, `-1` leaves every hand-over to the caller. A producer whose type has an
+    /// exchange API table is imported through it for a plain request, ready on the producer's
+    /// current work stream.
+    ///
+    /// # Errors
+    /// Those of [`from_dlpack`](super::from_dlpack); an ordering refusal as `BufferError`.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::ConsumerStream;
+    /// use dlpack_abi::python::{DlpackExporter, DlpackRequest, PyTensor};
+    /// use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::raw::DLDevice;
+    /// use pyo3::prelude::*;
+    ///
+    /// /// Holds any producer's data and hands it on, ready where each consumer asks for it.
+    /// #[pyclass(frozen)]
+    /// struct Holder { data: PyTensor }
+    /// impl DlpackExporter for Holder {
+    ///     fn dlpack_device(&self) -> DLDevice { self.data.device() }
+    ///     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    ///         self.data.share(stream)
+    ///     }
+    /// }
+    /// dlpack_abi::dlpack_pymethods! {
+    ///     impl Holder {
+    ///         #[new]
+    ///         fn new(source: &Bound<'_, PyAny>) -> PyResult<Self> {
+    ///             Ok(Self { data: PyTensor::from_dlpack(source, &DlpackRequest::default())? })
+    ///         }
+    ///     }
+    /// }
+    /// ```
+    pub fn from_dlpack(
+        source: &Bound<'_, PyAny>,
+        request: &super::DlpackRequest,
+    ) -> PyResult<Self> {
+        // Our own tensor: share it, as an export would, without making one.
+        if request.is_plain() {
+            if let Ok(ours) = source.cast::<PyTensor>() {
+                let ours = ours.get();
+                return Ok(Self {
+                    shared: Arc::clone(&ours.shared),
+                    writable: ours.writable,
+                    // The same data, with the same pending work.
+                    order: ours.order.clone(),
+                });
+            }
+        }
+        let (tensor, stream) = super::import::import(source, request)?;
+        let mut imported = Self::imported(tensor);
+        if let Some(ready) = super::streams::ready_on(imported.device(), stream)? {
+            imported.order = Ordering::Hook(ready);
+        }
+        Ok(imported)
     }
 
     /// Gives the tensor its producer's ordering hook: every export is then ready where the
     /// consumer uses it. `__dlpack__` calls [`StreamOrder::ready_on`] with the consumer's
     /// `stream` (parsed for the device; [`ConsumerStream::Host`] for a copy),
     /// `__arrow_c_array__` with [`ConsumerStream::Host`], and `__arrow_c_device_array__` asks
-    /// [`StreamOrder::record_event`] for the array's `sync_event`. The exchange API's exports
-    /// are `no_sync` (the hook is not called), as is `stream=-1`.
+    /// [`StreamOrder::record_event`] for the array's `sync_event`, `tobytes` with
+    /// [`ConsumerStream::Host`]. The exchange API's `no_sync` export is made ready on the stream
+    /// the table's `current_work_stream` names (the device's default stream: the exchange API's
+    /// consumer works there, or orders its own stream after it). Only `stream=-1` skips it.
     ///
-    /// Without a hook a `Tensor` has no pending work: its data was ready when it was made.
+    /// A `Tensor` made in Rust without a hook has no pending work: its data was ready when it
+    /// was made. One imported from Python (`Tensor.from_dlpack`, a `VersionedTensor` returned
+    /// to Python) is ready where it was imported for: the hook then is a
+    /// [`StreamReady`](crate::dlpack::StreamReady) over that stream.
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::{ConsumerStream, Export, OrderError, StreamOrder};
@@ -160,25 +241,77 @@ impl PyTensor {
     /// # Ok::<(), dlpack_abi::dlpack::ExportError>(())
     /// ```
     pub fn with_order(mut self, order: impl StreamOrder + 'static) -> Self {
-        self.order = Some(Arc::new(order));
+        self.order = Ordering::Hook(Arc::new(order));
         self
+    }
+
+    /// The hook that makes the data ready elsewhere: the tensor's own, or, for data on its
+    /// device's default stream, one over that stream with the installed runtime.
+    fn hook(&self) -> PyResult<Option<Arc<dyn StreamOrder>>> {
+        match &self.order {
+            Ordering::Complete => Ok(None),
+            Ordering::Hook(order) => Ok(Some(Arc::clone(order))),
+            Ordering::DefaultStream => Ok(super::streams::ready_on(
+                self.device(),
+                ConsumerStream::Unspecified,
+            )?),
+        }
     }
 
     /// Makes the data ready on `stream` through the hook, if there is one (never for
     /// [`ConsumerStream::NoSync`]).
     fn ready_on(&self, stream: ConsumerStream) -> PyResult<()> {
-        match &self.order {
-            Some(order) if stream != ConsumerStream::NoSync => {
-                Ok(order.ready_on(self.view().device(), stream)?)
-            }
-            _ => Ok(()),
+        if stream == ConsumerStream::NoSync {
+            return Ok(());
+        }
+        match self.hook()? {
+            Some(order) => Ok(order.ready_on(self.device(), stream)?),
+            None => Ok(()),
         }
     }
 
-    /// The hook's event for an Arrow device export, if there is a hook.
-    fn record_event(&self) -> PyResult<Option<alloc::boxed::Box<dyn DeviceEvent>>> {
-        match &self.order {
-            Some(order) => Ok(order.record_event(self.view().device())?),
+    /// A new export sharing the tensor, ready for use on `stream` (the hook runs first, as for
+    /// `__dlpack__`): what an exporter class that holds a `Tensor` returns from
+    /// [`DlpackExporter::dlpack_tensor`](super::DlpackExporter::dlpack_tensor).
+    ///
+    /// # Errors
+    /// `BufferError` when the data cannot be made ready on `stream` (no runtime, or a stream
+    /// the hook refuses), `RuntimeError` when the device runtime fails.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{ConsumerStream, Export};
+    /// use dlpack_abi::python::PyTensor;
+    ///
+    /// let tensor = PyTensor::new(Export::new(vec![1.0f32, 2.0], &[2]).finish()?);
+    /// let export = tensor.share(ConsumerStream::Unspecified).expect("CPU data is ready");
+    /// assert_eq!(export.view().as_slice::<f32>()?, [1.0, 2.0]);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn share(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
+        self.ready_on(stream)?;
+        self.export(false)
+    }
+
+    /// The event an Arrow device export of the tensor carries as its `sync_event`, recorded
+    /// after the pending work (`None` when nothing is pending): what an exporter class that
+    /// holds a `Tensor` returns from
+    /// [`DlpackExporter::arrow_event`](super::DlpackExporter::arrow_event).
+    ///
+    /// # Errors
+    /// `BufferError` when no event can be recorded (data on one stream, no runtime),
+    /// `RuntimeError` when the device runtime fails.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::Export;
+    /// use dlpack_abi::python::PyTensor;
+    ///
+    /// let tensor = PyTensor::new(Export::new(vec![1u8], &[1]).finish()?);
+    /// assert!(tensor.sync_event().expect("CPU data").is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn sync_event(&self) -> PyResult<Option<alloc::boxed::Box<dyn DeviceEvent>>> {
+        match self.hook()? {
+            Some(order) => Ok(order.record_event(self.device())?),
             None => Ok(None),
         }
     }
@@ -431,8 +564,8 @@ impl PyTensor {
     /// >>> np.shares_memory(np.from_dlpack(t), a)
     /// True
     #[staticmethod]
-    #[pyo3(signature = (source, /, *, stream=None, dl_device=None, copy=None))]
-    fn from_dlpack(
+    #[pyo3(name = "from_dlpack", signature = (source, /, *, stream=None, dl_device=None, copy=None))]
+    fn py_from_dlpack(
         source: &Bound<'_, PyAny>,
         stream: Option<Bound<'_, PyAny>>,
         dl_device: Option<(i32, i32)>,
@@ -446,19 +579,7 @@ impl PyTensor {
             }),
             copy,
         };
-        // Our own tensor: share it, as an export would, without making one.
-        if request.is_plain() {
-            if let Ok(ours) = source.cast::<PyTensor>() {
-                let ours = ours.get();
-                return Ok(Self {
-                    shared: Arc::clone(&ours.shared),
-                    writable: ours.writable,
-                    // The same data, with the same pending work.
-                    order: ours.order.clone(),
-                });
-            }
-        }
-        Ok(Self::imported(super::from_dlpack(source, &request)?))
+        Self::from_dlpack(source, &request)
     }
 
     /// Return a CPU tensor holding a copy of ``data`` (any bytes-like object), 64-byte aligned.
@@ -529,7 +650,7 @@ impl PyTensor {
         kwargs: Option<Bound<'py, PyDict>>,
     ) -> PyResult<Bound<'py, PyTuple>> {
         arrow::check_device_kwargs(kwargs.as_ref())?;
-        let event = self.record_event()?;
+        let event = self.sync_event()?;
         let tensor = self.export(false)?;
         arrow::tensor_capsules(py, tensor, requested_schema.as_ref(), true, event)
     }
@@ -652,6 +773,7 @@ impl PyTensor {
     /// >>> dlpack_abi.Tensor.from_dlpack(a.T).tobytes()
     /// b'\x01\x03\x02\x04'
     fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+        self.ready_on(ConsumerStream::Host)?;
         Ok(PyBytes::new(py, &gather(&self.view())?))
     }
 

@@ -15,6 +15,8 @@ mod import;
 mod ndarray;
 mod raw;
 mod soundness;
+#[cfg(feature = "alloc")]
+mod streams;
 
 /// Counts the bytes each thread's allocations hold (`soundness::LIVE_BYTES`) and the allocations
 /// it makes (`soundness::ALLOCATIONS`), so that a test can see a leak, or an allocation, on its

@@ -1,0 +1,369 @@
+//! Hand-overs between streams: `StreamReady` (data ready on one stream) and `OnStream` (a
+//! consumer's fenced drop), against a runtime that logs every record, wait and deleter.
+
+use core::ffi::c_void;
+use core::ptr::NonNull;
+use std::sync::{Arc, Mutex};
+
+use dlpack_abi::dlpack::{
+    canonical_stream, work_stream, ConsumerStream, DeviceEvent, Element, OnStream, OrderError,
+    RuntimeEvent, StreamOrder, StreamReady, StreamRuntime, TensorDescription, TensorOwner,
+    VersionedTensor,
+};
+use dlpack_abi::raw::{kDLCPU, kDLCUDA, kDLROCM, DLDevice, DLDeviceType};
+
+const GPU: DLDevice = DLDevice {
+    device_type: kDLCUDA,
+    device_id: 0,
+};
+const C: ConsumerStream = ConsumerStream::Handle(0xC0);
+const D: ConsumerStream = ConsumerStream::Handle(0xD0);
+
+type Log = Arc<Mutex<Vec<String>>>;
+
+fn push(log: &Log, entry: String) {
+    log.lock().unwrap().push(entry);
+}
+
+fn take(log: &Log) -> Vec<String> {
+    std::mem::take(&mut *log.lock().unwrap())
+}
+
+/// A runtime of `device_type` that logs what it is asked, and fails every call when `fail`.
+struct Logging {
+    log: Log,
+    device_type: DLDeviceType,
+    fail: bool,
+    next: Mutex<usize>,
+}
+
+fn runtime(log: &Log) -> Arc<Logging> {
+    Arc::new(Logging {
+        log: Arc::clone(log),
+        device_type: kDLCUDA,
+        fail: false,
+        next: Mutex::new(0),
+    })
+}
+
+struct Event {
+    id: usize,
+    log: Log,
+}
+
+// SAFETY: points to the id, which lives as long as the event.
+unsafe impl DeviceEvent for Event {
+    fn event_ptr(&self) -> NonNull<c_void> {
+        NonNull::from(&self.id).cast()
+    }
+}
+
+impl Drop for Event {
+    fn drop(&mut self) {
+        push(&self.log, format!("event {} destroyed", self.id));
+    }
+}
+
+// SAFETY: the device's memory is host memory nothing writes: every order is kept trivially.
+unsafe impl StreamRuntime for Logging {
+    fn drives(&self, device: DLDevice) -> bool {
+        device.device_type == self.device_type
+    }
+
+    fn record(&self, _: DLDevice, stream: ConsumerStream) -> Result<RuntimeEvent, OrderError> {
+        if self.fail {
+            return Err(OrderError::Runtime {
+                call: "cuEventRecord",
+                code: 700,
+            });
+        }
+        let mut next = self.next.lock().unwrap();
+        *next += 1;
+        push(&self.log, format!("record {} on {stream}", *next));
+        Ok(Arc::new(Event {
+            id: *next,
+            log: Arc::clone(&self.log),
+        }))
+    }
+
+    unsafe fn wait(
+        &self,
+        _: DLDevice,
+        event: &(dyn DeviceEvent + Sync),
+        stream: ConsumerStream,
+    ) -> Result<(), OrderError> {
+        // SAFETY: this runtime's events point to their id (the caller's contract).
+        let id = unsafe { event.event_ptr().cast::<usize>().read() };
+        push(&self.log, format!("wait for {id} on {stream}"));
+        Ok(())
+    }
+}
+
+/// Host memory described as lying on `device`, whose deleter logs.
+struct Owned {
+    values: Vec<f32>,
+    shape: [i64; 1],
+    device: DLDevice,
+    log: Log,
+}
+
+// SAFETY: `values` is a live allocation this owner keeps until it is dropped, read-only.
+unsafe impl TensorOwner for Owned {
+    fn describe(&mut self) -> TensorDescription<'_> {
+        let data = self.values.as_mut_ptr().cast();
+        let bytes = 4 * self.values.len();
+        TensorDescription::new(data, bytes, self.device, f32::DTYPE, &self.shape)
+            .with_flags(dlpack_abi::raw::DLPackFlags::READ_ONLY)
+    }
+}
+
+impl Drop for Owned {
+    fn drop(&mut self) {
+        push(&self.log, "deleter".into());
+    }
+}
+
+fn tensor(device: DLDevice, log: &Log) -> VersionedTensor {
+    let owner = Owned {
+        values: vec![1.0, 2.0],
+        shape: [2],
+        device,
+        log: Arc::clone(log),
+    };
+    VersionedTensor::from_owner(owner).unwrap()
+}
+
+#[test]
+fn the_stream_it_is_ready_on_needs_nothing_and_another_waits_on_the_event_of_the_import() {
+    let log = Log::default();
+    let ready = StreamReady::new(GPU, C, Some(runtime(&log))).unwrap();
+    assert_eq!(take(&log), ["record 1 on stream 0xc0"], "recorded at once");
+    ready.ready_on(GPU, C).unwrap();
+    ready.ready_on(GPU, ConsumerStream::NoSync).unwrap();
+    assert_eq!(take(&log), Vec::<String>::new());
+    ready.ready_on(GPU, D).unwrap();
+    ready.ready_on(GPU, ConsumerStream::Host).unwrap();
+    ready.ready_on(GPU, ConsumerStream::Unspecified).unwrap();
+    assert_eq!(
+        take(&log),
+        [
+            "wait for 1 on stream 0xd0",
+            "wait for 1 on the host",
+            "wait for 1 on the legacy default stream"
+        ],
+        "one event serves every hand-over, on any later stream"
+    );
+    drop(ready);
+    assert_eq!(take(&log), ["event 1 destroyed"]);
+}
+
+#[test]
+fn the_default_stream_is_recorded_on_only_when_handed_on() {
+    let log = Log::default();
+    let ready = StreamReady::new(GPU, ConsumerStream::Unspecified, Some(runtime(&log))).unwrap();
+    assert_eq!(ready.stream(), ConsumerStream::LegacyDefault);
+    ready.ready_on(GPU, ConsumerStream::LegacyDefault).unwrap();
+    ready.ready_on(GPU, ConsumerStream::Unspecified).unwrap();
+    assert_eq!(take(&log), Vec::<String>::new());
+    ready.ready_on(GPU, D).unwrap();
+    assert_eq!(
+        take(&log),
+        [
+            "record 1 on the legacy default stream",
+            "wait for 1 on stream 0xd0",
+            "event 1 destroyed"
+        ]
+    );
+}
+
+#[test]
+fn the_per_thread_default_stream_is_always_waited_on() {
+    let log = Log::default();
+    let ready =
+        StreamReady::new(GPU, ConsumerStream::PerThreadDefault, Some(runtime(&log))).unwrap();
+    take(&log);
+    // Another thread's per-thread default stream is another stream.
+    ready
+        .ready_on(GPU, ConsumerStream::PerThreadDefault)
+        .unwrap();
+    assert_eq!(take(&log), ["wait for 1 on the per-thread default stream"]);
+    let alone = StreamReady::new(GPU, ConsumerStream::PerThreadDefault, None).unwrap();
+    assert!(alone
+        .ready_on(GPU, ConsumerStream::PerThreadDefault)
+        .is_err());
+}
+
+#[test]
+fn without_a_runtime_every_other_stream_is_refused_by_name() {
+    let ready = StreamReady::new(GPU, C, None).unwrap();
+    ready.ready_on(GPU, C).unwrap();
+    ready.ready_on(GPU, ConsumerStream::NoSync).unwrap();
+    for requested in [D, ConsumerStream::Host, ConsumerStream::LegacyDefault] {
+        assert_eq!(
+            ready.ready_on(GPU, requested),
+            Err(OrderError::NotOrdered {
+                ready_on: C,
+                requested
+            })
+        );
+    }
+    assert_eq!(
+        ready.ready_on(GPU, ConsumerStream::Unspecified),
+        Err(OrderError::NotOrdered {
+            ready_on: C,
+            requested: ConsumerStream::LegacyDefault
+        }),
+        "no stream on CUDA is the legacy default stream"
+    );
+    let error = ready.record_event(GPU).map(|_| ()).unwrap_err();
+    assert_eq!(error, OrderError::NoEvent { ready_on: C });
+    assert_eq!(
+        error.to_string(),
+        "the data is ready on stream 0xc0 only, and no device runtime is available to record a \
+         sync_event for it"
+    );
+}
+
+#[test]
+fn a_runtime_of_another_device_is_no_runtime() {
+    let log = Log::default();
+    let rocm = Arc::new(Logging {
+        log: Arc::clone(&log),
+        device_type: kDLROCM,
+        fail: false,
+        next: Mutex::new(0),
+    });
+    let ready = StreamReady::new(GPU, C, Some(rocm)).unwrap();
+    assert!(ready.ready_on(GPU, D).is_err());
+    assert_eq!(take(&log), Vec::<String>::new());
+}
+
+#[test]
+fn the_arrow_event_is_the_imports_and_outlives_the_hook() {
+    let log = Log::default();
+    let ready = StreamReady::new(GPU, C, Some(runtime(&log))).unwrap();
+    let event = ready.record_event(GPU).unwrap().expect("an event");
+    // SAFETY: the logging runtime's events point to their id.
+    assert_eq!(unsafe { event.event_ptr().cast::<usize>().read() }, 1);
+    drop(ready);
+    assert_eq!(
+        take(&log),
+        ["record 1 on stream 0xc0"],
+        "the array keeps it"
+    );
+    drop(event);
+    assert_eq!(take(&log), ["event 1 destroyed"]);
+}
+
+#[test]
+fn cpu_data_and_stream_minus_one_order_nothing() {
+    let log = Log::default();
+    let cpu = DLDevice {
+        device_type: kDLCPU,
+        device_id: 0,
+    };
+    let ready = StreamReady::new(cpu, ConsumerStream::Unspecified, Some(runtime(&log))).unwrap();
+    ready.ready_on(cpu, ConsumerStream::Host).unwrap();
+    assert!(ready.record_event(cpu).unwrap().is_none());
+    let importer_orders =
+        StreamReady::new(GPU, ConsumerStream::NoSync, Some(runtime(&log))).unwrap();
+    importer_orders.ready_on(GPU, D).unwrap();
+    assert!(importer_orders.record_event(GPU).unwrap().is_none());
+    assert_eq!(take(&log), Vec::<String>::new());
+}
+
+#[test]
+fn a_failing_runtime_is_an_error_at_the_import() {
+    let log = Log::default();
+    let failing = Arc::new(Logging {
+        log: Arc::clone(&log),
+        device_type: kDLCUDA,
+        fail: true,
+        next: Mutex::new(0),
+    });
+    assert_eq!(
+        StreamReady::new(GPU, C, Some(failing)).map(|_| ()),
+        Err(OrderError::Runtime {
+            call: "cuEventRecord",
+            code: 700
+        })
+    );
+}
+
+#[test]
+fn a_consumer_frees_only_after_the_host_waited_for_its_stream() {
+    let log = Log::default();
+    let in_use = OnStream::new(tensor(GPU, &log), D, runtime(&log)).unwrap();
+    assert_eq!(in_use.stream(), D);
+    assert_eq!(in_use.tensor().view().shape(), [2]);
+    drop(in_use);
+    assert_eq!(
+        take(&log),
+        [
+            "record 1 on stream 0xd0",
+            "wait for 1 on the host",
+            "event 1 destroyed",
+            "deleter"
+        ]
+    );
+}
+
+#[test]
+fn a_consumer_whose_runtime_fails_still_runs_the_deleter_once() {
+    let log = Log::default();
+    let failing = Arc::new(Logging {
+        log: Arc::clone(&log),
+        device_type: kDLCUDA,
+        fail: true,
+        next: Mutex::new(0),
+    });
+    drop(OnStream::new(tensor(GPU, &log), D, failing).unwrap());
+    assert_eq!(take(&log), ["deleter"]);
+}
+
+#[test]
+fn a_consumer_refused_runs_the_deleter_once() {
+    let log = Log::default();
+    let cpu = DLDevice {
+        device_type: kDLCPU,
+        device_id: 0,
+    };
+    for (device, stream) in [
+        (cpu, D),
+        (GPU, ConsumerStream::NoSync),
+        (GPU, ConsumerStream::Host),
+    ] {
+        let refused = OnStream::new(tensor(device, &log), stream, runtime(&log));
+        assert_eq!(refused.map(|_| ()), Err(OrderError::Unsupported { stream }));
+        assert_eq!(take(&log), ["deleter"]);
+    }
+}
+
+#[test]
+fn streams_are_named_one_way() {
+    assert_eq!(
+        canonical_stream(GPU, ConsumerStream::Unspecified),
+        ConsumerStream::LegacyDefault
+    );
+    let rocm = DLDevice {
+        device_type: kDLROCM,
+        device_id: 0,
+    };
+    assert_eq!(
+        canonical_stream(rocm, ConsumerStream::Unspecified),
+        ConsumerStream::LegacyDefault
+    );
+    let cpu = DLDevice {
+        device_type: kDLCPU,
+        device_id: 0,
+    };
+    assert_eq!(
+        canonical_stream(cpu, ConsumerStream::Unspecified),
+        ConsumerStream::Unspecified
+    );
+    assert_eq!(work_stream(GPU, 0), ConsumerStream::LegacyDefault);
+    assert_eq!(work_stream(GPU, 1), ConsumerStream::LegacyDefault);
+    assert_eq!(work_stream(GPU, 2), ConsumerStream::PerThreadDefault);
+    assert_eq!(work_stream(GPU, 0x7f00), ConsumerStream::Handle(0x7f00));
+    assert_eq!(work_stream(rocm, 2), ConsumerStream::Handle(2));
+}
