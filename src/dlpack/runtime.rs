@@ -18,6 +18,15 @@ use crate::raw::{kDLCPU, kDLCUDA, kDLCUDAManaged, kDLROCM, DLDevice};
 
 /// An event a [`StreamRuntime`] recorded: a [`DeviceEvent`] that may be shared between threads
 /// (one event covers every later hand-over of the same data).
+///
+/// ```
+/// use dlpack_abi::dlpack::{DeviceEvent, RuntimeEvent};
+///
+/// /// What an Arrow device array's `sync_event` would point to for this event.
+/// fn sync_event_of(event: &RuntimeEvent) -> *mut core::ffi::c_void {
+///     event.event_ptr().as_ptr()
+/// }
+/// ```
 pub type RuntimeEvent = Arc<dyn DeviceEvent + Sync>;
 
 /// A device runtime's part in ordering: events recorded on a stream, and waits on them by
@@ -72,22 +81,13 @@ pub unsafe trait StreamRuntime: Send + Sync {
     /// pinned memory, where the driver loads).
     ///
     /// ```
-    /// # use std::sync::Arc;
-    /// # use core::{ffi::c_void, ptr::NonNull};
-    /// # use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, OrderError, RuntimeEvent, StreamRuntime};
-    /// use dlpack_abi::raw::{kDLCPU, kDLROCM, DLDevice};
+    /// use dlpack_abi::dlpack::StreamRuntime;
+    /// use dlpack_abi::raw::{kDLCUDA, DLDevice};
     ///
-    /// struct Rocm;
-    /// // SAFETY: never records or waits.
-    /// unsafe impl StreamRuntime for Rocm {
-    ///     fn drives(&self, device: DLDevice) -> bool { device.device_type == kDLROCM }
-    ///     fn record(&self, _: DLDevice, stream: ConsumerStream) -> Result<RuntimeEvent, OrderError> {
-    ///         Err(OrderError::Unsupported { stream })
-    ///     }
-    ///     unsafe fn wait(&self, _: DLDevice, _: &(dyn DeviceEvent + Sync), stream: ConsumerStream)
-    ///         -> Result<(), OrderError> { Err(OrderError::Unsupported { stream }) }
+    /// /// Whether `runtime` can hand GPU 0's data from one stream to another.
+    /// fn orders_gpu_data(runtime: &dyn StreamRuntime) -> bool {
+    ///     runtime.drives(DLDevice { device_type: kDLCUDA, device_id: 0 })
     /// }
-    /// assert!(!Rocm.drives(DLDevice { device_type: kDLCPU, device_id: 0 }));
     /// ```
     fn drives(&self, device: DLDevice) -> bool;
 
@@ -98,30 +98,14 @@ pub unsafe trait StreamRuntime: Send + Sync {
     /// [`OrderError::Runtime`] when the device runtime fails.
     ///
     /// ```
-    /// # use std::sync::Arc;
-    /// # use core::{ffi::c_void, ptr::NonNull};
-    /// # use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, OrderError, RuntimeEvent, StreamRuntime};
-    /// # use dlpack_abi::raw::{kDLCUDA, DLDevice};
-    /// struct Event(usize);
-    /// // SAFETY: points to the handle, which lives as long as the event.
-    /// unsafe impl DeviceEvent for Event {
-    ///     fn event_ptr(&self) -> NonNull<c_void> { NonNull::from(&self.0).cast() }
+    /// use dlpack_abi::dlpack::{ConsumerStream, OrderError, RuntimeEvent, StreamRuntime};
+    /// use dlpack_abi::raw::DLDevice;
+    ///
+    /// /// An event covering the work queued on `stream` so far, for a consumer to wait on.
+    /// fn fence(runtime: &dyn StreamRuntime, device: DLDevice, stream: ConsumerStream)
+    ///     -> Result<RuntimeEvent, OrderError> {
+    ///     runtime.record(device, stream)
     /// }
-    /// struct Done;
-    /// // SAFETY: every piece of work is complete when it is enqueued.
-    /// unsafe impl StreamRuntime for Done {
-    ///     fn drives(&self, _: DLDevice) -> bool { true }
-    ///     fn record(&self, _: DLDevice, _: ConsumerStream) -> Result<RuntimeEvent, OrderError> {
-    ///         Ok(Arc::new(Event(1)))
-    ///     }
-    ///     unsafe fn wait(&self, _: DLDevice, _: &(dyn DeviceEvent + Sync), _: ConsumerStream)
-    ///         -> Result<(), OrderError> { Ok(()) }
-    /// }
-    /// let gpu = DLDevice { device_type: kDLCUDA, device_id: 0 };
-    /// let event = Done.record(gpu, ConsumerStream::LegacyDefault)?;
-    /// // SAFETY: `event_ptr` points to the `usize` handle.
-    /// assert_eq!(unsafe { *event.event_ptr().cast::<usize>().as_ptr() }, 1);
-    /// # Ok::<(), OrderError>(())
     /// ```
     fn record(&self, device: DLDevice, stream: ConsumerStream) -> Result<RuntimeEvent, OrderError>;
 
@@ -135,30 +119,16 @@ pub unsafe trait StreamRuntime: Send + Sync {
     /// `event` was returned by this runtime's [`record`](Self::record) for `device`.
     ///
     /// ```
-    /// # use std::sync::Arc;
-    /// # use core::{ffi::c_void, ptr::NonNull};
-    /// # use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, OrderError, RuntimeEvent, StreamRuntime};
-    /// # use dlpack_abi::raw::{kDLCUDA, DLDevice};
-    /// # struct Event(usize);
-    /// # // SAFETY: points to the handle, which lives as long as the event.
-    /// # unsafe impl DeviceEvent for Event {
-    /// #     fn event_ptr(&self) -> NonNull<c_void> { NonNull::from(&self.0).cast() }
-    /// # }
-    /// struct Done;
-    /// // SAFETY: every piece of work is complete when it is enqueued.
-    /// unsafe impl StreamRuntime for Done {
-    ///     fn drives(&self, _: DLDevice) -> bool { true }
-    ///     fn record(&self, _: DLDevice, _: ConsumerStream) -> Result<RuntimeEvent, OrderError> {
-    ///         Ok(Arc::new(Event(1)))
-    ///     }
-    ///     unsafe fn wait(&self, _: DLDevice, _: &(dyn DeviceEvent + Sync), _: ConsumerStream)
-    ///         -> Result<(), OrderError> { Ok(()) }
+    /// use dlpack_abi::dlpack::{ConsumerStream, OrderError, StreamRuntime};
+    /// use dlpack_abi::raw::DLDevice;
+    ///
+    /// /// Hands data ready on stream `from` to stream `to` (what `StreamReady` does).
+    /// fn hand_over(runtime: &dyn StreamRuntime, device: DLDevice, from: ConsumerStream, to: ConsumerStream)
+    ///     -> Result<(), OrderError> {
+    ///     let event = runtime.record(device, from)?;
+    ///     // SAFETY: the event is this runtime's, recorded for `device`.
+    ///     unsafe { runtime.wait(device, &*event, to) }
     /// }
-    /// let gpu = DLDevice { device_type: kDLCUDA, device_id: 0 };
-    /// let event = Done.record(gpu, ConsumerStream::Handle(0x20))?;
-    /// // SAFETY: the event is this runtime's, for `gpu`.
-    /// unsafe { Done.wait(gpu, &*event, ConsumerStream::Handle(0x30)) }?;
-    /// # Ok::<(), OrderError>(())
     /// ```
     unsafe fn wait(
         &self,
@@ -406,18 +376,18 @@ unsafe impl DeviceEvent for SharedEvent {
 /// work runs any more), the deleter runs at once.
 ///
 /// ```
-/// # use std::sync::Arc;
-/// # use core::{ffi::c_void, ptr::NonNull};
+/// use std::sync::Arc;
+/// use core::{ffi::c_void, ptr::NonNull};
 /// use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, Export, OnStream, OrderError, RuntimeEvent, StreamRuntime};
-/// use dlpack_abi::raw::{kDLCPU, DLDevice};
+/// use dlpack_abi::raw::DLDevice;
 ///
-/// # struct Event(usize);
-/// # // SAFETY: points to the handle, which lives as long as the event.
-/// # unsafe impl DeviceEvent for Event {
-/// #     fn event_ptr(&self) -> NonNull<c_void> { NonNull::from(&self.0).cast() }
-/// # }
 /// /// Stands for a device runtime (CPU memory here, so that the example runs anywhere).
 /// struct Done;
+/// struct Event(usize);
+/// // SAFETY: points to the handle, which lives as long as the event.
+/// unsafe impl DeviceEvent for Event {
+///     fn event_ptr(&self) -> NonNull<c_void> { NonNull::from(&self.0).cast() }
+/// }
 /// // SAFETY: every piece of work is complete when it is enqueued.
 /// unsafe impl StreamRuntime for Done {
 ///     fn drives(&self, _: DLDevice) -> bool { true }
@@ -448,29 +418,17 @@ impl OnStream {
     /// tensor is dropped (its deleter run) then.
     ///
     /// ```
-    /// # use std::sync::Arc;
-    /// # use core::{ffi::c_void, ptr::NonNull};
-    /// # use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, Export, OnStream, OrderError, RuntimeEvent, StreamRuntime};
-    /// use dlpack_abi::raw::{kDLCUDA, DLDevice};
-    /// # struct Event(usize);
-    /// # // SAFETY: points to the handle, which lives as long as the event.
-    /// # unsafe impl DeviceEvent for Event {
-    /// #     fn event_ptr(&self) -> NonNull<c_void> { NonNull::from(&self.0).cast() }
-    /// # }
-    /// struct CudaOnly;
-    /// // SAFETY: every piece of work is complete when it is enqueued.
-    /// unsafe impl StreamRuntime for CudaOnly {
-    ///     fn drives(&self, device: DLDevice) -> bool { device.device_type == kDLCUDA }
-    ///     fn record(&self, _: DLDevice, _: ConsumerStream) -> Result<RuntimeEvent, OrderError> {
-    ///         Ok(Arc::new(Event(1)))
-    ///     }
-    ///     unsafe fn wait(&self, _: DLDevice, _: &(dyn DeviceEvent + Sync), _: ConsumerStream)
-    ///         -> Result<(), OrderError> { Ok(()) }
+    /// use std::sync::Arc;
+    /// use dlpack_abi::dlpack::{ConsumerStream, OnStream, OrderError, StreamRuntime, VersionedTensor};
+    ///
+    /// /// Reads a tensor on `stream` with a kernel of one's own, then lets it go: the
+    /// /// producer's deleter waits for the read.
+    /// fn read_on(tensor: VersionedTensor, stream: ConsumerStream, runtime: Arc<dyn StreamRuntime>)
+    ///     -> Result<(), OrderError> {
+    ///     let in_use = OnStream::new(tensor, stream, runtime)?;
+    ///     let _address = in_use.tensor().view().data_ptr(); // ... a kernel on `stream` reads it
+    ///     Ok(()) // dropped: the host waits for `stream`, then the deleter runs
     /// }
-    /// // A CPU tensor is not this runtime's to fence.
-    /// let tensor = Export::new(vec![1u8], &[1]).finish()?;
-    /// assert!(OnStream::new(tensor, ConsumerStream::Handle(0x10), Arc::new(CudaOnly)).is_err());
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn new(
         tensor: VersionedTensor,
@@ -493,26 +451,12 @@ impl OnStream {
     /// The tensor.
     ///
     /// ```
-    /// # use std::sync::Arc;
-    /// # use core::{ffi::c_void, ptr::NonNull};
-    /// # use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, Export, OnStream, OrderError, RuntimeEvent, StreamRuntime};
-    /// # use dlpack_abi::raw::DLDevice;
-    /// # struct Event(usize);
-    /// # // SAFETY: points to the handle, which lives as long as the event.
-    /// # unsafe impl DeviceEvent for Event {
-    /// #     fn event_ptr(&self) -> NonNull<c_void> { NonNull::from(&self.0).cast() }
-    /// # }
-    /// # struct Done;
-    /// # // SAFETY: every piece of work is complete when it is enqueued.
-    /// # unsafe impl StreamRuntime for Done {
-    /// #     fn drives(&self, _: DLDevice) -> bool { true }
-    /// #     fn record(&self, _: DLDevice, _: ConsumerStream) -> Result<RuntimeEvent, OrderError> { Ok(Arc::new(Event(1))) }
-    /// #     unsafe fn wait(&self, _: DLDevice, _: &(dyn DeviceEvent + Sync), _: ConsumerStream) -> Result<(), OrderError> { Ok(()) }
-    /// # }
-    /// let tensor = Export::new(vec![3u16, 4], &[2]).finish()?;
-    /// let in_use = OnStream::new(tensor, ConsumerStream::LegacyDefault, Arc::new(Done))?;
-    /// assert_eq!(in_use.tensor().view().as_slice::<u16>()?, [3, 4]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// use dlpack_abi::dlpack::OnStream;
+    ///
+    /// /// The extents of a tensor in use.
+    /// fn shape_of(in_use: &OnStream) -> Vec<i64> {
+    ///     in_use.tensor().view().shape().to_vec()
+    /// }
     /// ```
     pub fn tensor(&self) -> &VersionedTensor {
         &self.tensor
@@ -521,28 +465,12 @@ impl OnStream {
     /// The tensor, for exclusive access (`as_mut_slice`, `device_mut_ptr`).
     ///
     /// ```
-    /// # use std::sync::Arc;
-    /// # use core::{ffi::c_void, ptr::NonNull};
-    /// # use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, Export, OnStream, OrderError, RuntimeEvent, StreamRuntime};
-    /// # use dlpack_abi::raw::DLDevice;
-    /// # struct Event(usize);
-    /// # // SAFETY: points to the handle, which lives as long as the event.
-    /// # unsafe impl DeviceEvent for Event {
-    /// #     fn event_ptr(&self) -> NonNull<c_void> { NonNull::from(&self.0).cast() }
-    /// # }
-    /// # struct Done;
-    /// # // SAFETY: every piece of work is complete when it is enqueued.
-    /// # unsafe impl StreamRuntime for Done {
-    /// #     fn drives(&self, _: DLDevice) -> bool { true }
-    /// #     fn record(&self, _: DLDevice, _: ConsumerStream) -> Result<RuntimeEvent, OrderError> { Ok(Arc::new(Event(1))) }
-    /// #     unsafe fn wait(&self, _: DLDevice, _: &(dyn DeviceEvent + Sync), _: ConsumerStream) -> Result<(), OrderError> { Ok(()) }
-    /// # }
-    /// let tensor = Export::new(vec![0u8; 4], &[4]).finish()?;
-    /// let mut in_use = OnStream::new(tensor, ConsumerStream::LegacyDefault, Arc::new(Done))?;
-    /// // A Vec moved into its export is this tensor's alone: it may be written.
-    /// in_use.tensor_mut().as_mut_slice::<u8>()?.fill(7);
-    /// assert_eq!(in_use.tensor().view().as_slice::<u8>()?, [7; 4]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// use dlpack_abi::dlpack::{AccessError, OnStream};
+    ///
+    /// /// The device address a kernel of one's own writes, for a tensor this consumer holds alone.
+    /// fn output(in_use: &mut OnStream) -> Result<*mut f32, AccessError> {
+    ///     in_use.tensor_mut().device_mut_ptr::<f32>()
+    /// }
     /// ```
     pub fn tensor_mut(&mut self) -> &mut VersionedTensor {
         &mut self.tensor
@@ -551,26 +479,12 @@ impl OnStream {
     /// The stream the tensor is in use on.
     ///
     /// ```
-    /// # use std::sync::Arc;
-    /// # use core::{ffi::c_void, ptr::NonNull};
-    /// # use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, Export, OnStream, OrderError, RuntimeEvent, StreamRuntime};
-    /// # use dlpack_abi::raw::DLDevice;
-    /// # struct Event(usize);
-    /// # // SAFETY: points to the handle, which lives as long as the event.
-    /// # unsafe impl DeviceEvent for Event {
-    /// #     fn event_ptr(&self) -> NonNull<c_void> { NonNull::from(&self.0).cast() }
-    /// # }
-    /// # struct Done;
-    /// # // SAFETY: every piece of work is complete when it is enqueued.
-    /// # unsafe impl StreamRuntime for Done {
-    /// #     fn drives(&self, _: DLDevice) -> bool { true }
-    /// #     fn record(&self, _: DLDevice, _: ConsumerStream) -> Result<RuntimeEvent, OrderError> { Ok(Arc::new(Event(1))) }
-    /// #     unsafe fn wait(&self, _: DLDevice, _: &(dyn DeviceEvent + Sync), _: ConsumerStream) -> Result<(), OrderError> { Ok(()) }
-    /// # }
-    /// let tensor = Export::new(vec![0u8; 4], &[4]).finish()?;
-    /// let in_use = OnStream::new(tensor, ConsumerStream::Handle(0x50), Arc::new(Done))?;
-    /// assert_eq!(in_use.stream(), ConsumerStream::Handle(0x50));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// use dlpack_abi::dlpack::{ConsumerStream, OnStream};
+    ///
+    /// /// Whether a kernel queued on `stream` may use the tensor without further ordering.
+    /// fn usable_on(in_use: &OnStream, stream: ConsumerStream) -> bool {
+    ///     in_use.stream() == stream
+    /// }
     /// ```
     pub fn stream(&self) -> ConsumerStream {
         self.stream

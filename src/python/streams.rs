@@ -43,7 +43,6 @@ pub fn install_stream_runtime(runtime: Arc<dyn StreamRuntime>) {
 ///
 /// ```
 /// use std::sync::Arc;
-/// # use core::{ffi::c_void, ptr::NonNull};
 /// use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, OrderError, RuntimeEvent, StreamRuntime};
 /// use dlpack_abi::python::{install_stream_runtime, remove_stream_runtime, stream_runtime};
 /// use dlpack_abi::raw::{kDLROCM, DLDevice};
