@@ -5,7 +5,7 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 use core::ffi::c_void;
 use core::ptr::NonNull;
-use std::sync::Mutex;
+use std::sync::{Mutex, OnceLock};
 
 use ::cudarc::driver::{result, sys, CudaContext, CudaEvent};
 
@@ -41,6 +41,8 @@ use crate::raw::{kDLCUDA, kDLCUDAHost, kDLCUDAManaged, DLDevice};
 pub struct CudaRuntime {
     /// The primary contexts used so far, by ordinal.
     contexts: Mutex<Vec<(i32, Arc<CudaContext>)>>,
+    /// Whether the driver library loads (looked up once: each look opens it).
+    available: OnceLock<bool>,
 }
 
 impl CudaRuntime {
@@ -89,7 +91,8 @@ impl CudaRuntime {
 // stream), or `cuEventSynchronize` for the host (a completion).
 unsafe impl StreamRuntime for CudaRuntime {
     fn drives(&self, device: DLDevice) -> bool {
-        [kDLCUDA, kDLCUDAManaged, kDLCUDAHost].contains(&device.device_type) && cuda_available()
+        [kDLCUDA, kDLCUDAManaged, kDLCUDAHost].contains(&device.device_type)
+            && *self.available.get_or_init(cuda_available)
     }
 
     fn record(&self, device: DLDevice, stream: ConsumerStream) -> Result<RuntimeEvent, OrderError> {
