@@ -13,7 +13,7 @@ runtime and without one.
 """
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
@@ -194,12 +194,11 @@ class Exchanges(RuleBasedStateMachine):
         self.objects = []  # (producer, the value its reads must see)
         self.uses = []
         self.value = 0.0
-        self.refusals = 0
 
-    def refused(self, error):
-        assert not self.runtime, f"refused with a runtime: {error}"
+    def refused(self, what, error):
+        assert not self.runtime, f"{what} refused with a runtime: {error}"
         assert "no device runtime is available" in str(error), str(error)
-        self.refusals += 1
+        event(f"refused: {what}")
 
     @rule(stream=st.integers(0, 3))
     def produce(self, stream):
@@ -222,8 +221,9 @@ class Exchanges(RuleBasedStateMachine):
             else:
                 imported = Reexporter(source, stream=handle)
         except BufferError as error:
-            self.refused(error)
+            self.refused(f"import {how}", error)
             return
+        event(f"imported: {how}")
         self.objects.append((imported, value))
 
     @precondition(lambda self: self.objects)
@@ -243,8 +243,12 @@ class Exchanges(RuleBasedStateMachine):
                 assert np.all(np.frombuffer(copy.tobytes(), np.float32) == value)
             elif isinstance(source, dlpack_abi.Tensor):
                 assert np.all(np.frombuffer(source.tobytes(), np.float32) == value)
+            else:
+                return
         except BufferError as error:
-            self.refused(error)
+            self.refused(how, error)
+            return
+        event(f"consumed: {how}")
 
     @precondition(lambda self: self.uses)
     @rule(data=st.data())
@@ -286,7 +290,7 @@ class ExchangesWithoutRuntime(Exchanges):
     runtime = False
 
 
-SETTINGS = settings(max_examples=150, stateful_step_count=25, deadline=None,
+SETTINGS = settings(max_examples=300, stateful_step_count=30, deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 TestExchangesWithRuntime = Exchanges.TestCase
 TestExchangesWithRuntime.settings = SETTINGS
