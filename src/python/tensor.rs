@@ -21,8 +21,8 @@ use crate::dlpack::{
     VersionedTensor,
 };
 use crate::raw::{
-    DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned,
-    DLPackFlags,
+    kDLCPU, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
+    DLManagedTensorVersioned, DLPackFlags,
 };
 
 /// A DLPack tensor that shares its memory with every consumer.
@@ -135,10 +135,12 @@ impl PyTensor {
     }
 
     /// A tensor imported from Python: writable exports unless `READ_ONLY`, dropped attached,
-    /// ready on its device's default stream.
+    /// ready on its device's default stream (CPU data: everywhere).
     pub(crate) fn imported(tensor: VersionedTensor) -> Self {
         let mut tensor = Self::with(Held::imported(tensor), true);
-        tensor.order = Ordering::DefaultStream;
+        if tensor.device().device_type != kDLCPU {
+            tensor.order = Ordering::DefaultStream;
+        }
         tensor
     }
 
@@ -205,8 +207,10 @@ impl PyTensor {
         }
         let (tensor, stream) = super::import::import(source, request)?;
         let mut imported = Self::imported(tensor);
-        if let Some(ready) = super::streams::ready_on(imported.device(), stream)? {
-            imported.order = Ordering::Hook(ready);
+        if let Ordering::DefaultStream = imported.order {
+            if let Some(ready) = super::streams::ready_on(imported.device(), stream)? {
+                imported.order = Ordering::Hook(ready);
+            }
         }
         Ok(imported)
     }
@@ -261,12 +265,14 @@ impl PyTensor {
     /// Makes the data ready on `stream` through the hook, if there is one (never for
     /// [`ConsumerStream::NoSync`]).
     fn ready_on(&self, stream: ConsumerStream) -> PyResult<()> {
-        if stream == ConsumerStream::NoSync {
-            return Ok(());
-        }
-        match self.hook()? {
-            Some(order) => Ok(order.ready_on(self.device(), stream)?),
-            None => Ok(()),
+        match &self.order {
+            Ordering::Complete => Ok(()),
+            _ if stream == ConsumerStream::NoSync => Ok(()),
+            Ordering::Hook(order) => Ok(order.ready_on(self.device(), stream)?),
+            Ordering::DefaultStream => match self.hook()? {
+                Some(order) => Ok(order.ready_on(self.device(), stream)?),
+                None => Ok(()),
+            },
         }
     }
 
