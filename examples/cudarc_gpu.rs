@@ -6,12 +6,17 @@
 //! `cargo run --example cudarc_gpu --features cudarc`
 
 use std::ffi::c_void;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Duration;
 
-use cudarc::driver::{result, CudaContext, CudaSlice, CudaStream, DevicePtrMut};
+use cudarc::driver::{
+    result, sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
+};
 use dlpack_abi::cudarc::{cuda_available, CudaExport, CudaTensor, CudaWait};
-use dlpack_abi::dlpack::{AccessError, ConsumerStream};
+use dlpack_abi::dlpack::{
+    AccessError, ConsumerStream, TensorDescription, TensorOwner, VersionedTensor,
+};
+use dlpack_abi::raw::{kDLCUDA, DLDevice};
 
 /// Rounds per ordering check: a missing wait shows up as wrong values in some of them.
 const ROUNDS: usize = 20;
@@ -34,7 +39,7 @@ fn main() {
     }
     let context = CudaContext::new(0).expect("GPU 0");
     println!("cudarc_gpu: on {}", context.name().unwrap_or_default());
-    let checks: [(&str, Check); 6] = [
+    let checks: [(&str, Check); 7] = [
         (
             "dlpack_ordered_on_a_consumer_stream",
             dlpack_ordered_on_a_consumer_stream,
@@ -47,6 +52,10 @@ fn main() {
         ("arrow_sync_event_waited_by_a_stream", arrow_stream_wait),
         ("arrow_sync_event_waited_by_the_host", arrow_host_wait),
         ("imports_refuse_what_they_cannot_describe", refusals),
+        (
+            "cuda_tensor_drop_waits_for_the_consumer_before_the_deleter",
+            drop_waits_for_the_consumer,
+        ),
     ];
     let mut failed = 0;
     for (name, check) in checks {
@@ -205,4 +214,119 @@ fn refusals(context: &Arc<CudaContext>) -> Result<(), String> {
         Err(AccessError::NotExclusive) => Ok(()),
         other => Err(format!("slice_mut of a shared export: {other:?}")),
     }
+}
+
+/// The memory of a producer with a caching allocator (PyTorch's, CuPy's): its deleter hands
+/// the memory back to the pool, whose next user overwrites it at once on its own stream,
+/// ordered after nothing of the consumer's. The deleter also notes whether the consumer's read
+/// had completed when it ran.
+struct PoolBlock {
+    /// The allocation, freed (after the pool's write) when the block is dropped.
+    _values: CudaSlice<u32>,
+    pointer: sys::CUdeviceptr,
+    device: DLDevice,
+    shape: [i64; 1],
+    /// The pool's next user of the memory.
+    next_user: Arc<CudaStream>,
+    /// Recorded on the consumer's stream after its read.
+    read_done: Arc<Mutex<Option<CudaEvent>>>,
+    /// What the deleter found.
+    verdict: Arc<Mutex<Option<Result<(), String>>>>,
+}
+
+// SAFETY: `pointer` is the start of `_values`' `N` elements on `device`, which the block owns
+// and frees only when it is dropped; nothing else holds Rust references to it.
+unsafe impl TensorOwner for PoolBlock {
+    fn describe(&mut self) -> TensorDescription<'_> {
+        let start = self.pointer as usize as *mut u32;
+        TensorDescription::elements(start, N, self.device, &self.shape, 0)
+    }
+}
+
+impl Drop for PoolBlock {
+    fn drop(&mut self) {
+        let verdict = match &*self
+            .read_done
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+        {
+            None => Err("the deleter ran before the consumer's read was enqueued".to_string()),
+            Some(event) if !event.is_complete() => Err(
+                "the deleter ran while the consumer's read was still pending: a pool would \
+                 have handed the memory out under it"
+                    .to_string(),
+            ),
+            Some(_) => Ok(()),
+        };
+        *self.verdict.lock().unwrap_or_else(PoisonError::into_inner) = Some(verdict);
+        // The pool's next user writes the memory at once, on its own stream.
+        let written = self.next_user.context().bind_to_thread().and_then(|()| {
+            // SAFETY: `N * 4` bytes of the block's own allocation, which is freed only after
+            // the stream is synchronised below.
+            unsafe { result::memset_d8_async(self.pointer, 0, N * 4, self.next_user.cu_stream()) }
+        });
+        if let Err(error) = written.and_then(|()| self.next_user.synchronize()) {
+            *self.verdict.lock().unwrap_or_else(PoisonError::into_inner) =
+                Some(Err(format!("the pool's write failed: {error:?}")));
+        }
+    }
+}
+
+/// A consumer reads late (its stream sleeps 50 ms, then copies the import out) and drops its
+/// `CudaTensor` at once; the producer's deleter returns the memory to a pool whose next user
+/// zeroes it. The deleter must run only after the read (the drop fences it), so the copy holds
+/// the producer's values, never the pool's zeros.
+fn drop_waits_for_the_consumer(context: &Arc<CudaContext>) -> Result<(), String> {
+    let next_user = context.new_stream().map_err(debug)?;
+    let device = DLDevice {
+        device_type: kDLCUDA,
+        device_id: i32::try_from(context.ordinal()).map_err(debug)?,
+    };
+    for _ in 0..ROUNDS {
+        // The producer's data is ready before the export: this check is about the drop.
+        let producer = context.new_stream().map_err(debug)?;
+        let values = producer.alloc_zeros::<u32>(N).map_err(debug)?;
+        let (pointer, record) = values.device_ptr(&producer);
+        drop(record);
+        // SAFETY: `N * 4` bytes of the slice's own allocation, on its stream.
+        unsafe { result::memset_d8_async(pointer, 0x5a, N * 4, producer.cu_stream()) }
+            .map_err(debug)?;
+        producer.synchronize().map_err(debug)?;
+        let read_done = Arc::new(Mutex::new(None));
+        let verdict = Arc::new(Mutex::new(None));
+        let tensor = VersionedTensor::from_owner(PoolBlock {
+            _values: values,
+            pointer,
+            device,
+            shape: [N as i64],
+            next_user: Arc::clone(&next_user),
+            read_done: Arc::clone(&read_done),
+            verdict: Arc::clone(&verdict),
+        })
+        .map_err(debug)?;
+
+        let consumer = context.new_stream().map_err(debug)?;
+        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        let mut out = consumer.alloc_zeros::<u32>(N).map_err(debug)?;
+        // SAFETY: a host function that makes no CUDA call; the argument is a plain number.
+        unsafe {
+            result::stream::launch_host_function(consumer.cu_stream(), sleep_ms, 50 as *mut c_void)
+        }
+        .map_err(debug)?;
+        consumer
+            .memcpy_dtod(imported.slice(), &mut out)
+            .map_err(debug)?;
+        *read_done.lock().unwrap_or_else(PoisonError::into_inner) =
+            Some(consumer.record_event(None).map_err(debug)?);
+        drop(imported);
+        let found = verdict
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .take()
+            .ok_or("the drop did not run the deleter")?;
+        found?;
+        check_values(&consumer.clone_dtoh(&out).map_err(debug)?)
+            .map_err(|why| format!("the copy enqueued before the drop: {why}"))?;
+    }
+    Ok(())
 }

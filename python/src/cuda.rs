@@ -1,6 +1,7 @@
 //! GPU helpers for `scripts/gpu-test.sh` (feature `cuda`): a producer whose kernel writes on its
-//! own stream after a delay, and a consumer that reads on its own stream, both through
-//! `dlpack_abi::cudarc`. Neither synchronises the device: correct values prove the ordering.
+//! own stream after a delay, a consumer that reads on its own stream, and a consumer that reads
+//! late and then lets the producer's allocator reuse the memory, all through
+//! `dlpack_abi::cudarc`. None synchronises the device: correct values prove the ordering.
 
 use std::sync::{Arc, OnceLock};
 
@@ -11,8 +12,9 @@ use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKe
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
-/// Waits `spin` clock cycles, then writes `value + i` to element `i`: late writes on the
-/// producer's stream, which a consumer reads wrong unless its stream is ordered after them.
+/// `late_fill` waits `spin` clock cycles, then writes `value + i` to element `i`: late writes on
+/// the producer's stream, which a consumer reads wrong unless its stream is ordered after them.
+/// `late_copy` waits `spin` cycles, then copies `n` elements: a consumer's late read.
 const KERNEL: &str = r#"
 extern "C" __global__ void late_fill(float *out, unsigned int n, float value, long long spin) {
     long long start = clock64();
@@ -20,7 +22,21 @@ extern "C" __global__ void late_fill(float *out, unsigned int n, float value, lo
     unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
     if (i < n) out[i] = value + (float)i;
 }
+
+extern "C" __global__ void late_copy(const float *in, float *out, unsigned int n, long long spin) {
+    long long start = clock64();
+    while (clock64() - start < spin) { }
+    unsigned int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = in[i];
+}
 "#;
+
+/// GPU 0's primary context and the two kernels.
+struct Gpu {
+    context: Arc<CudaContext>,
+    late_fill: CudaFunction,
+    late_copy: CudaFunction,
+}
 
 fn error(error: impl std::fmt::Display) -> PyErr {
     PyRuntimeError::new_err(error.to_string())
@@ -30,9 +46,9 @@ fn cuda(error: impl Into<CudaError>) -> PyErr {
     self::error(error.into())
 }
 
-/// GPU 0's primary context (the one CuPy, JAX and PyTorch use) and the kernel.
-fn gpu() -> PyResult<&'static (Arc<CudaContext>, CudaFunction)> {
-    static GPU: OnceLock<(Arc<CudaContext>, CudaFunction)> = OnceLock::new();
+/// GPU 0's primary context (the one CuPy, JAX and PyTorch use) and the kernels.
+fn gpu() -> PyResult<&'static Gpu> {
+    static GPU: OnceLock<Gpu> = OnceLock::new();
     if let Some(gpu) = GPU.get() {
         return Ok(gpu);
     }
@@ -42,8 +58,13 @@ fn gpu() -> PyResult<&'static (Arc<CudaContext>, CudaFunction)> {
     let context = CudaContext::new(0).map_err(cuda)?;
     let ptx = cudarc::nvrtc::compile_ptx(KERNEL).map_err(error)?;
     let module = context.load_module(ptx).map_err(cuda)?;
-    let function = module.load_function("late_fill").map_err(cuda)?;
-    Ok(GPU.get_or_init(|| (context, function)))
+    let late_fill = module.load_function("late_fill").map_err(cuda)?;
+    let late_copy = module.load_function("late_copy").map_err(cuda)?;
+    Ok(GPU.get_or_init(|| Gpu {
+        context,
+        late_fill,
+        late_copy,
+    }))
 }
 
 /// Whether a GPU can be used (the CUDA driver loads and sees a device).
@@ -54,11 +75,11 @@ pub fn _cuda_available() -> bool {
 
 /// `n` float32 values `value + i`, written by a kernel on a new stream after `spin` cycles.
 fn late_values(n: usize, value: f32, spin: i64) -> PyResult<cudarc::driver::CudaSlice<f32>> {
-    let (context, function) = gpu()?;
-    let stream = context.new_stream().map_err(cuda)?;
+    let gpu = gpu()?;
+    let stream = gpu.context.new_stream().map_err(cuda)?;
     let mut values = stream.alloc_zeros::<f32>(n).map_err(cuda)?;
     let count = u32::try_from(n).map_err(error)?;
-    let mut launch = stream.launch_builder(function);
+    let mut launch = stream.launch_builder(&gpu.late_fill);
     launch.arg(&mut values).arg(&count).arg(&value).arg(&spin);
     // SAFETY: the kernel's signature is (float*, unsigned int, float, long long), and it
     // writes only the `n` elements of `values`.
@@ -89,12 +110,20 @@ pub fn _cuda_late_arrow(n: usize, value: f32, spin: i64) -> PyResult<ArrowArrayE
 
 /// A new stream of GPU 0, or the per-thread default one.
 fn consumer(per_thread: bool) -> PyResult<Arc<CudaStream>> {
-    let (context, _) = gpu()?;
+    let context = &gpu()?.context;
     if per_thread {
         Ok(context.per_thread_stream())
     } else {
         context.new_stream().map_err(cuda)
     }
+}
+
+/// A request for `stream`: the producer orders its work before it.
+fn request_for(py: Python<'_>, stream: &Arc<CudaStream>) -> PyResult<DlpackRequest> {
+    let mut request = DlpackRequest::default();
+    let handle = consumer_stream(stream).into_pyobject(py)?;
+    request.stream = Some(handle.into_any().unbind());
+    Ok(request)
 }
 
 /// Return the float32 values of a CUDA DLPack producer, read on a new stream (or the
@@ -104,10 +133,7 @@ fn consumer(per_thread: bool) -> PyResult<Arc<CudaStream>> {
 #[pyo3(signature = (source, per_thread=false))]
 pub fn _cuda_read(source: &Bound<'_, PyAny>, per_thread: bool) -> PyResult<Vec<f32>> {
     let stream = consumer(per_thread)?;
-    let mut request = DlpackRequest::default();
-    let handle = consumer_stream(&stream).into_pyobject(source.py())?;
-    request.stream = Some(handle.into_any().unbind());
-    let tensor = from_dlpack(source, &request)?;
+    let tensor = from_dlpack(source, &request_for(source.py(), &stream)?)?;
     let imported = CudaTensor::<f32>::new(tensor, &stream).map_err(error)?;
     stream.clone_dtoh(imported.slice()).map_err(cuda)
 }
@@ -121,4 +147,45 @@ pub fn _cuda_read_arrow(source: &Bound<'_, PyAny>) -> PyResult<Vec<f32>> {
     let imported =
         CudaTensor::<f32>::from_device_array(array, schema.view(), &stream).map_err(error)?;
     stream.clone_dtoh(imported.slice()).map_err(cuda)
+}
+
+/// Return ``(values, reused)``: the float32 values of ``make()`` (a CUDA DLPack producer, asked
+/// for a new stream of ours), copied by a kernel that waits ``spin`` cycles first; the import is
+/// dropped (the producer's deleter runs) right after that copy is enqueued, and then
+/// ``reuse()`` is called and its result returned as ``reused``.
+///
+/// Nothing but the import holds the producer's object once it is made, so its deleter hands
+/// the memory back to the producer's allocator: ``reuse`` allocates the same size and writes
+/// it, as the allocator's next user would. The values are right only if the drop waited for
+/// the late copy before the deleter ran (`CudaTensor` fences its drop).
+#[pyfunction]
+pub fn _cuda_read_late(
+    make: &Bound<'_, PyAny>,
+    spin: i64,
+    reuse: &Bound<'_, PyAny>,
+) -> PyResult<(Vec<f32>, Py<PyAny>)> {
+    let gpu = gpu()?;
+    let stream = gpu.context.new_stream().map_err(cuda)?;
+    let source = make.call0()?;
+    let tensor = from_dlpack(&source, &request_for(make.py(), &stream)?)?;
+    drop(source); // the import holds the producer's memory alone now
+    let imported = CudaTensor::<f32>::new(tensor, &stream).map_err(error)?;
+    let n = imported.slice().len();
+    let mut out = stream.alloc_zeros::<f32>(n).map_err(cuda)?;
+    let count = u32::try_from(n).map_err(error)?;
+    {
+        let mut launch = stream.launch_builder(&gpu.late_copy);
+        launch
+            .arg(imported.slice())
+            .arg(&mut out)
+            .arg(&count)
+            .arg(&spin);
+        // SAFETY: the kernel's signature is (const float*, float*, unsigned int, long long);
+        // it reads `n` elements of the import and writes `n` elements of `out`.
+        unsafe { launch.launch(LaunchConfig::for_num_elems(count.max(1))) }.map_err(cuda)?;
+    }
+    // The deleter runs here, once the copy has completed.
+    drop(imported);
+    let reused = reuse.call0()?.unbind();
+    Ok((stream.clone_dtoh(&out).map_err(cuda)?, reused))
 }

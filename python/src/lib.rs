@@ -508,6 +508,7 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
         module.add_function(wrap_pyfunction!(cuda::_cuda_late_arrow, module)?)?;
         module.add_function(wrap_pyfunction!(cuda::_cuda_read, module)?)?;
         module.add_function(wrap_pyfunction!(cuda::_cuda_read_arrow, module)?)?;
+        module.add_function(wrap_pyfunction!(cuda::_cuda_read_late, module)?)?;
     }
     Ok(())
 }
