@@ -1,6 +1,10 @@
 """Deliberately broken producers and consumers, one or more for every rule of
 ``dlpack_abi.conformance``: ``test_conformance.py`` asserts that the checker catches each.
-Each class is an adapter (see ``dlpack_abi.conformance.libraries``)."""
+Each class is an adapter (see ``dlpack_abi.conformance.libraries``).
+
+The device fakes stand in for a GPU in CI: host memory described as CUDA memory (device type 2),
+which the checker must treat as device memory (never read in place), with a copy to the CPU as
+device libraries have (or a refusal of it)."""
 import ctypes
 
 import numpy as np
@@ -14,18 +18,24 @@ from dlpack_abi.conformance._fake import FakeProducer
 SIX = np.arange(6, dtype=np.float32).reshape(2, 3)
 
 
-def fake_sample(name="fake", readonly=False, values=None, **breaks):
-    producer = FakeProducer(data=SIX.tobytes(), readonly_source=readonly, **breaks)
-    return Sample(name, producer, (2, 3), (2, 32, 1), SIX.tobytes() if values is None else values, readonly)
+def fake_sample(name="fake", readonly=False, values=None, device=(1, 0), **breaks):
+    producer = FakeProducer(data=SIX.tobytes(), readonly_source=readonly, device=device, **breaks)
+    return Sample(name, producer, (2, 3), (2, 32, 1), SIX.tobytes() if values is None else values, readonly,
+                  device)
 
 
-def dlpack_adapter(readonly=False, values=None, **breaks):
+def dlpack_adapter(readonly=False, values=None, device=(1, 0), **breaks):
     class Adapter:
         def samples():
-            yield fake_sample(readonly=readonly, values=values, **breaks)
+            yield fake_sample(readonly=readonly, values=values, device=device, **breaks)
+            if device != (1, 0):  # a device library's strided and read-only data too
+                yield Sample("transposed", FakeProducer(data=SIX.tobytes(), shape=(3, 2), strides=(1, 3),
+                                                        device=device, **breaks),
+                             (3, 2), (2, 32, 1), SIX.T.copy().tobytes(), device=device)
+                yield fake_sample("read-only", readonly=True, values=values, device=device, **breaks)
 
         def version():
-            return f"fake {breaks}"
+            return f"fake {breaks} on {device}"
 
     return Adapter
 
@@ -48,6 +58,45 @@ wrong_values = dlpack_adapter(values=np.arange(1, 7, dtype=np.float32).tobytes()
 null_strides = dlpack_adapter(null_strides=True)
 drop_read_only = dlpack_adapter(readonly=True, drop_read_only=True)
 unknown_flag = dlpack_adapter(unknown_flag=True)
+
+# --- DLPack producers on a (fake) device --------------------------------------------------------
+CUDA = (2, 0)
+device_ok = dlpack_adapter(device=CUDA)
+device_refuses_copy = dlpack_adapter(device=CUDA, refuse_host_copy=True)
+device_wrong_copy = dlpack_adapter(device=CUDA, wrong_host_copy=True)
+device_copy_on_device = dlpack_adapter(device=CUDA, host_copy_on_device=True)
+device_crash_on_stream = dlpack_adapter(device=CUDA, crash_on_stream=True)
+
+
+class mixed_refuses_copy:
+    """A CPU sample and a device sample whose copy to the CPU is refused."""
+
+    def samples():
+        yield fake_sample("on the CPU")
+        yield fake_sample("on cuda:0", device=CUDA, refuse_host_copy=True)
+
+
+class not_installed:
+    """An adapter of a library that is not installed."""
+
+    def version():
+        import no_such_array_library  # noqa: F401
+
+    def consume_dlpack(obj):
+        raise AssertionError("never called: the library is not installed")
+
+
+class device_tensor:
+    """dlpack-abi's own Tensor over (fake) device memory: its C exchange API on a device, and a
+    producer that cannot copy device memory to the CPU (the checker's own limit as a producer)."""
+
+    def samples():
+        producer = FakeProducer(data=SIX.tobytes(), device=CUDA)
+        yield Sample("Tensor on cuda:0", dlpack_abi.Tensor.from_dlpack(producer), (2, 3), (2, 32, 1),
+                     SIX.tobytes(), device=CUDA)
+
+    def version():
+        return "dlpack-abi Tensor on a fake cuda:0"
 
 
 # --- A broken exchange API table -----------------------------------------------------------------
@@ -223,6 +272,26 @@ requested_breaks = arrow_adapter(RequestedBreaks)
 ignores_request = arrow_adapter(IgnoresRequest)
 event_on_cpu = arrow_adapter(EventOnCpu)
 no_kwargs = arrow_adapter(NoKwargs)
+
+
+class DeviceArrow(_Wrapper):
+    """Arrow data on a (fake) device with a sync_event: its CPU method refuses, as §7 allows."""
+
+    def __arrow_c_schema__(self):
+        return pa.int64().__arrow_c_schema__()
+
+    def __arrow_c_array__(self, requested_schema=None):
+        raise BufferError("the data is on cuda:0")
+
+    def __arrow_c_device_array__(self, requested_schema=None, **kwargs):
+        pair = self.obj.__arrow_c_device_array__(requested_schema, **kwargs)
+        device = _c.capsule_pointer(pair[1], _c.ArrowDeviceArray).contents
+        device.device_type, device.device_id = CUDA
+        device.sync_event = ctypes.addressof(_c.KEEP_EVENT)
+        return pair
+
+
+device_arrow = arrow_adapter(DeviceArrow)
 leaks_array = arrow_adapter(LeaksArray)
 releases_moved = arrow_adapter(ReleasesMoved)
 stream_wrong_name = arrow_adapter(StreamWrongName)
@@ -232,6 +301,85 @@ silent_stream = arrow_adapter(StreamWrongName, failing_stream=lambda: dlpack_abi
 
 
 # --- Consumers ------------------------------------------------------------------------------------
+def fake_device_memory(data):
+    """``device_memory`` of the fake device: host memory described as cuda:0."""
+    buffer = ctypes.create_string_buffer(bytes(data), max(len(data), 1))
+    return ctypes.addressof(buffer), CUDA, buffer
+
+
+class _DeviceResult:
+    """A device library's array: a dlpack_abi.Tensor over (fake) device memory, which copies
+    itself to the CPU for ``dl_device=(1, 0)`` (unless ``copies`` is false) as CuPy and PyTorch do."""
+
+    def __init__(self, tensor, copies=True):
+        self.tensor, self.copies = tensor, copies
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+    def __dlpack__(self, **keywords):
+        if keywords.get("dl_device") not in (None, tuple(self.__dlpack_device__())):
+            if not self.copies:
+                raise BufferError("this array cannot be copied to the CPU")
+            # The fake device's memory is host memory: describe it as the CPU's, then copy.
+            t = self.tensor
+            alias = FakeProducer(data=b"", place=lambda _: (t.data_ptr, (1, 0), None), dtype=t.dtype,
+                                 shape=t.shape, strides=t.strides)
+            copy = dlpack_abi.Tensor.from_bytes(dlpack_abi.Tensor.from_dlpack(alias).tobytes(), t.dtype, t.shape)
+            return copy.__dlpack__(max_version=keywords.get("max_version"))
+        return self.tensor.__dlpack__(**keywords)
+
+
+def import_capsule(capsule):
+    """``Tensor.from_dlpack(capsule)``, letting the capsule die before a refusal is raised: the
+    fakes' ctypes destructors cannot run while an exception is pending."""
+    try:
+        return dlpack_abi.Tensor.from_dlpack(capsule)
+    except Exception as error:  # noqa: BLE001
+        failure = error
+    del capsule
+    raise failure
+
+
+def device_consumer_of(stream=None, copies=True):
+    class Adapter:
+        """Imports with dlpack_abi (host and fake device memory), passing ``stream`` for device
+        data (``None`` on the CPU)."""
+
+        def consume_dlpack(producer):
+            device = tuple(producer.__dlpack_device__())
+            if device == (1, 0):
+                return dlpack_abi.from_dlpack(producer)
+            return _DeviceResult(import_capsule(producer.__dlpack__(stream=stream, max_version=(1, 3))), copies)
+
+        def consumer_device():
+            return CUDA
+
+        device_memory = staticmethod(fake_device_memory)
+
+        def version():
+            return f"fake device consumer (stream {stream}, copies {copies})"
+
+    return Adapter
+
+
+device_consumer = device_consumer_of(stream=1)
+device_consumer_no_copy = device_consumer_of(stream=1, copies=False)
+device_stream_zero = device_consumer_of(stream=0)
+
+
+class device_only_consumer(device_consumer):
+    """As CuPy: device memory only (CPU producers: TypeError)."""
+
+    imports_cpu = False
+
+
+class stream_zero_consumer:
+    """Passes stream=0 whatever the device (the CPU takes None only; CUDA never 0)."""
+
+    def consume_dlpack(producer):
+        return import_capsule(producer.__dlpack__(stream=0, max_version=(1, 3)))
+
 class naive_consumer:
     """Reads ``prod(shape)`` elements from ``data`` as if compact: ignores strides, byte_offset,
     version and flags, and returns a writable array over the producer's memory."""

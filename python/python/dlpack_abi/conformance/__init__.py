@@ -7,6 +7,17 @@ cites the section of the specification it checks. A crash of the library under t
 checks run in a child process) and reported as ``crash``. ``--json`` prints JSON; the exit code is
 1 when a rule fails or the library crashes, so it can gate a CI job.
 
+Verdicts: ``pass``, ``fail``, ``crash``, ``refused`` (a refusal the spec allows), ``warn`` (a
+recommendation not followed) and ``n/a``: the rule does not apply, or the checker cannot check it
+here, with the reason (device memory the producer will not copy to the CPU, a library that is not
+installed or has no device). n/a is neither a pass nor a failure and never sets the exit code; it
+never stands for the checker's own limits blamed on the library.
+
+Device producers (``torch`` and ``cupy`` on a GPU) are checked as they are used: the checker reads
+device memory only through the producer's own copy to the CPU (``__dlpack__(dl_device=(1, 0),
+copy=True)``), passes the streams consumers pass, and runs the consumer cases in the library's
+device memory too.
+
 Examples
 --------
 >>> from dlpack_abi import conformance

@@ -4,7 +4,7 @@ import ctypes
 
 from . import _c
 from ._arrow_fake import Keeper, schema_capsule
-from ._dlpack import Broken, NotApplicable, Refused, Warned, collect
+from ._dlpack import Broken, NotApplicable, Refused, Warned, collect, device_name
 from ._fake import _raw_name, _raw_pointer
 
 ARRAY_METHODS = ("__arrow_c_array__", "__arrow_c_device_array__", "__arrow_c_stream__",
@@ -44,6 +44,32 @@ def needs(obj, method):
         raise NotApplicable()
 
 
+def device_of(obj):
+    """The ``(device_type, device_id)`` of the object's device array (Arrow numbers devices as
+    DLPack does), or ``None`` when it has none."""
+    if not hasattr(obj, "__arrow_c_device_array__"):
+        return None
+    try:
+        pair = obj.__arrow_c_device_array__()
+        device = _c.capsule_pointer(pair[1], _c.ArrowDeviceArray).contents
+    except Exception:  # noqa: BLE001 - arrow.device.capsules reports it
+        return None
+    return (device.device_type, device.device_id)
+
+
+def cpu_array(obj, **keywords):
+    """``__arrow_c_array__(**keywords)``. The CPU methods of a producer whose data is elsewhere
+    must copy or raise (§7): its exception is a refusal, not a failure."""
+    try:
+        return obj.__arrow_c_array__(**keywords)
+    except Exception as error:
+        device = device_of(obj)
+        if device is not None and device[0] != 1:
+            raise Refused(f"data on {device_name(device)}: __arrow_c_array__ raised "
+                          f"{type(error).__name__}: {error}") from None
+        raise
+
+
 def check_schema_present(s):
     offered = [m for m in ARRAY_METHODS if hasattr(s.obj, m)]
     if not offered:
@@ -66,7 +92,7 @@ def check_schema_capsule(s):
 
 def check_array(s):
     needs(s.obj, "__arrow_c_array__")
-    pair = s.obj.__arrow_c_array__()
+    pair = cpu_array(s.obj)
     names(pair, ("arrow_schema", "arrow_array"))
     validate(*pair)
     return ""
@@ -74,7 +100,7 @@ def check_array(s):
 
 def check_requested(s):
     needs(s.obj, "__arrow_c_array__")
-    own = s.obj.__arrow_c_array__()[0]
+    own = cpu_array(s.obj)[0]
     try:
         pair = s.obj.__arrow_c_array__(requested_schema=own)
     except Exception as error:  # noqa: BLE001 - requested_schema support is optional
@@ -124,27 +150,40 @@ def check_kwargs(s):
     raise Broken("an unknown keyword with a value was ignored")
 
 
-def hook_release(capsule):
+def array_struct(capsule):
+    """The ArrowArray a capsule holds: an 'arrow_array''s, or the array of an
+    'arrow_device_array''s; and the struct to copy when moving it out."""
+    if _c.capsule_name(capsule) == "arrow_device_array":
+        outer = _c.capsule_pointer(capsule, _c.ArrowDeviceArray)
+        return outer, ctypes.pointer(outer.contents.array)
     pointer = _c.capsule_pointer(capsule, _c.ArrowArray)
+    return pointer, pointer
+
+
+def hook_release(capsule):
+    outer, pointer = array_struct(capsule)
     counter = _c.Counter(_c.ARRAY_RELEASE, pointer.contents.release)
     if not pointer.contents.release:
         raise Broken("the exported array is already released")
     pointer.contents.release = counter.callback
-    return pointer, counter
+    return outer, pointer, counter
 
 
 def array_capsule(obj):
+    """An array capsule of the object: the CPU one, or the device one of data that is not on the
+    CPU (whose CPU method may refuse)."""
+    device = device_of(obj)
+    if device is not None and (device[0] != 1 or not hasattr(obj, "__arrow_c_array__")):
+        return obj.__arrow_c_device_array__()[1]
     if hasattr(obj, "__arrow_c_array__"):
         return obj.__arrow_c_array__()[1]
-    if hasattr(obj, "__arrow_c_device_array__"):
-        raise NotApplicable()
     raise NotApplicable()
 
 
 def check_unconsumed(s):
     capsule = array_capsule(s.obj)
-    pointer, counter = hook_release(capsule)
-    del capsule, pointer
+    outer, pointer, counter = hook_release(capsule)
+    del capsule, outer, pointer
     collect()
     if counter.calls != 1:
         raise Broken(f"release ran {counter.calls} times when the unconsumed capsule died")
@@ -153,14 +192,15 @@ def check_unconsumed(s):
 
 def check_moved(s):
     capsule = array_capsule(s.obj)
-    pointer, counter = hook_release(capsule)
-    moved = _c.ArrowArray.from_buffer_copy(pointer.contents)
+    outer, pointer, counter = hook_release(capsule)
+    moved = type(outer.contents).from_buffer_copy(outer.contents)
     pointer.contents.release = _c.ARRAY_RELEASE()
-    del capsule, pointer
+    del capsule, outer, pointer
     collect()
     if counter.calls != 0:
         raise Broken("the capsule's destructor released an array moved out of it")
-    moved.release(ctypes.byref(moved))
+    array = moved.array if isinstance(moved, _c.ArrowDeviceArray) else moved
+    array.release(ctypes.byref(array))
     if counter.calls != 1:
         raise Broken(f"release ran {counter.calls} times")
     return ""

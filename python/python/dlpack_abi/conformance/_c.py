@@ -82,9 +82,9 @@ READ_ONLY, IS_COPIED, IS_SUBBYTE_TYPE_PADDED = 1, 2, 4
 SET_ERROR = CFUNCTYPE(None, c_void_p, c_char_p, c_char_p)
 ALLOCATOR = CFUNCTYPE(c_int, POINTER(DLTensor), POINTER(POINTER(DLManagedTensorVersioned)), c_void_p, SET_ERROR)
 FROM_PY_OBJECT = ctypes.PYFUNCTYPE(c_int, py_object, POINTER(POINTER(DLManagedTensorVersioned)))
-DLTENSOR_FROM_PY_OBJECT = ctypes.PYFUNCTYPE(c_int, py_object, POINTER(DLTensor))
 CURRENT_WORK_STREAM = CFUNCTYPE(c_int, c_int32, c_int32, POINTER(c_void_p))
-TO_PY_OBJECT = ctypes.PYFUNCTYPE(c_int, POINTER(DLManagedTensorVersioned), POINTER(py_object))
+# The new reference comes back as an address: the caller takes it over (and drops it).
+TO_PY_OBJECT = ctypes.PYFUNCTYPE(c_int, POINTER(DLManagedTensorVersioned), POINTER(c_void_p))
 
 
 class DLPackExchangeAPIHeader(Structure):

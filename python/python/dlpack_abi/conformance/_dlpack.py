@@ -10,7 +10,8 @@ from .. import Tensor
 
 class Sample:
     """One object of the producer's type and what it holds: ``values`` are its elements in
-    row-major order (bytes, native order), ``dtype`` DLPack's ``(code, bits, lanes)``."""
+    row-major order (bytes, native order), ``dtype`` DLPack's ``(code, bits, lanes)``, ``device``
+    DLPack's ``(device_type, device_id)`` of its memory."""
 
     def __init__(self, name, obj, shape, dtype, values, readonly=False, device=(1, 0)):
         self.name, self.obj, self.shape, self.dtype = name, obj, tuple(shape), tuple(dtype)
@@ -83,6 +84,67 @@ def data_address(capsule):
     return (tensor.data or 0) + tensor.byte_offset
 
 
+# --- devices: what the checker can read, and how ------------------------------------------------
+
+#: Device types whose memory the host reads in place (dlpack-1.3.md §2.1): the CPU, CUDA and ROCm
+#: pinned host memory, CUDA managed memory. Any other is device memory, which ``Tensor.tobytes``
+#: cannot read: the checker reads it through the producer's own copy to the CPU, or not at all.
+HOST_ACCESSIBLE = frozenset({1, 3, 11, 13})
+_DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi",
+                 10: "rocm", 11: "rocm_host", 12: "ext_dev", 13: "cuda_managed", 14: "oneapi",
+                 15: "webgpu", 16: "hexagon", 17: "maia", 18: "trn"}
+
+
+def device_name(device):
+    """``"cuda:0"`` for ``(2, 0)``."""
+    kind, index = (int(v) for v in device)
+    return f"{_DEVICE_NAMES.get(kind, f'device type {kind}')}:{index}"
+
+
+def device_of(capsule):
+    """The ``(device_type, device_id)`` the capsule's tensor says it lies on."""
+    device = managed(capsule).dl_tensor.device
+    return (device.device_type, device.device_id)
+
+
+def readable(tensor):
+    """The elements of a ``dlpack_abi.Tensor`` in row-major order where the host can read them
+    (``None`` where it cannot: device memory, or host-accessible memory it cannot order)."""
+    device = tuple(tensor.__dlpack_device__())
+    if device[0] == 1:
+        return tensor.tobytes()
+    if device[0] in HOST_ACCESSIBLE:
+        try:
+            return tensor.tobytes()
+        except BufferError:
+            return None
+    return None
+
+
+def host_bytes(source, tensor):
+    """The elements of ``tensor`` (imported from the producer ``source``) in row-major order.
+
+    Host memory is read in place; device memory through the producer's own copy to the CPU,
+    ``__dlpack__(dl_device=(1, 0), copy=True)`` (dlpack-1.3.md §6.1). When the producer refuses
+    that copy (the array API allows a ``BufferError``) or has none, the checker cannot read the
+    elements: ``Unchecked`` (n/a) with the reason, never a failure of the library."""
+    got = readable(tensor)
+    if got is not None:
+        return got
+    where = f"device memory on {device_name(tensor.__dlpack_device__())}"
+    try:
+        capsule = source.__dlpack__(max_version=(1, 3), dl_device=(1, 0), copy=True)
+    except Exception as error:  # noqa: BLE001 - any refusal leaves the elements unread
+        raise Unchecked(f"{where}: the producer's copy to the CPU was refused "
+                        f"({type(error).__name__}: {error})") from None
+    struct_of(capsule)
+    copy_device = device_of(capsule)
+    if copy_device[0] != 1:
+        raise Unchecked(f"{where}: the producer's copy to the CPU came back on {device_name(copy_device)} "
+                        "(dlpack.call.to_cpu)")
+    return validated(capsule).tobytes()
+
+
 # --- the checks, one sample at a time: return a detail string, or raise Broken/Refused ----------
 
 
@@ -146,7 +208,12 @@ def check_copy_true(s):
         raise Broken("the copy is not marked IS_COPIED")
     if data_address(capsule) == data_address(original) and s.values:
         raise Broken("IS_COPIED, but the data is the original's")
-    if validated(capsule).tobytes() != s.values:
+    device = device_of(capsule)
+    got = readable(validated(capsule))
+    if got is None:
+        # A copy on the device: the producer can copy the source to the CPU, not this capsule.
+        return f"the copy's elements on {device_name(device)} not read (device memory)"
+    if got != s.values:
         raise Broken("the copy's elements differ from the source's")
     return ""
 
@@ -170,6 +237,29 @@ def check_dl_device(s):
     return ""
 
 
+def check_to_cpu(s):
+    device = device_of(versioned_export(s.obj))
+    if device[0] == 1:
+        raise NotApplicable("the data is on the CPU (dlpack.call.dl_device)")
+    try:
+        capsule = s.obj.__dlpack__(max_version=(1, 3), dl_device=(1, 0), copy=True)
+    except BufferError as error:
+        raise Refused(f"BufferError: {error}") from None
+    except TypeError as error:
+        raise Refused(f"TypeError (a producer without dl_device): {error}") from None
+    except Exception as error:  # noqa: BLE001 - the spec's refusal is a BufferError
+        raise Broken(f"{type(error).__name__}, not BufferError: {error}") from None
+    struct_of(capsule)
+    got = device_of(capsule)
+    if got != (1, 0):
+        raise Broken(f"dl_device=(1, 0) gave a tensor on {device_name(got)}")
+    if is_versioned(capsule) and not flags_of(capsule) & _c.IS_COPIED:
+        raise Broken(f"the copy from {device_name(device)} to the CPU is not marked IS_COPIED")
+    if validated(capsule).tobytes() != s.values:
+        raise Broken(f"the copy from {device_name(device)} holds other elements than the source")
+    return f"from {device_name(device)}"
+
+
 def check_stream_none(s):
     versioned_export(s.obj, stream=None)
     return ""
@@ -182,6 +272,31 @@ def check_stream_minus_one(s):
         raise
     except Exception as error:  # noqa: BLE001 - any exception is a refusal; only a crash is not
         raise Refused(f"{type(error).__name__}: {error}") from None
+    return ""
+
+
+#: The consumer streams dlpack-1.3.md §6.2 gives each device type, besides ``None`` and ``-1``:
+#: CUDA's legacy and per-thread default streams (CUDA managed memory is CUDA's), ROCm's default.
+DEVICE_STREAMS = {2: (1, 2), 13: (1, 2), 10: (0,)}
+
+
+def check_stream_device(s):
+    device = device_of(versioned_export(s.obj))
+    streams = DEVICE_STREAMS.get(device[0])
+    if streams is None:
+        raise NotApplicable(f"data on {device_name(device)}: §6.2 defines no streams but None there")
+    refused = []
+    for stream in streams:
+        try:
+            capsule = versioned_export(s.obj, stream=stream)
+        except Broken:
+            raise
+        except Exception as error:  # noqa: BLE001 - support for streams is optional; a crash is not
+            refused.append(f"stream={stream}: {type(error).__name__}: {error}")
+            continue
+        validated(capsule)
+    if refused:
+        raise Refused("; ".join(refused))
     return ""
 
 
@@ -223,15 +338,21 @@ def check_used(s):
     return ""
 
 
-def check_valid(s):
-    capsule = versioned_export(s.obj)
+def consumed_once(capsule, use=None):
+    """Takes the capsule with dlpack-abi's consumer (validation first), hands the tensor to
+    ``use``, drops it, and checks that the deleter ran exactly once; returns ``use``'s detail."""
     counter = hook_deleter(capsule)
     tensor = validated(capsule)
+    detail = use(tensor) if use else ""
     del tensor, capsule
     collect()
     if counter.calls != 1:
         raise Broken(f"the deleter ran {counter.calls} times after the consumer was done")
-    return ""
+    return detail or ""
+
+
+def check_valid(s):
+    return consumed_once(versioned_export(s.obj))
 
 
 def check_values(s):
@@ -243,7 +364,13 @@ def check_values(s):
         raise Broken(f"shape {shape}, the source's is {s.shape}")
     if dtype != s.dtype:
         raise Broken(f"dtype {dtype}, the source's is {s.dtype}")
-    if validated(capsule).tobytes() != s.values:
+    tensor = validated(capsule)
+    got = readable(tensor)
+    if got is None:
+        if host_bytes(s.obj, tensor) != s.values:
+            raise Broken("the elements of the producer's copy to the CPU differ from the source's")
+        return "device memory: read through the producer's copy to the CPU"
+    if got != s.values:
         raise Broken("the elements read through shape, strides and byte_offset differ from the source's")
     return ""
 
@@ -284,6 +411,12 @@ class NotApplicable(Exception):
     """The rule does not apply to this object."""
 
 
+class Unchecked(NotApplicable):
+    """The rule applies, but the checker cannot check it here (device memory it cannot read, a
+    library that is not installed): n/a with the reason, never a failure of the library, and not
+    hidden behind the passes of other samples."""
+
+
 class Warned(Exception):
     """A recommendation not followed."""
 
@@ -297,8 +430,10 @@ CHECKS = {
     "dlpack.call.copy_true": check_copy_true,
     "dlpack.call.copy_false": check_copy_false,
     "dlpack.call.dl_device": check_dl_device,
+    "dlpack.call.to_cpu": check_to_cpu,
     "dlpack.call.stream_none": check_stream_none,
     "dlpack.call.stream_minus_one": check_stream_minus_one,
+    "dlpack.call.stream_device": check_stream_device,
     "dlpack.capsule.name": check_name,
     "dlpack.capsule.unconsumed": check_unconsumed,
     "dlpack.capsule.used": check_used,

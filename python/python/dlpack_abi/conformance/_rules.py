@@ -5,7 +5,9 @@ from dataclasses import asdict, dataclass, field
 #: Verdicts. ``pass``: followed. ``fail``: broken (or, in the consumer check, mishandled).
 #: ``crash``: the library under test killed its process. ``refused``: a clean refusal the spec
 #: allows (an optional feature, a ``BufferError``). ``warn``: a recommendation not followed.
-#: ``n/a``: the rule does not apply to this library.
+#: ``n/a``: the rule does not apply to this library, or the checker cannot check it here; the
+#: detail says why (device memory the producer will not copy to the CPU, a library that is not
+#: installed). n/a is neither a pass nor a failure: it never sets the exit code.
 VERDICTS = ("pass", "fail", "crash", "refused", "warn", "n/a")
 FAILING = ("fail", "crash")
 
@@ -19,30 +21,32 @@ PRODUCER_RULES = {
     "dlpack.call.max_version_1_0": (f"{DLPACK} §6.1", "__dlpack__(max_version=(1, 0)) returns a versioned tensor of major 1"),
     "dlpack.call.max_version_1_3": (f"{DLPACK} §6.1", "__dlpack__(max_version=(1, 3)) returns a versioned tensor of major 1"),
     "dlpack.call.max_version_2_0": (f"{DLPACK} §6.1", "__dlpack__(max_version=(2, 0)) returns the producer's own 1.x version (max_version >= ours)"),
-    "dlpack.call.copy_true": (f"{DLPACK} §6.1, §4", "copy=True returns a copy marked IS_COPIED (or raises BufferError)"),
+    "dlpack.call.copy_true": (f"{DLPACK} §6.1, §4", "copy=True returns a copy marked IS_COPIED in other memory, with the source's elements where the host can read them (or raises BufferError)"),
     "dlpack.call.copy_false": (f"{DLPACK} §6.1, §4", "copy=False shares the memory of a plain export and does not set IS_COPIED"),
     "dlpack.call.dl_device": (f"{DLPACK} §6.1", "dl_device equal to __dlpack_device__() is accepted and shares the memory"),
-    "dlpack.call.stream_none": (f"{DLPACK} §6.2", "stream=None is accepted for CPU data"),
-    "dlpack.call.stream_minus_one": (f"{DLPACK} §6.2", "stream=-1 on CPU data is accepted or refused with an exception, never a crash"),
+    "dlpack.call.to_cpu": (f"{DLPACK} §6.1, §4", "data not on the CPU: dl_device=(1, 0), copy=True gives a CPU tensor marked IS_COPIED with the source's elements, or raises BufferError"),
+    "dlpack.call.stream_none": (f"{DLPACK} §6.2", "stream=None is accepted (the CPU's only stream; CUDA's and ROCm's legacy default stream)"),
+    "dlpack.call.stream_minus_one": (f"{DLPACK} §6.2", "stream=-1 (on CUDA and ROCm: do not synchronise) is accepted or refused with an exception, never a crash"),
+    "dlpack.call.stream_device": (f"{DLPACK} §6.2", "CUDA or ROCm data: the streams consumers pass (CUDA 1 and 2, ROCm 0) give a valid tensor or an exception (support is optional), never a crash"),
     "dlpack.capsule.name": (f"{DLPACK} §6.3", "capsules are named 'dltensor_versioned' (versioned) or 'dltensor' (legacy)"),
     "dlpack.capsule.unconsumed": (f"{DLPACK} §6.3, §5.1", "destroying an unconsumed capsule calls the deleter exactly once"),
     "dlpack.capsule.used": (f"{DLPACK} §6.3", "destroying a capsule renamed 'used_*' by its consumer does not call the deleter again"),
     "dlpack.fields.valid": (f"{DLPACK} §3, §5", "every field of the tensor passes dlpack-abi's validation"),
-    "dlpack.fields.values": (f"{DLPACK} §5.3, §5.4", "shape, dtype and the elements read through strides and byte_offset equal the source's"),
+    "dlpack.fields.values": (f"{DLPACK} §5.3, §5.4", "shape, dtype and the elements read through strides and byte_offset equal the source's (device memory: read through the producer's copy to the CPU)"),
     "dlpack.fields.strides": (f"{DLPACK} §5.3", "a 1.2+ tensor with ndim > 0 has non-NULL strides"),
     "dlpack.flags.read_only": (f"{DLPACK} §4, §6.1", "a read-only source comes out READ_ONLY, and never as a legacy capsule (which cannot say so)"),
     "dlpack.flags.unknown": (f"{DLPACK} §4", "no flag bits beyond those 1.3 defines"),
     "dlpack.exchange.table": (f"{DLPACK} §6.5, §7", "type(x).__dlpack_c_exchange_api__, when present, is a 'dlpack_exchange_api' capsule of a major-1 table whose required slots are non-NULL"),
-    "dlpack.exchange.export": (f"{DLPACK} §7", "managed_tensor_from_py_object_no_sync exports a valid tensor of the object's elements, deleted once"),
-    "dlpack.exchange.allocator": (f"{DLPACK} §7", "managed_tensor_allocator returns a valid tensor of the prototype, whose every described byte can be written"),
-    "dlpack.exchange.import": (f"{DLPACK} §7", "managed_tensor_to_py_object_no_sync gives back an object with the same elements"),
-    "dlpack.exchange.stream": (f"{DLPACK} §7", "current_work_stream succeeds for the CPU"),
+    "dlpack.exchange.export": (f"{DLPACK} §7", "managed_tensor_from_py_object_no_sync exports a valid tensor of the object's elements (device memory: the memory and layout of __dlpack__'s export), deleted once"),
+    "dlpack.exchange.allocator": (f"{DLPACK} §7", "managed_tensor_allocator returns a valid tensor of the prototype on the sample's device (a failure there other than the CPU: refused), whose every described byte can be written where the host can"),
+    "dlpack.exchange.import": (f"{DLPACK} §7", "managed_tensor_to_py_object_no_sync gives back an object with the same elements (device memory: read through its copy to the CPU)"),
+    "dlpack.exchange.stream": (f"{DLPACK} §7", "current_work_stream succeeds for each device the samples lie on (the CPU included)"),
     "arrow.schema.present": (f"{ARROW} §7", "an object with __arrow_c_array__/__arrow_c_stream__ also has __arrow_c_schema__ (consumers such as DuckDB read the schema first)"),
     "arrow.schema.capsule": (f"{ARROW} §7, §3", "__arrow_c_schema__() returns a valid 'arrow_schema' capsule"),
     "arrow.array.capsules": (f"{ARROW} §7, §3", "__arrow_c_array__() returns valid ('arrow_schema', 'arrow_array') capsules"),
     "arrow.array.requested": (f"{ARROW} §7", "requested_schema equal to the object's own schema is honoured"),
     "arrow.array.incompatible": (f"{ARROW} §7", "an incompatible requested_schema (another field count) raises"),
-    "arrow.device.capsules": (f"{ARROW} §7, §5.4", "__arrow_c_device_array__() returns valid ('arrow_schema', 'arrow_device_array') capsules; CPU data has no sync_event"),
+    "arrow.device.capsules": (f"{ARROW} §7, §5.4", "__arrow_c_device_array__() returns valid ('arrow_schema', 'arrow_device_array') capsules; CPU data has no sync_event (device data may)"),
     "arrow.device.kwargs": (f"{ARROW} §7", "device methods accept an unknown keyword whose value is None and raise NotImplementedError for one that is not"),
     "arrow.release.unconsumed": (f"{ARROW} §5.1, §7", "destroying an unconsumed array capsule calls release exactly once"),
     "arrow.release.moved": (f"{ARROW} §5.1, §7", "destroying a capsule whose struct was moved out does not call release"),
@@ -51,6 +55,8 @@ PRODUCER_RULES = {
     "arrow.stream.error": (f"{ARROW} §5.3", "a failing stream returns a non-zero errno from get_next and a message from get_last_error"),
 }
 
+#: The DLPack cases run on host memory and, for a library with device memory (its adapter's
+#: ``device_memory``), again on the device, the result read back through its copy to the CPU.
 CONSUMER_RULES = {
     "consumer.contiguous": (f"{DLPACK} §5.3", "a C-contiguous float32 tensor"),
     "consumer.strides": (f"{DLPACK} §5.3", "a column-major tensor (strides in elements)"),
@@ -67,6 +73,7 @@ CONSUMER_RULES = {
     "consumer.read_only_exchange": (f"{DLPACK} §4, §7", "a READ_ONLY dlpack_abi.Tensor (which offers the C exchange API): the result must not let anyone write it"),
     "consumer.major_2": (f"{DLPACK} §5.2", "a tensor of major version 2 must be refused, its deleter called"),
     "consumer.raises": (f"{DLPACK} §6.1", "a producer whose __dlpack__ raises: the exception reaches the caller"),
+    "consumer.stream": (f"{DLPACK} §6.2", "the stream passed suits the data's device: None on the CPU, never 0 on CUDA, never 1 or 2 on ROCm"),
     "consumer.arrow_nulls_offset": (f"{ARROW} §3, §5.1", "an Arrow int64 array with nulls and an offset"),
     "consumer.arrow_string_view": (f"{ARROW} §3", "a pyarrow string_view array (variadic buffers) is read or refused, never a crash"),
     "consumer.arrow_stream_error": (f"{ARROW} §5.3", "an Arrow stream that fails after one batch: an exception with the producer's message"),
@@ -75,13 +82,15 @@ CONSUMER_RULES = {
 
 @dataclass
 class Result:
-    """One rule's verdict for one library."""
+    """One rule's verdict for one library. ``unchecked``: an n/a because the checker could not
+    check the rule here (the detail says why), not because it does not apply."""
 
     rule: str
     spec: str
     verdict: str
     detail: str = ""
     samples: list = field(default_factory=list)
+    unchecked: bool = False
 
     def to_json(self):
         return asdict(self)

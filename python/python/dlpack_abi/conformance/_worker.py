@@ -21,11 +21,37 @@ class _Arrow:
         return self.make()
 
 
+def not_applicable(reason):
+    def thunk():
+        raise _dlpack.NotApplicable(reason)
+
+    return thunk
+
+
+def first_of_each_device(samples):
+    """The exchange API is checked once per device the samples lie on (its first sample there)."""
+    firsts = {}
+    for sample in samples:
+        try:
+            device = tuple(int(v) for v in sample.obj.__dlpack_device__())
+        except Exception:  # noqa: BLE001 - dlpack.device reports it; group by what the adapter says
+            device = tuple(sample.device)
+        firsts.setdefault(device, sample)
+    return list(firsts.values())
+
+
 def items(mode, adapter):
     """The (rule, sample name, thunk) triples of a run, in a fixed order."""
     if mode == "consumer":
+        host = getattr(adapter, "imports_cpu", True)
+        device = adapter.consumer_device() if hasattr(adapter, "consumer_device") else None
         for rule in CONSUMER_RULES:
-            yield rule, "", lambda rule=rule: _consumer.run_case(rule, adapter)
+            if host:
+                yield rule, "", lambda rule=rule: _consumer.run_case(rule, adapter)
+            else:
+                yield rule, "cpu", not_applicable("the library imports device memory only")
+            if device is not None and _consumer.has_device_variant(rule):
+                yield rule, _dlpack.device_name(device), lambda rule=rule: _consumer.run_case(rule, adapter, True)
         return
     samples = list(adapter.samples()) if hasattr(adapter, "samples") else []
     arrow = [_Arrow(n, o, getattr(adapter, "failing_stream", None)) for n, o in
@@ -34,7 +60,7 @@ def items(mode, adapter):
         if rule in _dlpack.CHECKS:
             group, check = samples, _dlpack.CHECKS[rule]
         elif rule in _exchange.CHECKS:
-            group, check = samples[:1], _exchange.CHECKS[rule]
+            group, check = first_of_each_device(samples), _exchange.CHECKS[rule]
         elif rule == "arrow.stream.error":
             group, check = [_Arrow("failing stream", None, getattr(adapter, "failing_stream", None))], _arrow.CHECKS[rule]
         else:
@@ -46,38 +72,51 @@ def items(mode, adapter):
 
 
 def verdict(thunk):
+    """(verdict, detail, unchecked): ``unchecked`` marks an n/a the checker could not check."""
     if thunk is None:
-        return "n/a", ""
+        return "n/a", "", False
     try:
-        return "pass", thunk() or ""
+        return "pass", thunk() or "", False
     except _dlpack.NotApplicable as reason:
-        return "n/a", str(reason)
+        return "n/a", str(reason), isinstance(reason, _dlpack.Unchecked)
     except _dlpack.Refused as reason:
-        return "refused", str(reason)
+        return "refused", str(reason), False
     except _dlpack.Warned as reason:
-        return "warn", str(reason)
+        return "warn", str(reason), False
     except _dlpack.Broken as reason:
-        return "fail", str(reason)
+        return "fail", str(reason), False
     except Exception as error:  # noqa: BLE001 - an unexpected exception is the library's failure
         last = traceback.extract_tb(error.__traceback__)[-1]
-        return "fail", f"{type(error).__name__}: {error} (at {last.name})"
+        return "fail", f"{type(error).__name__}: {error} (at {last.name})", False
 
 
 def main(argv):
     mode, name, start = argv[0], argv[1], int(argv[2])
-    adapter = libraries.adapter(name)
     out = sys.stdout
-    for index, (rule, sample, thunk) in enumerate(items(mode, adapter)):
+    try:
+        adapter = libraries.adapter(name)
+        version = adapter.version() if hasattr(adapter, "version") else ""
+        work = list(items(mode, adapter))
+    except (libraries.Unavailable, ImportError) as reason:
+        # Not the library's failure: nothing of it could be checked here.
+        text = str(reason) if isinstance(reason, libraries.Unavailable) else f"not installed ({reason})"
+        print(json.dumps({"event": "unavailable", "reason": text}), file=out, flush=True)
+        print(json.dumps({"event": "done", "version": f"{name} (not checked)"}), file=out, flush=True)
+        return
+    # The library, its modules and the samples live as long as the process: out of the collector's
+    # way, so that the collections after each check stay cheap with a large library (PyTorch) loaded.
+    gc.collect()
+    gc.freeze()
+    for index, (rule, sample, thunk) in enumerate(work):
         if index < start:
             continue
         print(json.dumps({"event": "start", "index": index, "rule": rule, "sample": sample}), file=out, flush=True)
-        result, detail = verdict(thunk)
+        result, detail, unchecked = verdict(thunk)
         # A crash in a destructor or a callback freed too early shows here, under this rule.
         gc.collect()
         print(json.dumps({"event": "result", "index": index, "rule": rule, "sample": sample,
-                          "verdict": result, "detail": detail}), file=out, flush=True)
-    print(json.dumps({"event": "done", "version": adapter.version() if hasattr(adapter, "version") else ""}),
-          file=out, flush=True)
+                          "verdict": result, "detail": detail, "unchecked": unchecked}), file=out, flush=True)
+    print(json.dumps({"event": "done", "version": version}), file=out, flush=True)
 
 
 if __name__ == "__main__":

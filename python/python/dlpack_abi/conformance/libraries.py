@@ -7,14 +7,35 @@ objects (DLPack producers, whose elements are known) and ``arrow_samples()`` yie
 single-use); ``failing_stream()`` making an object whose
 Arrow stream fails mid-way; ``consume_dlpack(obj)``, ``consume_arrow(obj)`` and
 ``consume_stream(obj)``, the library's import functions; ``writable(result)`` when the library
-can say whether a result may be written. ``version()`` names what was tested.
+can say whether a result may be written. ``version()`` names what was tested (and, for device
+samples, the device), and raises :class:`Unavailable` (or ``ImportError``) where the library cannot
+be checked: the run then reports it as not checked instead of failing.
+
+Device libraries add ``consumer_device()``, the ``(device_type, device_id)`` whose memory
+``device_memory(data)`` returns as ``(address, device, keep)`` (``data`` copied into new device
+memory, ready to read on any stream; ``keep`` holds it), or ``None`` where there is no device: the
+consumer cases then run a second time on that device. ``imports_cpu = False`` says the library's
+consumer takes device memory only (its CPU cases are n/a).
 
 Another project checks its own library with ``--adapter module:Class``, a class of the same
 shape.
 """
 import importlib
+import inspect
 
 from ._dlpack import Sample
+
+
+class Unavailable(Exception):
+    """The library cannot be checked here (not installed, no device); the message says why."""
+
+
+def _require(name, package=None):
+    """The module ``name``, imported now (adapters import lazily), or :class:`Unavailable`."""
+    try:
+        return importlib.import_module(name)
+    except ImportError as error:
+        raise Unavailable(f"{package or name} is not installed ({error})") from None
 
 
 def _numpy_samples(wrap, readonly_supported=True):
@@ -38,10 +59,40 @@ def _numpy_samples(wrap, readonly_supported=True):
         yield _sample("float64 read-only", wrap(frozen), frozen, readonly=True)
 
 
-def _sample(name, obj, array, readonly=False):
+def _sample(name, obj, array, readonly=False, device=(1, 0)):
     import numpy as np
 
-    return Sample(name, obj, array.shape, _dtype(array.dtype), np.ascontiguousarray(array).tobytes(), readonly)
+    return Sample(name, obj, array.shape, _dtype(array.dtype), np.ascontiguousarray(array).tobytes(), readonly,
+                  device)
+
+
+def _layouts():
+    """(name, NumPy source, view) of the device libraries' samples: ``view`` (or none) is applied
+    alike to the source and to the library's copy of it, so that the copy's layout is the
+    library's own (on the device too) and its elements are known."""
+    import numpy as np
+
+    return [
+        ("float32 2x3", np.arange(6, dtype=np.float32).reshape(2, 3), None),
+        ("int64 strided", np.arange(12, dtype=np.int64).reshape(3, 4), lambda a: a[:, ::2]),
+        ("float64 transposed", np.arange(6.0).reshape(2, 3), lambda a: a.T),
+        ("uint8 0-d", np.array(7, dtype=np.uint8), None),
+        ("float64 empty", np.zeros((0, 3)), None),
+        ("bool", np.array([True, False, True]), None),
+        ("complex64", np.array([1 + 2j, 3 - 4j], dtype=np.complex64), None),
+        ("float16", np.arange(4, dtype=np.float16), None),
+        ("int8", np.arange(-2, 2, dtype=np.int8), None),
+    ]
+
+
+def _device_samples(prefix, to_library, device):
+    """The ``_layouts`` samples made by ``to_library(numpy_array)``, named ``prefix + name``."""
+    for name, source, view in _layouts():
+        obj = to_library(source)
+        expected = source
+        if view is not None:
+            obj, expected = view(obj), view(source)
+        yield _sample(prefix + name, obj, expected, device=device)
 
 
 def _dtype(dtype):
@@ -241,6 +292,125 @@ class duckdb:
         return db.from_arrow(obj).fetchall()
 
 
+class torch:
+    """PyTorch: CPU tensors, and the same on CUDA where ``torch.cuda.is_available()``."""
+
+    @staticmethod
+    def _cuda():
+        module = _require("torch")
+        return module.cuda.current_device() if module.cuda.is_available() else None
+
+    @staticmethod
+    def version():
+        module = _require("torch")
+        index = torch._cuda()
+        device = f" ({module.cuda.get_device_name(index)})" if index is not None else ""
+        return f"torch {module.__version__}{device}"
+
+    @staticmethod
+    def samples():
+        import numpy as np
+        module = _require("torch")
+
+        index = torch._cuda()
+        places = [("", "cpu", (1, 0))] + ([] if index is None else [(f"cuda:{index} ", f"cuda:{index}", (2, index))])
+        for prefix, where, device in places:
+            yield from _device_samples(prefix, lambda a, where=where: module.from_numpy(a.copy()).to(where), device)
+            # bfloat16 (DLPack's kDLBfloat, code 4), which NumPy lacks: the upper halves of float32s.
+            values = np.arange(4, dtype=np.float32)
+            bf16 = module.from_numpy(values).to(module.bfloat16).to(where)
+            halves = (values.view(np.uint32) >> 16).astype(np.uint16).tobytes()
+            yield Sample(prefix + "bfloat16", bf16, (4,), (4, 16, 1), halves, device=device)
+            if _accepts(module.Tensor.__dlpack__, "read_only"):
+                frozen = module.arange(4.0, dtype=module.float64).to(where)
+                yield Sample(prefix + "float64 read-only", _ReadOnlyExport(frozen), (4,), (2, 64, 1),
+                             np.arange(4.0).tobytes(), readonly=True, device=device)
+
+    @staticmethod
+    def consume_dlpack(obj):
+        return _require("torch").from_dlpack(obj)
+
+    @staticmethod
+    def consumer_device():
+        index = torch._cuda()
+        return None if index is None else (2, index)
+
+    @staticmethod
+    def device_memory(data):
+        module = _require("torch")
+        memory = module.frombuffer(bytearray(data or b"\0"), dtype=module.uint8).to(f"cuda:{torch._cuda()}")
+        module.cuda.synchronize()
+        return memory.data_ptr(), (2, memory.device.index), memory
+
+
+def _accepts(function, keyword):
+    try:
+        return keyword in inspect.signature(function).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+class _ReadOnlyExport:
+    """A torch tensor whose every export asks for ``read_only=True`` (torch 2.15 and later)."""
+
+    def __init__(self, tensor):
+        self.tensor = tensor
+
+    def __dlpack__(self, **keywords):
+        return self.tensor.__dlpack__(read_only=True, **keywords)
+
+    def __dlpack_device__(self):
+        return self.tensor.__dlpack_device__()
+
+
+class cupy:
+    """CuPy: CUDA arrays only (it has no CPU arrays, and its consumer imports device memory only)."""
+
+    imports_cpu = False
+
+    @staticmethod
+    def _device():
+        module = _require("cupy")
+        try:
+            count = module.cuda.runtime.getDeviceCount()
+            index = module.cuda.Device().id
+        except Exception as error:  # noqa: BLE001 - CUDARuntimeError without a driver or device
+            raise Unavailable(f"no CUDA device ({type(error).__name__}: {error})") from None
+        if count == 0:
+            raise Unavailable("no CUDA device")
+        return index, count
+
+    @staticmethod
+    def version():
+        module = _require("cupy")
+        index, _ = cupy._device()
+        name = module.cuda.runtime.getDeviceProperties(index)["name"]
+        return f"cupy {module.__version__} ({name.decode() if isinstance(name, bytes) else name})"
+
+    @staticmethod
+    def samples():
+        module = _require("cupy")
+        index, _ = cupy._device()
+        return _device_samples(f"cuda:{index} ", module.asarray, (2, index))
+
+    @staticmethod
+    def consume_dlpack(obj):
+        return _require("cupy").from_dlpack(obj)
+
+    @staticmethod
+    def consumer_device():
+        return (2, cupy._device()[0])
+
+    @staticmethod
+    def device_memory(data):
+        import numpy as np
+        module = _require("cupy")
+
+        memory = module.asarray(np.frombuffer(data or b"\0", dtype=np.uint8))
+        module.cuda.runtime.deviceSynchronize()
+        return memory.data.ptr, (2, memory.data.device_id), memory
+
+
 class dlpack_abi:
     @staticmethod
     def version():
@@ -286,6 +456,7 @@ def _own_version():
 KNOWN = {
     "numpy": numpy, "pyarrow": pyarrow, "tvm_ffi": tvm_ffi, "jax": jax, "polars": polars,
     "nanoarrow": nanoarrow, "arro3": arro3, "duckdb": duckdb, "dlpack_abi": dlpack_abi,
+    "torch": torch, "cupy": cupy,
 }
 
 
