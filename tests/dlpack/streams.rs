@@ -16,6 +16,10 @@ const GPU: DLDevice = DLDevice {
     device_type: kDLCUDA,
     device_id: 0,
 };
+const CPU: DLDevice = DLDevice {
+    device_type: kDLCPU,
+    device_id: 0,
+};
 const C: ConsumerStream = ConsumerStream::Handle(0xC0);
 const D: ConsumerStream = ConsumerStream::Handle(0xD0);
 
@@ -38,10 +42,14 @@ struct Logging {
 }
 
 fn runtime(log: &Log) -> Arc<Logging> {
+    logging(log, kDLCUDA, false)
+}
+
+fn logging(log: &Log, device_type: DLDeviceType, fail: bool) -> Arc<Logging> {
     Arc::new(Logging {
         log: Arc::clone(log),
-        device_type: kDLCUDA,
-        fail: false,
+        device_type,
+        fail,
         next: Mutex::new(0),
     })
 }
@@ -227,12 +235,7 @@ fn without_a_runtime_every_other_stream_is_refused_by_name() {
 #[test]
 fn a_runtime_of_another_device_is_no_runtime() {
     let log = Log::default();
-    let rocm = Arc::new(Logging {
-        log: Arc::clone(&log),
-        device_type: kDLROCM,
-        fail: false,
-        next: Mutex::new(0),
-    });
+    let rocm = logging(&log, kDLROCM, false);
     let ready = StreamReady::new(GPU, C, Some(rocm)).unwrap();
     assert!(ready.ready_on(GPU, D).is_err());
     assert_eq!(take(&log), Vec::<String>::new());
@@ -258,13 +261,9 @@ fn the_arrow_event_is_the_imports_and_outlives_the_hook() {
 #[test]
 fn cpu_data_and_stream_minus_one_order_nothing() {
     let log = Log::default();
-    let cpu = DLDevice {
-        device_type: kDLCPU,
-        device_id: 0,
-    };
-    let ready = StreamReady::new(cpu, ConsumerStream::Unspecified, Some(runtime(&log))).unwrap();
-    ready.ready_on(cpu, ConsumerStream::Host).unwrap();
-    assert!(ready.record_event(cpu).unwrap().is_none());
+    let ready = StreamReady::new(CPU, ConsumerStream::Unspecified, Some(runtime(&log))).unwrap();
+    ready.ready_on(CPU, ConsumerStream::Host).unwrap();
+    assert!(ready.record_event(CPU).unwrap().is_none());
     let importer_orders =
         StreamReady::new(GPU, ConsumerStream::NoSync, Some(runtime(&log))).unwrap();
     importer_orders.ready_on(GPU, D).unwrap();
@@ -275,12 +274,7 @@ fn cpu_data_and_stream_minus_one_order_nothing() {
 #[test]
 fn a_failing_runtime_is_an_error_at_the_import() {
     let log = Log::default();
-    let failing = Arc::new(Logging {
-        log: Arc::clone(&log),
-        device_type: kDLCUDA,
-        fail: true,
-        next: Mutex::new(0),
-    });
+    let failing = logging(&log, kDLCUDA, true);
     assert_eq!(
         StreamReady::new(GPU, C, Some(failing)).map(|_| ()),
         Err(OrderError::Runtime {
@@ -311,12 +305,7 @@ fn a_consumer_frees_only_after_the_host_waited_for_its_stream() {
 #[test]
 fn a_consumer_whose_runtime_fails_still_runs_the_deleter_once() {
     let log = Log::default();
-    let failing = Arc::new(Logging {
-        log: Arc::clone(&log),
-        device_type: kDLCUDA,
-        fail: true,
-        next: Mutex::new(0),
-    });
+    let failing = logging(&log, kDLCUDA, true);
     drop(OnStream::new(tensor(GPU, &log), D, failing).unwrap());
     assert_eq!(take(&log), ["deleter"]);
 }
@@ -324,12 +313,8 @@ fn a_consumer_whose_runtime_fails_still_runs_the_deleter_once() {
 #[test]
 fn a_consumer_refused_runs_the_deleter_once() {
     let log = Log::default();
-    let cpu = DLDevice {
-        device_type: kDLCPU,
-        device_id: 0,
-    };
     for (device, stream) in [
-        (cpu, D),
+        (CPU, D),
         (GPU, ConsumerStream::NoSync),
         (GPU, ConsumerStream::Host),
     ] {
@@ -341,29 +326,23 @@ fn a_consumer_refused_runs_the_deleter_once() {
 
 #[test]
 fn streams_are_named_one_way() {
-    assert_eq!(
-        canonical_stream(GPU, ConsumerStream::Unspecified),
-        ConsumerStream::LegacyDefault
-    );
-    let rocm = DLDevice {
-        device_type: kDLROCM,
+    let on = |device_type| DLDevice {
+        device_type,
         device_id: 0,
     };
+    let unspecified = ConsumerStream::Unspecified;
     assert_eq!(
-        canonical_stream(rocm, ConsumerStream::Unspecified),
+        canonical_stream(GPU, unspecified),
         ConsumerStream::LegacyDefault
     );
-    let cpu = DLDevice {
-        device_type: kDLCPU,
-        device_id: 0,
-    };
     assert_eq!(
-        canonical_stream(cpu, ConsumerStream::Unspecified),
-        ConsumerStream::Unspecified
+        canonical_stream(on(kDLROCM), unspecified),
+        ConsumerStream::LegacyDefault
     );
+    assert_eq!(canonical_stream(CPU, unspecified), unspecified);
     assert_eq!(work_stream(GPU, 0), ConsumerStream::LegacyDefault);
     assert_eq!(work_stream(GPU, 1), ConsumerStream::LegacyDefault);
     assert_eq!(work_stream(GPU, 2), ConsumerStream::PerThreadDefault);
     assert_eq!(work_stream(GPU, 0x7f00), ConsumerStream::Handle(0x7f00));
-    assert_eq!(work_stream(rocm, 2), ConsumerStream::Handle(2));
+    assert_eq!(work_stream(on(kDLROCM), 2), ConsumerStream::Handle(2));
 }
