@@ -21,7 +21,7 @@ use abi::dlpack::{
 };
 use abi::python::{
     from_dlpack, import_device_array, install_stream_runtime, remove_stream_runtime,
-    DlpackExporter, DlpackRequest, PyTensor,
+    stream_runtime, DlpackExporter, DlpackRequest, PyTensor,
 };
 use abi::raw::{
     kDLCUDAManaged, ArrowDeviceType, DLDevice, DLManagedTensorVersioned, DLPackExchangeAPI,
@@ -316,20 +316,27 @@ impl Drop for Allocation {
     }
 }
 
-/// One export of a model buffer (read-only): holds the allocation until its deleter runs.
+/// One export of a model buffer: holds the allocation until its deleter runs.
 struct Share {
     _allocation: Arc<Allocation>,
     values: Arc<[AtomicU32]>,
     shape: [i64; 1],
+    writable: bool,
 }
 
 // SAFETY: the values are a live allocation (kept by the model until it is dropped, and by this
-// owner), exported read-only; the model writes them only through atomics.
+// owner), in cells that may be written through shared references (atomics); the model, the
+// only Rust code that touches them, does so through atomics, one thread at a time.
 unsafe impl TensorOwner for Share {
     fn describe(&mut self) -> TensorDescription<'_> {
         let data = self.values.as_ptr().cast_mut().cast();
+        let flags = if self.writable {
+            abi::raw::DLPackFlags::empty()
+        } else {
+            abi::raw::DLPackFlags::READ_ONLY
+        };
         TensorDescription::new(data, 4 * self.values.len(), DEVICE, f32::DTYPE, &self.shape)
-            .with_flags(abi::raw::DLPackFlags::READ_ONLY)
+            .with_flags(flags)
     }
 }
 
@@ -342,6 +349,8 @@ pub struct ModelGpu {
     installed: Arc<ModelRuntime>,
     /// The consumers' own (always on), as CuPy's runtime is theirs.
     consumers: Arc<ModelRuntime>,
+    /// Runtimes that drove the model's device, reinstalled when it closes (newest first).
+    shadowed: Mutex<Vec<Arc<dyn StreamRuntime>>>,
 }
 
 impl ModelGpu {
@@ -362,7 +371,18 @@ impl ModelGpu {
         fenced: bool,
         what: &str,
     ) -> PyResult<ModelUse> {
-        let address = tensor.view().data_ptr() as usize;
+        self.read(tensor.view().data_ptr() as usize, stream, what)?;
+        let held = if fenced {
+            let runtime: Arc<dyn StreamRuntime> = self.consumers.clone();
+            Held::Fenced(OnStream::new(tensor, stream_of(stream), runtime)?)
+        } else {
+            Held::Bare(tensor)
+        };
+        Ok(ModelUse { held: Some(held) })
+    }
+
+    /// Queues a read of the buffer at `address` on `stream`.
+    fn read(&self, address: usize, stream: usize, what: &str) -> PyResult<()> {
         let mut state = self.world.lock();
         let buffer = state
             .buffer_at(address)
@@ -373,14 +393,7 @@ impl ModelGpu {
             expect,
             what: what.to_string(),
         });
-        drop(state);
-        let held = if fenced {
-            let runtime: Arc<dyn StreamRuntime> = self.consumers.clone();
-            Held::Fenced(OnStream::new(tensor, stream_of(stream), runtime)?)
-        } else {
-            Held::Bare(tensor)
-        };
-        Ok(ModelUse { held: Some(held) })
+        Ok(())
     }
 }
 
@@ -411,6 +424,13 @@ impl ModelGpu {
                 ..State::default()
             }),
         });
+        // The model's device has no runtime but the model's: any other that drives it (CUDA's,
+        // where the driver loads) stands aside until the model is closed.
+        let mut shadowed = Vec::new();
+        while let Some(other) = stream_runtime(DEVICE) {
+            remove_stream_runtime(&other);
+            shadowed.push(other);
+        }
         let installed = Arc::new(ModelRuntime {
             world: Arc::clone(&world),
             enabled: AtomicBool::new(runtime),
@@ -426,6 +446,7 @@ impl ModelGpu {
             world,
             installed,
             consumers,
+            shadowed: Mutex::new(shadowed),
         }
     }
 
@@ -433,6 +454,11 @@ impl ModelGpu {
     fn close(&self) {
         let as_runtime: Arc<dyn StreamRuntime> = self.installed.clone();
         remove_stream_runtime(&as_runtime);
+        let shadowed =
+            std::mem::take(&mut *self.shadowed.lock().unwrap_or_else(|p| p.into_inner()));
+        for other in shadowed.into_iter().rev() {
+            install_stream_runtime(other);
+        }
         let mut current = CURRENT_WORLD.lock().unwrap_or_else(|p| p.into_inner());
         if current
             .as_ref()
@@ -466,8 +492,10 @@ impl ModelGpu {
         Ok(())
     }
 
-    /// A producer: ``n`` elements that a kernel queued on ``stream`` writes to ``value``.
-    fn array(&self, n: usize, value: f32, stream: usize) -> PyResult<ModelArray> {
+    /// A producer: ``n`` elements that a kernel queued on ``stream`` writes to ``value``,
+    /// exported read-only unless ``writable``.
+    #[pyo3(signature = (n, value, stream, writable=false))]
+    fn array(&self, n: usize, value: f32, stream: usize, writable: bool) -> PyResult<ModelArray> {
         let stream = self.index(stream)?;
         let values: Arc<[AtomicU32]> = (0..n.max(1)).map(|_| AtomicU32::new(0)).collect();
         let mut state = self.world.lock();
@@ -487,6 +515,7 @@ impl ModelGpu {
             }),
             values,
             stream,
+            writable,
         })
     }
 
@@ -564,26 +593,17 @@ impl ModelGpu {
         self.use_on(tensor, stream, fenced, "__dlpack__")
     }
 
-    /// A consumer through ``type(source).__dlpack_c_exchange_api__``: the ``no_sync`` export,
-    /// read on the stream its ``current_work_stream`` names.
-    fn use_exchange(&self, source: &Bound<'_, PyAny>) -> PyResult<ModelUse> {
+    /// A consumer through ``type(source).__dlpack_c_exchange_api__``: the ``no_sync`` export
+    /// (``bare``: the non-owning ``DLTensor`` one, valid while ``source`` lives, which the use
+    /// holds), read on the stream its ``current_work_stream`` names.
+    #[pyo3(signature = (source, bare=false))]
+    fn use_exchange(&self, source: &Bound<'_, PyAny>, bare: bool) -> PyResult<ModelUse> {
         let attribute = source.get_type().getattr("__dlpack_c_exchange_api__")?;
         let capsule = attribute.cast::<PyCapsule>()?;
         let table = capsule.pointer_checked(Some(c"dlpack_exchange_api"))?;
         // SAFETY: a `dlpack_exchange_api` capsule points to a static major-1 table (ours).
         let table = unsafe { table.cast::<DLPackExchangeAPI>().as_ref() };
-        let export = table
-            .managed_tensor_from_py_object_no_sync
-            .expect("non-NULL");
-        let mut out: *mut DLManagedTensorVersioned = std::ptr::null_mut();
-        // SAFETY: the exchange API's contract: a live object of the table's type, attached.
-        if unsafe { export(source.as_ptr().cast(), &mut out) } != 0 {
-            return Err(
-                PyErr::take(source.py()).unwrap_or_else(|| PyBufferError::new_err("failed"))
-            );
-        }
-        // SAFETY: on success `out` is an owning tensor handed to us.
-        let tensor = unsafe { VersionedTensor::from_raw(out) }?;
+        let failed = |py| PyErr::take(py).unwrap_or_else(|| PyBufferError::new_err("failed"));
         let work = table.current_work_stream.expect("non-NULL");
         let mut handle: *mut c_void = std::ptr::null_mut();
         // SAFETY: a device and an out-pointer.
@@ -592,6 +612,41 @@ impl ModelGpu {
         }
         let stream = abi::dlpack::work_stream(DEVICE, handle as usize);
         let stream = self.world.lock().stream_index(stream)?;
+        if bare {
+            let Some(fill) = table.dltensor_from_py_object_no_sync else {
+                return Err(PyBufferError::new_err("no dltensor_from_py_object_no_sync"));
+            };
+            let mut raw = std::mem::MaybeUninit::<abi::raw::DLTensor>::zeroed();
+            // SAFETY: the exchange API's contract: a live object, attached, a writable out.
+            if unsafe { fill(source.as_ptr().cast(), raw.as_mut_ptr()) } != 0 {
+                return Err(failed(source.py()));
+            }
+            // SAFETY: filled on success (and zeroed, a valid `DLTensor`, before).
+            let raw = unsafe { raw.assume_init() };
+            let offset = usize::try_from(raw.byte_offset).unwrap_or(usize::MAX);
+            self.read(
+                (raw.data as usize).wrapping_add(offset),
+                stream,
+                "the exchange API's DLTensor",
+            )?;
+            return Ok(ModelUse {
+                held: Some(Held::Borrowed {
+                    _source: source.clone().unbind(),
+                    world: Arc::clone(&self.world),
+                    stream,
+                }),
+            });
+        }
+        let export = table
+            .managed_tensor_from_py_object_no_sync
+            .expect("non-NULL");
+        let mut out: *mut DLManagedTensorVersioned = std::ptr::null_mut();
+        // SAFETY: the exchange API's contract: a live object of the table's type, attached.
+        if unsafe { export(source.as_ptr().cast(), &mut out) } != 0 {
+            return Err(failed(source.py()));
+        }
+        // SAFETY: on success `out` is an owning tensor handed to us.
+        let tensor = unsafe { VersionedTensor::from_raw(out) }?;
         self.use_on(tensor, stream, true, "the exchange API")
     }
 
@@ -626,6 +681,20 @@ impl Drop for ModelGpu {
 enum Held {
     Fenced(OnStream),
     Bare(VersionedTensor),
+    /// A bare `DLTensor`'s object, kept until the host has waited for the read on `stream`.
+    Borrowed {
+        _source: Py<PyAny>,
+        world: Arc<World>,
+        stream: usize,
+    },
+}
+
+impl Drop for Held {
+    fn drop(&mut self) {
+        if let Self::Borrowed { world, stream, .. } = self {
+            world.lock().synchronize(*stream);
+        }
+    }
 }
 
 /// A consumer's use of a tensor: ``release()`` (or dropping it) ends it, and the producer's
@@ -650,6 +719,7 @@ pub struct ModelArray {
     allocation: Arc<Allocation>,
     values: Arc<[AtomicU32]>,
     stream: usize,
+    writable: bool,
 }
 
 impl ModelArray {
@@ -658,6 +728,7 @@ impl ModelArray {
             _allocation: Arc::clone(&self.allocation),
             values: Arc::clone(&self.values),
             shape: [i64::try_from(self.values.len()).unwrap_or(i64::MAX)],
+            writable: self.writable,
         }
     }
 }

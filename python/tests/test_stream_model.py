@@ -81,9 +81,12 @@ def test_a_producer_orders_its_stream_before_the_consumers(gpu):
 # The case a real GPU found (H200: zeros in 20 of 20 rounds): imported for stream c, consumed
 # on stream d. With a runtime the glue makes d wait on an event recorded on c at the import; the
 # late work of every stream runs in the worst order for it.
-@pytest.mark.parametrize("way", ["dlpack", "arrow", "exchange", "reexporter", "copy", "tobytes"])
+WAYS = ["dlpack", "arrow", "exchange", "bare", "reexporter", "copy", "tobytes"]
+
+
+@pytest.mark.parametrize("way", WAYS)
 def test_a_tensor_imported_for_one_stream_is_ordered_for_every_other_use(gpu, way):
-    array = gpu.array(N, 7.0, P)
+    array = gpu.array(N, 7.0, P, writable=True)
     tensor = dlpack_abi.Tensor.from_dlpack(array, stream=gpu.handle(C))
     del array
     if way == "dlpack":
@@ -92,6 +95,8 @@ def test_a_tensor_imported_for_one_stream_is_ordered_for_every_other_use(gpu, wa
         use = gpu.use_arrow(tensor, D)
     elif way == "exchange":
         use = gpu.use_exchange(tensor)  # read on the legacy default stream (0)
+    elif way == "bare":
+        use = gpu.use_exchange(tensor, bare=True)  # the non-owning DLTensor, same stream
     elif way == "reexporter":
         use = gpu.use_dlpack(Reexporter(tensor), D)
     elif way == "copy":
@@ -110,7 +115,7 @@ def test_a_tensor_imported_for_one_stream_is_ordered_for_every_other_use(gpu, wa
 @pytest.mark.parametrize("gpu", [False], indirect=True)
 def test_without_a_runtime_a_hand_over_to_another_stream_is_refused(gpu):
     c, d = gpu.handle(C), gpu.handle(D)
-    array = gpu.array(N, 7.0, P)
+    array = gpu.array(N, 7.0, P, writable=True)
     tensor = dlpack_abi.Tensor.from_dlpack(array, stream=c)
     refused = f"the data is ready on stream {c:#x} only, and no device runtime is available"
     with pytest.raises(BufferError, match=f"{refused} to order it before stream {d:#x}"):
@@ -121,8 +126,9 @@ def test_without_a_runtime_a_hand_over_to_another_stream_is_refused(gpu):
         tensor.__dlpack__(dl_device=(1, 0), copy=True, max_version=(1, 3))
     with pytest.raises(BufferError, match=f"{refused} to record a sync_event"):
         tensor.__arrow_c_device_array__()
-    with pytest.raises(BufferError, match=f"{refused} to order it before the legacy default"):
-        gpu.use_exchange(tensor)
+    for bare in (False, True):
+        with pytest.raises(BufferError, match=f"{refused} to order it before the legacy default"):
+            gpu.use_exchange(tensor, bare=bare)
     with pytest.raises(BufferError, match=f"before stream {d:#x}"):
         gpu.use_dlpack(Reexporter(tensor), D)
     # On the stream it was imported for, and with stream=-1 (the consumer's to order), it is
@@ -167,6 +173,22 @@ def test_an_import_with_stream_minus_one_is_the_importers_to_order(gpu):
     run_first(gpu, D)
     assert gpu.violations() == []
     use.release()
+    # The host's reads and Arrow's sync_event are ours, and nothing orders them: refused.
+    minus_one = "imported with stream=-1, which leaves its ordering to the importer"
+    with pytest.raises(BufferError, match=minus_one):
+        tensor.tobytes()
+    with pytest.raises(BufferError, match=minus_one):
+        tensor.__arrow_c_device_array__()
+
+
+def test_a_capsule_is_ready_on_the_stream_it_was_made_for(gpu):
+    array = gpu.array(N, 4.0, P)
+    capsule = array.__dlpack__(stream=gpu.handle(C), max_version=(1, 3))
+    tensor = dlpack_abi.Tensor.from_dlpack(capsule, stream=gpu.handle(C))  # say which
+    use = gpu.use_dlpack(tensor, D)
+    run_first(gpu, D, 0, C, P)
+    assert gpu.violations() == []
+    use.release()
 
 
 def test_the_default_stream_is_recorded_on_only_when_a_hand_over_needs_it(gpu):
@@ -180,6 +202,12 @@ def test_the_default_stream_is_recorded_on_only_when_a_hand_over_needs_it(gpu):
     run_first(gpu, D)
     assert gpu.violations() == []
     del uses
+
+
+def source_is_read_only(source):
+    """Whether a bare ``DLTensor`` (which has no flags) is refused for ``source``: read-only data,
+    or a class whose table has no ``dltensor_from_py_object_no_sync`` (exporter classes)."""
+    return not isinstance(source, dlpack_abi.Tensor) or source.readonly
 
 
 class Exchanges(RuleBasedStateMachine):
@@ -200,10 +228,10 @@ class Exchanges(RuleBasedStateMachine):
         assert "no device runtime is available" in str(error), str(error)
         event(f"refused: {what}")
 
-    @rule(stream=st.integers(0, 3))
-    def produce(self, stream):
+    @rule(stream=st.integers(0, 3), writable=st.booleans())
+    def produce(self, stream, writable):
         self.value += 1.0
-        self.objects.append((self.gpu.array(N, self.value, stream), self.value))
+        self.objects.append((self.gpu.array(N, self.value, stream, writable), self.value))
 
     @precondition(lambda self: self.objects)
     @rule(data=st.data(), how=st.sampled_from(["stream", "plain", "passthrough", "reexporter"]),
@@ -227,7 +255,8 @@ class Exchanges(RuleBasedStateMachine):
         self.objects.append((imported, value))
 
     @precondition(lambda self: self.objects)
-    @rule(data=st.data(), how=st.sampled_from(["dlpack", "exchange", "arrow", "copy", "tobytes"]),
+    @rule(data=st.data(),
+          how=st.sampled_from(["dlpack", "exchange", "bare", "arrow", "copy", "tobytes"]),
           stream=st.integers(0, 3))
     def consume(self, data, how, stream):
         source, value = data.draw(st.sampled_from(self.objects))
@@ -236,6 +265,10 @@ class Exchanges(RuleBasedStateMachine):
                 self.uses.append(self.gpu.use_dlpack(source, stream))
             elif how == "exchange":
                 self.uses.append(self.gpu.use_exchange(source))
+            elif how == "bare":
+                if not hasattr(type(source), "__dlpack_c_exchange_api__") or source_is_read_only(source):
+                    return
+                self.uses.append(self.gpu.use_exchange(source, bare=True))
             elif how == "arrow":
                 self.uses.append(self.gpu.use_arrow(source, stream))
             elif how == "copy":

@@ -20,7 +20,8 @@ use crate::raw::{kDLCUDA, kDLCUDAManaged};
 /// enqueued on the stream before the drop has completed ([`OnStream`]): a producer with a
 /// caching allocator (PyTorch, CuPy) may hand the memory out again as soon as its deleter
 /// returns. That costs the drop one event and a host wait on it, as long as the stream's
-/// pending work takes.
+/// pending work takes. A tensor on the per-thread default stream is fenced on the per-thread
+/// stream of the thread that drops it: drop it on the thread that used it.
 ///
 /// Import it ready on your stream: from Python, pass [`consumer_stream`](super::consumer_stream)
 /// as `__dlpack__`'s `stream` (the producer orders its work before it); from Arrow,
@@ -43,6 +44,9 @@ pub struct CudaTensor<T> {
     slice: ManuallyDrop<CudaSlice<T>>,
     /// The tensor, in use on the slice's stream: its deleter waits for that use.
     tensor: ManuallyDrop<OnStream>,
+    /// The stream, kept alive until the fence has waited on it (the slice's own reference goes
+    /// with the slice, and may be the last).
+    _stream: Arc<CudaStream>,
 }
 
 /// The CUDA runtime that fences every `CudaTensor`'s drop (one per process: it keeps each
@@ -118,6 +122,7 @@ impl<T: Element> CudaTensor<T> {
         Ok(Self {
             slice: ManuallyDrop::new(slice),
             tensor: ManuallyDrop::new(tensor),
+            _stream: Arc::clone(stream),
         })
     }
 
@@ -211,7 +216,7 @@ impl<T> Drop for CudaTensor<T> {
         // The stream waits for the work cudarc tracked on the slice; nothing is freed.
         slice.leak();
         // SAFETY: taken once, here, after the slice is gone: the host waits for the stream's
-        // work, and the deleter runs last.
+        // work (alive: `self._stream` is dropped after this), and the deleter runs last.
         drop(unsafe { ManuallyDrop::take(&mut self.tensor) });
     }
 }

@@ -203,8 +203,10 @@ fn lives_forever(stream: ConsumerStream) -> bool {
 /// default stream, which lives as long as the device and is recorded on when needed.
 ///
 /// Made for [`ConsumerStream::NoSync`] (`stream=-1`: the importer orders the work itself) it
-/// never orders anything: every hand-over is the importer's to order, as `-1` says. CPU data
-/// is ready everywhere.
+/// hands the data to any stream as it is, the importer's to order, as `-1` says; the host and
+/// Arrow's `sync_event`, which nothing orders then, are refused. CPU data is ready everywhere.
+/// With a runtime, even the stream the data is ready on waits on the import's event (a cheap
+/// no-op there): a stream handle may be a destroyed stream's, reused.
 ///
 /// ```
 /// use dlpack_abi::dlpack::{ConsumerStream, OrderError, StreamOrder, StreamReady};
@@ -221,6 +223,8 @@ fn lives_forever(stream: ConsumerStream) -> bool {
 /// # Ok::<(), OrderError>(())
 /// ```
 pub struct StreamReady {
+    /// The device the data is on (the hook answers for it, whatever device it is asked about).
+    device: DLDevice,
     stream: ConsumerStream,
     runtime: Option<Arc<dyn StreamRuntime>>,
     /// Recorded on `stream` when the hook was made (none on default streams, or without a
@@ -258,6 +262,7 @@ impl StreamReady {
             _ => None,
         };
         Ok(Self {
+            device,
             stream,
             runtime,
             event,
@@ -268,6 +273,14 @@ impl StreamReady {
     /// the CPU, and not when the importer orders it itself.
     fn orders(device: DLDevice, stream: ConsumerStream) -> bool {
         device.device_type != kDLCPU && stream != ConsumerStream::NoSync
+    }
+
+    /// The refusal of a hand-over to `requested`.
+    fn refused(&self, requested: ConsumerStream) -> OrderError {
+        OrderError::NotOrdered {
+            ready_on: self.stream,
+            requested,
+        }
     }
 
     /// The stream the data is ready on (as [`canonical_stream`] names it).
@@ -286,55 +299,66 @@ impl StreamReady {
     }
 
     /// The event that covers the data's writes: the one recorded when the hook was made, or one
-    /// recorded now on a default stream; `None` without a runtime.
-    fn event(&self, device: DLDevice) -> Result<Option<RuntimeEvent>, OrderError> {
+    /// recorded now on a default stream; `None` without a runtime, and for data the importer
+    /// orders (`-1`: no stream to record on).
+    fn event(&self) -> Result<Option<RuntimeEvent>, OrderError> {
         match (&self.event, &self.runtime) {
             (Some(event), _) => Ok(Some(Arc::clone(event))),
-            (None, Some(runtime)) => runtime.record(device, self.stream).map(Some),
-            (None, None) => Ok(None),
+            (None, Some(runtime)) if lives_forever(self.stream) => {
+                runtime.record(self.device, self.stream).map(Some)
+            }
+            _ => Ok(None),
         }
     }
 }
 
 // SAFETY: `ready_on` returns `Ok` without waiting only when nothing is pending for the request:
-// CPU data, `NoSync` (the requester or the importer orders the work), or the stream the data is
-// ready on (not the per-thread default stream, which is another stream on every thread). Every
+// CPU data; a `NoSync` request (the requester orders the work); data the importer orders
+// (`NoSync`) asked for by another stream, which `-1` leaves to the importer (the host, which
+// cannot be left anything, is refused); or, without a runtime, the stream the data is ready on
+// (by its handle; not the per-thread default stream, another stream on every thread). Every
 // other `Ok` is the runtime's `wait` on an event recorded on that stream after the data was
 // ready there (at `new`, or now on a default stream), which the runtime's contract makes an
-// ordering (a completion for the host). `record_event` returns that event.
+// ordering (a completion for the host). `record_event` returns that event. The device is the
+// one the hook was made for, whatever the caller names.
 unsafe impl StreamOrder for StreamReady {
-    fn ready_on(&self, device: DLDevice, stream: ConsumerStream) -> Result<(), OrderError> {
+    fn ready_on(&self, _: DLDevice, stream: ConsumerStream) -> Result<(), OrderError> {
+        let device = self.device;
         let requested = canonical_stream(device, stream);
-        if !Self::orders(device, self.stream) || requested == ConsumerStream::NoSync {
+        if device.device_type == kDLCPU || requested == ConsumerStream::NoSync {
             return Ok(());
         }
-        if requested == self.stream && requested != ConsumerStream::PerThreadDefault {
+        if self.stream == ConsumerStream::NoSync {
+            // `-1`: the importer orders device work; the host's reads are ours, and unordered.
+            return match requested {
+                ConsumerStream::Host => Err(self.refused(requested)),
+                _ => Ok(()),
+            };
+        }
+        // One stream: nothing to order, unless an event was recorded at the import (a handle
+        // compares equal to a destroyed stream's whose address was reused; a wait on the event
+        // is right either way, and cheap on its own stream).
+        if requested == self.stream
+            && requested != ConsumerStream::PerThreadDefault
+            && self.event.is_none()
+        {
             return Ok(());
         }
-        let Some(event) = self.event(device)? else {
-            return Err(OrderError::NotOrdered {
-                ready_on: self.stream,
-                requested,
-            });
+        let (Some(event), Some(runtime)) = (self.event()?, &self.runtime) else {
+            return Err(self.refused(requested));
         };
-        match &self.runtime {
-            // SAFETY: `event` was recorded by this runtime for `device` (`new`, `event`).
-            Some(runtime) => unsafe { runtime.wait(device, &*event, requested) },
-            None => Err(OrderError::NotOrdered {
-                ready_on: self.stream,
-                requested,
-            }),
-        }
+        // SAFETY: `event` was recorded by this runtime for `device` (`new`, `event`).
+        unsafe { runtime.wait(device, &*event, requested) }
     }
 
     fn record_event(
         &self,
-        device: DLDevice,
+        _: DLDevice,
     ) -> Result<Option<alloc::boxed::Box<dyn DeviceEvent>>, OrderError> {
-        if !Self::orders(device, self.stream) {
+        if self.device.device_type == kDLCPU {
             return Ok(None);
         }
-        match self.event(device)? {
+        match self.event()? {
             Some(event) => Ok(Some(alloc::boxed::Box::new(SharedEvent(event)))),
             None => Err(OrderError::NoEvent {
                 ready_on: self.stream,
@@ -346,6 +370,7 @@ unsafe impl StreamOrder for StreamReady {
 impl fmt::Debug for StreamReady {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("StreamReady")
+            .field("device", &self.device)
             .field("stream", &self.stream)
             .field("runtime", &self.runtime.is_some())
             .field("event", &self.event.is_some())

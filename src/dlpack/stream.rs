@@ -374,6 +374,20 @@ impl fmt::Display for OrderError {
                 write!(f, "this producer cannot order its data on {stream}")
             }
             Self::NotOrdered {
+                ready_on: ConsumerStream::NoSync,
+                requested,
+            } => write!(
+                f,
+                "the data was imported with stream=-1, which leaves its ordering to the importer: \
+                 it cannot be handed to {requested}; import it with a stream"
+            ),
+            Self::NoEvent {
+                ready_on: ConsumerStream::NoSync,
+            } => f.write_str(
+                "the data was imported with stream=-1, which leaves its ordering to the importer: \
+                 no sync_event can cover it; import it with a stream",
+            ),
+            Self::NotOrdered {
                 ready_on,
                 requested,
             } => write!(

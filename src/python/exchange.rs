@@ -14,7 +14,7 @@ use pyo3::PyClass;
 use super::copy::HostTensor;
 use super::exporter::{self, DlpackExporter};
 use super::{PyTensor, ALLOCATIONS, EXCHANGE_EXPORTS, EXCHANGE_IMPORTS};
-use crate::dlpack::{compact_byte_size, work_stream, VersionedTensor, MAX_NDIM};
+use crate::dlpack::{compact_byte_size, VersionedTensor, MAX_NDIM};
 use crate::raw::{
     kDLCPU, DLDeviceType, DLManagedTensorVersioned, DLPackExchangeAPI, DLPackExchangeAPIHeader,
     DLPackFlags, DLPackVersion, DLTensor,
@@ -120,8 +120,9 @@ impl ExchangeApi {
 ///   the host, and orders pending work there through the tensor's hook, or refuses.
 /// - `managed_tensor_to_py_object_no_sync`: validates and steals the tensor into a new `Tensor`
 ///   (its deleter runs at once if validation fails).
-/// - `dltensor_from_py_object_no_sync`: the bare `DLTensor` of a writable `Tensor`; read-only
-///   and padded sub-byte ones are refused, since a bare `DLTensor` has no flags to say so.
+/// - `dltensor_from_py_object_no_sync`: the bare `DLTensor` of a writable `Tensor`, ready on the
+///   same stream; read-only and padded sub-byte ones are refused, since a bare `DLTensor` has
+///   no flags to say so.
 /// - `current_work_stream`: NULL (a `Tensor` runs no device work of its own).
 ///
 /// ```
@@ -187,9 +188,8 @@ unsafe extern "C" fn from_py_object(
         // SAFETY: as above.
         let tensor = unsafe { tensor_of(py, object) }?;
         let tensor = tensor.get();
-        // Ready on the stream `current_work_stream` names for the device (NULL: its default),
-        // where the exchange API's consumer works.
-        tensor.share(work_stream(tensor.device(), 0))
+        tensor.ready_on_work_stream()?;
+        tensor.export(false)
     };
     // SAFETY: called attached, `out` NULL or writable (exchange API contract).
     unsafe { export_into(out, make) }
@@ -267,7 +267,10 @@ unsafe extern "C" fn dltensor_from_py_object(object: *mut c_void, out: *mut DLTe
     let body = |py: Python<'_>| {
         // SAFETY: a live object, attached (exchange API contract).
         let tensor = unsafe { tensor_of(py, object) }?;
-        let raw = tensor.get().dl_tensor().map_err(PyBufferError::new_err)?;
+        let tensor = tensor.get();
+        let raw = tensor.dl_tensor().map_err(PyBufferError::new_err)?;
+        // Ready, as the owning export is, on the stream `current_work_stream` names.
+        tensor.ready_on_work_stream()?;
         if out.is_null() {
             return Err(PyBufferError::new_err("NULL out"));
         }

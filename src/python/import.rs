@@ -137,7 +137,10 @@ pub(crate) fn import(
     request: &DlpackRequest,
 ) -> PyResult<(VersionedTensor, ConsumerStream)> {
     if source.is_instance_of::<PyCapsule>() {
-        return Ok((consume(source)?, ConsumerStream::Unspecified));
+        // A capsule is ready where its maker asked for it: the request's stream says where.
+        let tensor = consume(source)?;
+        let ready = requested_stream(source.py(), request, &tensor)?;
+        return Ok((tensor, ready));
     }
     if request.is_plain() {
         if let Some(api) = exchange_api_of(source) {
@@ -145,6 +148,24 @@ pub(crate) fn import(
         }
     }
     call_dlpack(source, request)
+}
+
+/// The stream `request` names, parsed for `tensor`'s device (no stream: its default stream;
+/// none at all for CPU data). A value the device's table refuses is an error (the tensor is
+/// dropped by the caller, its deleter run).
+fn requested_stream(
+    py: Python<'_>,
+    request: &DlpackRequest,
+    tensor: &VersionedTensor,
+) -> PyResult<ConsumerStream> {
+    let device = tensor.view().device();
+    match &request.stream {
+        Some(stream) if device.device_type != kDLCPU => Ok(ConsumerStream::parse(
+            device,
+            stream.bind(py).extract::<Option<i64>>()?,
+        )?),
+        _ => Ok(ConsumerStream::Unspecified),
+    }
 }
 
 /// `source.__dlpack__(...)` with the request's keywords (and the legacy retry), consumed; the
@@ -184,13 +205,7 @@ fn call_dlpack(
         Err(error) => return Err(error),
     };
     let tensor = consume(&capsule)?;
-    let device = tensor.view().device();
-    let ready = match &request.stream {
-        Some(stream) if device.device_type != kDLCPU => {
-            ConsumerStream::parse(device, stream.bind(py).extract::<Option<i64>>()?)?
-        }
-        _ => ConsumerStream::Unspecified,
-    };
+    let ready = requested_stream(py, request, &tensor)?;
     Ok((tensor, ready))
 }
 

@@ -276,6 +276,12 @@ impl PyTensor {
         }
     }
 
+    /// Makes the data ready on the stream the exchange API's `current_work_stream` names for its
+    /// device (NULL: the device's default stream), where the `no_sync` consumer works.
+    pub(crate) fn ready_on_work_stream(&self) -> PyResult<()> {
+        self.ready_on(crate::dlpack::work_stream(self.device(), 0))
+    }
+
     /// A new export sharing the tensor, ready for use on `stream` (the hook runs first, as for
     /// `__dlpack__`): what an exporter class that holds a `Tensor` returns from
     /// [`DlpackExporter::dlpack_tensor`](super::DlpackExporter::dlpack_tensor).
@@ -322,7 +328,9 @@ impl PyTensor {
         }
     }
 
-    /// The tensor, for reading, unless consumers may write it ([`new_writable`](Self::new_writable)).
+    /// The tensor, for reading, unless consumers may write it ([`new_writable`](Self::new_writable)),
+    /// or its data is on a device with work the host cannot be ordered after (memory the host
+    /// can read on a device, managed or pinned, is waited for first).
     ///
     /// ```
     /// use dlpack_abi::dlpack::Export;
@@ -334,7 +342,16 @@ impl PyTensor {
     /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
     /// ```
     pub fn tensor(&self) -> Option<&VersionedTensor> {
-        (!self.writable).then_some(&self.shared)
+        if self.writable {
+            return None;
+        }
+        let device = self.device().device_type;
+        // Device memory the host cannot read is never read through the tensor; memory it can
+        // read is, so the host waits for the pending work first.
+        if device != kDLCPU && device.is_host_accessible() {
+            self.ready_on(ConsumerStream::Host).ok()?;
+        }
+        Some(&self.shared)
     }
 
     /// Whether exports are `READ_ONLY`.
@@ -643,7 +660,11 @@ impl PyTensor {
     /// array([1.5, 2.5])
     #[staticmethod]
     fn from_arrow(source: &Bound<'_, PyAny>) -> PyResult<Self> {
-        arrow::tensor_from_arrow(source).map(Self::imported)
+        // The bridge takes an array only once no `sync_event` is pending (none, or the host
+        // waited on it): the data is ready everywhere.
+        let mut tensor = Self::imported(arrow::tensor_from_arrow(source)?);
+        tensor.order = Ordering::Complete;
+        Ok(tensor)
     }
 
     /// Return ``(arrow_schema, arrow_device_array)`` capsules sharing the memory (Arrow

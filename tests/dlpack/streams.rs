@@ -142,13 +142,15 @@ fn tensor(device: DLDevice, log: &Log) -> VersionedTensor {
 }
 
 #[test]
-fn the_stream_it_is_ready_on_needs_nothing_and_another_waits_on_the_event_of_the_import() {
+fn every_stream_waits_on_the_event_of_the_import() {
     let log = Log::default();
     let ready = StreamReady::new(GPU, C, Some(runtime(&log))).unwrap();
     assert_eq!(take(&log), ["record 1 on stream 0xc0"], "recorded at once");
-    ready.ready_on(GPU, C).unwrap();
     ready.ready_on(GPU, ConsumerStream::NoSync).unwrap();
     assert_eq!(take(&log), Vec::<String>::new());
+    // Its own stream too: the handle may be a destroyed stream's, reused.
+    ready.ready_on(GPU, C).unwrap();
+    assert_eq!(take(&log), ["wait for 1 on stream 0xc0"]);
     ready.ready_on(GPU, D).unwrap();
     ready.ready_on(GPU, ConsumerStream::Host).unwrap();
     ready.ready_on(GPU, ConsumerStream::Unspecified).unwrap();
@@ -233,6 +235,14 @@ fn without_a_runtime_every_other_stream_is_refused_by_name() {
 }
 
 #[test]
+fn the_hook_answers_for_its_own_device() {
+    let ready = StreamReady::new(GPU, C, None).unwrap();
+    // Asked about the CPU, it still answers for the GPU data it was made for.
+    assert!(ready.ready_on(CPU, ConsumerStream::Host).is_err());
+    assert!(ready.record_event(CPU).is_err());
+}
+
+#[test]
 fn a_runtime_of_another_device_is_no_runtime() {
     let log = Log::default();
     let rocm = logging(&log, kDLROCM, false);
@@ -259,15 +269,30 @@ fn the_arrow_event_is_the_imports_and_outlives_the_hook() {
 }
 
 #[test]
-fn cpu_data_and_stream_minus_one_order_nothing() {
+fn cpu_data_orders_nothing_and_stream_minus_one_leaves_the_device_to_the_importer() {
     let log = Log::default();
     let ready = StreamReady::new(CPU, ConsumerStream::Unspecified, Some(runtime(&log))).unwrap();
     ready.ready_on(CPU, ConsumerStream::Host).unwrap();
     assert!(ready.record_event(CPU).unwrap().is_none());
+    // `-1`: the importer orders device work; the host and Arrow, which nothing orders, are refused.
     let importer_orders =
         StreamReady::new(GPU, ConsumerStream::NoSync, Some(runtime(&log))).unwrap();
     importer_orders.ready_on(GPU, D).unwrap();
-    assert!(importer_orders.record_event(GPU).unwrap().is_none());
+    let host = importer_orders
+        .ready_on(GPU, ConsumerStream::Host)
+        .unwrap_err();
+    assert!(
+        host.to_string()
+            .starts_with("the data was imported with stream=-1"),
+        "{host}"
+    );
+    let arrow = importer_orders.record_event(GPU).map(|_| ()).unwrap_err();
+    assert_eq!(
+        arrow,
+        OrderError::NoEvent {
+            ready_on: ConsumerStream::NoSync
+        }
+    );
     assert_eq!(take(&log), Vec::<String>::new());
 }
 
