@@ -185,10 +185,23 @@ def test_a_capsule_is_ready_on_the_stream_it_was_made_for(gpu):
     array = gpu.array(N, 4.0, P)
     capsule = array.__dlpack__(stream=gpu.handle(C), max_version=(1, 3))
     tensor = dlpack_abi.Tensor.from_dlpack(capsule, stream=gpu.handle(C))  # say which
+    with pytest.raises(ValueError, match="already consumed"):
+        dlpack_abi.Tensor.from_dlpack(capsule, stream=gpu.handle(C))
     use = gpu.use_dlpack(tensor, D)
     run_first(gpu, D, 0, C, P)
     assert gpu.violations() == []
     use.release()
+
+
+def test_a_stream_the_device_refuses_drops_the_import_once(gpu):
+    """CUDA's table refuses 0 (ambiguous): a producer that exported anyway gets its tensor back
+    through the deleter, once (the leak check of every test counts the import)."""
+    array = gpu.array(N, 4.0, P)
+    capsule = array.__dlpack__(max_version=(1, 3))
+    with pytest.raises(BufferError, match="ambiguous"):
+        dlpack_abi.Tensor.from_dlpack(capsule, stream=0)
+    with pytest.raises(ValueError, match="already consumed"):
+        dlpack_abi.Tensor.from_dlpack(capsule)
 
 
 def test_the_default_stream_is_recorded_on_only_when_a_hand_over_needs_it(gpu):

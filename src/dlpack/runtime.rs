@@ -160,8 +160,9 @@ pub fn canonical_stream(device: DLDevice, stream: ConsumerStream) -> ConsumerStr
 }
 
 /// The stream a DLPack exchange API's `current_work_stream` names (a `void*`, as an address):
-/// NULL is the device's default stream, CUDA's 1 and 2 the driver's legacy and per-thread
-/// default handles, anything else a handle.
+/// NULL is the device's default stream; any other value means what the array API's `stream`
+/// table ([`ConsumerStream::parse`]) says for the device (CUDA's 1 and 2 are the driver's
+/// legacy and per-thread default handles), or is a handle where the table refuses it.
 ///
 /// ```
 /// use dlpack_abi::dlpack::{work_stream, ConsumerStream};
@@ -172,12 +173,12 @@ pub fn canonical_stream(device: DLDevice, stream: ConsumerStream) -> ConsumerStr
 /// assert_eq!(work_stream(gpu, 0x7f00), ConsumerStream::Handle(0x7f00));
 /// ```
 pub fn work_stream(device: DLDevice, handle: usize) -> ConsumerStream {
-    let cuda = [kDLCUDA, kDLCUDAManaged].contains(&device.device_type);
     let stream = match handle {
         0 => ConsumerStream::Unspecified,
-        1 if cuda => ConsumerStream::LegacyDefault,
-        2 if cuda => ConsumerStream::PerThreadDefault,
-        handle => ConsumerStream::Handle(handle),
+        handle => i64::try_from(handle)
+            .ok()
+            .and_then(|value| ConsumerStream::parse(device, Some(value)).ok())
+            .unwrap_or(ConsumerStream::Handle(handle)),
     };
     canonical_stream(device, stream)
 }
@@ -255,10 +256,13 @@ impl StreamReady {
     ) -> Result<Self, OrderError> {
         let stream = canonical_stream(device, stream);
         let runtime = runtime.filter(|runtime| runtime.drives(device));
+        // Recorded now on a stream the consumer may destroy; not on CPU data (ready
+        // everywhere), nor for `-1` (no stream, the importer's to order).
+        let recorded = device.device_type != kDLCPU
+            && stream != ConsumerStream::NoSync
+            && !lives_forever(stream);
         let event = match &runtime {
-            Some(runtime) if Self::orders(device, stream) && !lives_forever(stream) => {
-                Some(runtime.record(device, stream)?)
-            }
+            Some(runtime) if recorded => Some(runtime.record(device, stream)?),
             _ => None,
         };
         Ok(Self {
@@ -267,12 +271,6 @@ impl StreamReady {
             runtime,
             event,
         })
-    }
-
-    /// Whether data on `device` ready on `stream` needs ordering to be handed on at all: not on
-    /// the CPU, and not when the importer orders it itself.
-    fn orders(device: DLDevice, stream: ConsumerStream) -> bool {
-        device.device_type != kDLCPU && stream != ConsumerStream::NoSync
     }
 
     /// The refusal of a hand-over to `requested`.

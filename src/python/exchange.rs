@@ -322,10 +322,15 @@ unsafe extern "C" fn current_work_stream(
     if out.is_null() {
         return -1;
     }
+    let stream = ptr::null_mut::<u8>().wrapping_add(TENSOR_WORK_STREAM);
     // SAFETY: a writable out-pointer (contract).
-    unsafe { *out = ptr::null_mut() };
+    unsafe { *out = stream.cast() };
     0
 }
+
+/// The stream `Tensor`'s `current_work_stream` names for every device, as an address: NULL, the
+/// device's default stream, where its `no_sync` exports are made ready.
+pub(crate) const TENSOR_WORK_STREAM: usize = 0;
 
 /// A `SetError` callback.
 type SetError = Option<unsafe extern "C" fn(*mut c_void, *const c_char, *const c_char)>;

@@ -16,8 +16,7 @@ use pyo3::{ffi, intern};
 use super::capsule::{capsule_pointer, type_name, DlpackCapsule};
 use super::{streams, PyTensor, FOREIGN_EXCHANGE_IMPORTS};
 use crate::dlpack::{
-    canonical_stream, work_stream, ConsumerStream, ImportError, ManagedTensor, StreamOrder,
-    StreamReady, VersionedTensor,
+    work_stream, ConsumerStream, ImportError, ManagedTensor, OrderError, VersionedTensor,
 };
 use crate::raw::{
     kDLCPU, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI,
@@ -104,25 +103,22 @@ pub fn from_dlpack(
         }
         if let Some(api) = exchange_api_of(source) {
             let (tensor, ready) = import_through(source, api)?;
-            // Through the table the data is ready on the producer's current work stream; a
-            // plain request wants it on the device's default stream (the array API's `None`).
+            // Through the table the data is ready on the producer's current work stream (live:
+            // an event recorded on it now covers its pending work); a plain request wants it on
+            // the device's default stream (the array API's `None`).
             let device = tensor.view().device();
-            if canonical_stream(device, ready)
-                == canonical_stream(device, ConsumerStream::Unspecified)
-                || device.device_type == kDLCPU
-            {
-                return Ok(tensor);
-            }
-            if let Some(runtime) = streams::stream_runtime(device) {
-                // The producer's current stream is live: an event recorded on it now covers
-                // its pending work.
-                StreamReady::new(device, ready, Some(runtime))?
-                    .ready_on(device, ConsumerStream::Unspecified)?;
-                return Ok(tensor);
-            }
-            // No runtime to order it: the producer's `__dlpack__` orders it instead.
-            drop(tensor);
-            return call_dlpack(source, request).map(|(tensor, _)| tensor);
+            let Some(hook) = streams::ready_on(device, ready)? else {
+                return Ok(tensor); // CPU data
+            };
+            return match hook.ready_on(device, ConsumerStream::Unspecified) {
+                Ok(()) => Ok(tensor),
+                Err(OrderError::NotOrdered { .. }) => {
+                    // No runtime to order it: the producer's `__dlpack__` orders it instead.
+                    drop(tensor);
+                    call_dlpack(source, request).map(|(tensor, _)| tensor)
+                }
+                Err(error) => Err(error.into()),
+            };
         }
     }
     import(source, request).map(|(tensor, _)| tensor)

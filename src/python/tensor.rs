@@ -279,7 +279,8 @@ impl PyTensor {
     /// Makes the data ready on the stream the exchange API's `current_work_stream` names for its
     /// device (NULL: the device's default stream), where the `no_sync` consumer works.
     pub(crate) fn ready_on_work_stream(&self) -> PyResult<()> {
-        self.ready_on(crate::dlpack::work_stream(self.device(), 0))
+        let work = super::exchange::TENSOR_WORK_STREAM;
+        self.ready_on(crate::dlpack::work_stream(self.device(), work))
     }
 
     /// A new export sharing the tensor, ready for use on `stream` (the hook runs first, as for
