@@ -10,7 +10,7 @@
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
 
-use cbindgen::bindgen::ir::{GenericParams, GenericPath, ItemContainer, Literal, Type};
+use cbindgen::bindgen::ir::{Constant, GenericParams, GenericPath, ItemContainer, Literal, Type};
 use cbindgen::{Bindings, Builder, Config, DocumentationStyle, Language, Style};
 
 /// One module of the raw layer and how its items are spelled in C.
@@ -106,6 +106,11 @@ const C_ENUMS: &[(&str, &str, Option<&str>)] = &[
     ("DLDataTypeCode", "U", None),
 ];
 
+/// How the Rust docs mark an enum value on DLPack's `main` that no release has yet (the
+/// constants' doc comments, `raw::dlpack`); the header declares those only under
+/// `#ifdef DLPACK_ABI_UNRELEASED`.
+const UNRELEASED_MARK: &str = "Not in a DLPack release yet";
+
 /// Rust types of macros whose C spelling has a literal suffix: `(1UL << 0UL)`.
 const MACRO_SUFFIXES: &[(&str, &str)] = &[("c_ulong", "UL")];
 
@@ -140,6 +145,10 @@ fn render(root: &Path) -> String {
          *\n \
          * A drop-in for dlpack/dlpack.h and arrow/c/abi.h: each part sits behind the upstream include\n \
          * guard, so this header and the upstream ones may be included together, in any order.\n \
+         *\n \
+         * Enum values on DLPack's main branch that no release has yet (kDLBcomplex, kDLTPU,\n \
+         * kDLTPUHost, kDLAscend) are declared only when DLPACK_ABI_UNRELEASED is defined, so that\n \
+         * by default the enums are exactly DLPack 1.3's.\n \
          */"
     )
     .unwrap();
@@ -452,13 +461,34 @@ fn render_enum(
         .unwrap(),
         None => h.push_str("typedef enum {\n"),
     }
-    for c in parsed
+    let constants: Vec<_> = parsed
         .constants
         .iter()
         .filter(|c| c.associated_to.is_none() && type_name(&c.ty) == name)
-    {
+        .collect();
+    // Values on DLPack's `main` that no release has: only under `DLPACK_ABI_UNRELEASED`, so that
+    // by default the enum is exactly DLPack 1.3's.
+    let unreleased = |c: &&Constant| {
+        let doc: Vec<&str> = c
+            .documentation
+            .doc_comment
+            .iter()
+            .map(|l| l.trim())
+            .collect();
+        doc.join(" ").contains(UNRELEASED_MARK)
+    };
+    let (new, released): (Vec<_>, Vec<_>) = constants.into_iter().partition(unreleased);
+    for c in released {
         write_doc(h, "  ", &c.documentation.doc_comment);
         writeln!(h, "  {} = {},", c.export_name, literal(&c.value, suffix)).unwrap();
+    }
+    if !new.is_empty() {
+        h.push_str("#ifdef DLPACK_ABI_UNRELEASED\n");
+        for c in new {
+            write_doc(h, "  ", &c.documentation.doc_comment);
+            writeln!(h, "  {} = {},", c.export_name, literal(&c.value, suffix)).unwrap();
+        }
+        h.push_str("#endif\n");
     }
     writeln!(h, "}} {name};\n").unwrap();
 }

@@ -3,7 +3,9 @@
 //! and the value of every constant.
 //!
 //! `cargo run --example layout` prints a table; `-- --check` prints the line format that
-//! `layout-checks/layout.c` prints for the C headers, so the three can be compared.
+//! `layout-checks/layout.c` prints for the C headers, so the three can be compared; with
+//! `--unreleased`, the enum values no DLPack release has yet are printed too (as `layout.c` built
+//! with `-DDLPACK_ABI_UNRELEASED` prints them).
 
 use dlpack_abi::raw::layout::{ABI_FAMILY, LAYOUTS};
 use dlpack_abi::raw::*;
@@ -33,14 +35,18 @@ fn constants() -> Vec<(&'static str, i64)> {
         ("ARROW_FLAG_MAP_KEYS_SORTED", ARROW_FLAG_MAP_KEYS_SORTED),
     ];
     let named = |name: Option<&'static str>| name.expect("KNOWN values are named");
+    // Values no DLPack release has yet: the header declares them under DLPACK_ABI_UNRELEASED.
+    let unreleased = std::env::args().any(|a| a == "--unreleased");
     all.extend(
         DLDeviceType::KNOWN
             .iter()
+            .filter(|v| unreleased || !DLDeviceType::UNRELEASED.contains(v))
             .map(|v| (named(v.name()), i64::from(v.0))),
     );
     all.extend(
         DLDataTypeCode::KNOWN
             .iter()
+            .filter(|v| unreleased || !DLDataTypeCode::UNRELEASED.contains(v))
             .map(|v| (named(v.name()), i64::from(v.0))),
     );
     all.extend(

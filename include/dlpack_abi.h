@@ -5,6 +5,10 @@
  *
  * A drop-in for dlpack/dlpack.h and arrow/c/abi.h: each part sits behind the upstream include
  * guard, so this header and the upstream ones may be included together, in any order.
+ *
+ * Enum values on DLPack's main branch that no release has yet (kDLBcomplex, kDLTPU,
+ * kDLTPUHost, kDLAscend) are declared only when DLPACK_ABI_UNRELEASED is defined, so that
+ * by default the enums are exactly DLPack 1.3's.
  */
 #ifndef DLPACK_ABI_H_
 #define DLPACK_ABI_H_
@@ -91,6 +95,17 @@ typedef enum {
   kDLMAIA = 17,
   // AWS Trainium device memory.
   kDLTrn = 18,
+#ifdef DLPACK_ABI_UNRELEASED
+  // Google TPU device memory. Not in a DLPack release yet: on upstream `main` (dmlc/dlpack#188).
+  // Not host-accessible.
+  kDLTPU = 19,
+  // Pinned host memory of a Google TPU runtime (JAX exports `pinned_host` arrays with it). Not in
+  // a DLPack release yet: on upstream `main` (dmlc/dlpack#188). Host-accessible, as `kDLCUDAHost`.
+  kDLTPUHost = 20,
+  // Huawei Ascend NPU memory. Not in a DLPack release yet: on upstream `main` (dmlc/dlpack#189).
+  // Not host-accessible.
+  kDLAscend = 21,
+#endif
 } DLDeviceType;
 
 // A device: a `DLDeviceType` and an ordinal within it.
@@ -138,6 +153,11 @@ typedef enum {
   kDLFloat6_e3m2fn = 16U,
   // FP4 e2m1fn; `bits` must be 4. Packed unless `IS_SUBBYTE_TYPE_PADDED` is set.
   kDLFloat4_e2m1fn = 17U,
+#ifdef DLPACK_ABI_UNRELEASED
+  // Complex number of two bfloat16 parts, stored as `kDLComplex` is; `bits` counts both (32).
+  // Not in a DLPack release yet: on upstream `main` (dmlc/dlpack#187).
+  kDLBcomplex = 18U,
+#endif
 } DLDataTypeCode;
 
 // The element type of a tensor: `{kDLFloat, 32, 1}` is `float`, `{kDLFloat, 32, 4}` a float4

@@ -166,6 +166,13 @@ int main(void) {
   VALUE(kDLFloat6_e2m3fn);
   VALUE(kDLFloat6_e3m2fn);
   VALUE(kDLFloat4_e2m1fn);
+#ifdef DLPACK_ABI_UNRELEASED
+  /* On DLPack's main branch, in no release yet: ours declares them only on request. */
+  VALUE(kDLTPU);
+  VALUE(kDLTPUHost);
+  VALUE(kDLAscend);
+  VALUE(kDLBcomplex);
+#endif
   MACRO(ARROW_DEVICE_CPU);
   MACRO(ARROW_DEVICE_CUDA);
   MACRO(ARROW_DEVICE_CUDA_HOST);

@@ -8,6 +8,7 @@
 # directories). Checks, each reported as "ok" or "FAIL":
 #   layout    sizeof/alignment/offsetof/field sizes and constant values (and the C types' sizes
 #             of the macros): C + upstream == C + ours == Rust (examples/layout.rs --check)
+#   unreleased  values on DLPack main in no release: only under -DDLPACK_ABI_UNRELEASED, = Rust
 #   dropin    dropin.c behaves identically against upstream and ours, as C11 and C++11
 #   coexist   ours + upstream in one translation unit, both orders, as C11 and C++11
 # All C is compiled with -Wall -Wextra -Werror -pedantic.
@@ -56,6 +57,23 @@ layout_matches() {
     echo "$(grep -c '^offset ' "$out/rust.txt") field offsets, $(grep -c '^value ' "$out/rust.txt") constants agree"
 }
 
+# The values on DLPack's main that no release has: declared by ours only under
+# -DDLPACK_ABI_UNRELEASED (so the default is exactly 1.3, which `layout` proves), with the Rust
+# values and upstream main's (kDLBcomplex 18, kDLTPU 19, kDLTPUHost 20, kDLAscend 21).
+unreleased_values_on_request() {
+  "${c[@]}" -DDLPACK_ABI_UNRELEASED -I../include layout.c -o "$out/layout-unreleased" &&
+    echo '#include "dlpack_abi.h"' | "${cxx[@]}" -DDLPACK_ABI_UNRELEASED -I../include -fsyntax-only - &&
+    "$out/layout-unreleased" >"$out/unreleased.txt" &&
+    (cd .. && cargo run -q --example layout --target "$target" -- --check --unreleased) \
+      >"$out/rust-unreleased.txt" &&
+    diff -u <(grep -v '^macrosize ' "$out/unreleased.txt" | sort) <(sort "$out/rust-unreleased.txt") &&
+    grep -qx 'value kDLBcomplex 18' "$out/unreleased.txt" &&
+    grep -qx 'value kDLTPU 19' "$out/unreleased.txt" &&
+    grep -qx 'value kDLTPUHost 20' "$out/unreleased.txt" &&
+    grep -qx 'value kDLAscend 21' "$out/unreleased.txt" &&
+    ! grep -q 'kDLTPU\|kDLBcomplex\|kDLAscend' "$out/ours.txt"
+}
+
 dropin_behaves_identically() {
   local lang=$1
   local -n compiler=$2
@@ -76,6 +94,7 @@ coexist_compiles() {
 }
 
 check layout layout_matches
+check unreleased unreleased_values_on_request
 check dropin-c11 dropin_behaves_identically c11 c
 check dropin-c++11 dropin_behaves_identically cxx11 cxx
 for order in ours-first upstream-first; do

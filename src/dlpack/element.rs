@@ -7,8 +7,9 @@ use crate::raw::{kDLFloat, kDLInt, kDLUInt, DLDataType};
 /// A Rust type whose values are stored exactly as the elements of [`DTYPE`](Self::DTYPE).
 ///
 /// Implemented for every integer width (`i8`..`i128`, `u8`..`u128`), `f32`, `f64`, and, behind
-/// features, `half::f16`/`half::bf16` (`half`) and `num_complex::Complex<f32>`/`Complex<f64>`
-/// (`num-complex`). `bool` is not an element: a foreign `kDLBool` byte may hold any value, which
+/// features, `half::f16`/`half::bf16` (`half`), `num_complex::Complex<f32>`/`Complex<f64>`
+/// (`num-complex`), and with both, `Complex<f16>` (`kDLComplex` 32) and `Complex<bf16>`
+/// (`kDLBcomplex` 32). `bool` is not an element: a foreign `kDLBool` byte may hold any value, which
 /// is not a valid `bool`.
 ///
 /// The trait is safe to implement: typed access also checks that `size_of::<Self>()` is
@@ -65,6 +66,14 @@ elements! {
 elements! {
     num_complex::Complex<f32> => crate::raw::kDLComplex,
     num_complex::Complex<f64> => crate::raw::kDLComplex,
+}
+
+// Both features: complex numbers of 16-bit parts, 32 bits in all (`kDLComplex` of two `f16`s,
+// as DLPack's `main` documents, and `kDLBcomplex`, not in a release yet).
+#[cfg(all(feature = "half", feature = "num-complex"))]
+elements! {
+    num_complex::Complex<half::f16> => crate::raw::kDLComplex,
+    num_complex::Complex<half::bf16> => crate::raw::kDLBcomplex,
 }
 
 /// Fails to compile (when instantiated) unless `size_of::<T>()` matches `T::DTYPE`: what makes

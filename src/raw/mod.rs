@@ -18,7 +18,7 @@
 //! // The C enums are open newtypes: whatever a producer writes is a valid value.
 //! let device = DLDevice { device_type: kDLCPU, device_id: 0 };
 //! assert_eq!(device.to_string(), "cpu:0");
-//! assert_eq!(DLDeviceType(19).name(), None);
+//! assert_eq!(DLDeviceType(42).name(), None);
 //! assert_eq!(format!("{:?}", ArrowDeviceType(17)), "ArrowDeviceType(17)");
 //! assert_eq!(DLDataType { code: kDLFloat, bits: 16, lanes: 1 }.to_string(), "float16");
 //! ```
@@ -28,15 +28,29 @@
 /// value and the number of an unknown one.
 macro_rules! open_enum_names {
     ($ty:ident { $($name:ident),* $(,)? }) => {
+        open_enum_names!($ty { $($name),* } unreleased {});
+    };
+    ($ty:ident { $($name:ident),* $(,)? } unreleased { $($new:ident),* $(,)? }) => {
         impl $ty {
-            /// Every value this crate names, in upstream order.
-            pub const KNOWN: &'static [$ty] = &[$($name),*];
+            /// Every value this crate names, in upstream order: those of DLPack 1.3, then those
+            /// of [`UNRELEASED`](Self::UNRELEASED).
+            pub const KNOWN: &'static [$ty] = &[$($name,)* $($new),*];
+
+            #[doc = concat!(
+                "The values on DLPack's `main` branch that no release has yet: named and known ",
+                "to validation here, and in the C header only under `DLPACK_ABI_UNRELEASED` ",
+                "(the header stays a drop-in for DLPack 1.3).\n\n```\nuse dlpack_abi::raw::",
+                stringify!($ty), ";\n\nfor value in ", stringify!($ty), "::UNRELEASED {\n",
+                "    assert!(", stringify!($ty), "::KNOWN.contains(value) && value.name().is_some());\n}\n```"
+            )]
+            pub const UNRELEASED: &'static [$ty] = &[$($new),*];
 
             /// The upstream C name of this value, or `None` for a value this crate does not know
             /// (for example one from a newer producer).
             pub const fn name(self) -> Option<&'static str> {
                 match self {
                     $($name => Some(stringify!($name)),)*
+                    $($new => Some(stringify!($new)),)*
                     _ => None,
                 }
             }

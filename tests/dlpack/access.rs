@@ -68,9 +68,40 @@ fn complex_types() {
     assert_eq!(Complex::<f32>::DTYPE.bits, 64);
 }
 
+/// Complex numbers of 16-bit parts: `kDLComplex` 32 (two `f16`s) and `kDLBcomplex` 32 (two
+/// `bf16`s, not in a DLPack release yet), 4 bytes an element like any 32-bit code.
+#[cfg(all(feature = "alloc", feature = "half", feature = "num-complex"))]
+#[test]
+fn complex_types_of_16_bit_parts() {
+    use half::{bf16, f16};
+    use num_complex::Complex;
+    let h = |re: f32, im: f32| Complex::new(f16::from_f32(re), f16::from_f32(im));
+    round_trip(
+        [h(1.0, 2.0), h(-1.0, 0.5), h(0.0, 0.0), h(3.0, -4.0)],
+        kDLComplex,
+    );
+    let b = |re: f32, im: f32| Complex::new(bf16::from_f32(re), bf16::from_f32(im));
+    round_trip(
+        [b(1.0, 2.0), b(-1.0, 0.5), b(0.0, 0.0), b(3.0, -4.0)],
+        kDLBcomplex,
+    );
+    let dtype = Complex::<bf16>::DTYPE;
+    assert_eq!((dtype.code, dtype.bits, dtype.lanes), (kDLBcomplex, 32, 1));
+    assert_eq!(dtype.to_string(), "bcomplex32");
+    // Sized by the one element rule: 4 tensor elements are 16 bytes.
+    let tensor = dlpack_abi::dlpack::Export::new(vec![b(1.0, 0.0); 4], &[4])
+        .finish()
+        .unwrap();
+    assert_eq!(tensor.view().byte_size(), 16);
+    assert_eq!(
+        tensor.view().get::<Complex<bf16>>(&[3]).unwrap(),
+        b(1.0, 0.0)
+    );
+}
+
 #[test]
 fn host_accessible_devices_only() {
-    for device_type in [kDLCPU, kDLCUDAHost, kDLROCMHost, kDLCUDAManaged] {
+    for device_type in [kDLCPU, kDLCUDAHost, kDLROCMHost, kDLCUDAManaged, kDLTPUHost] {
         let mut f = Fixture::f32(&[3]);
         f.dl.device.device_type = device_type;
         let tensor = import(&mut f);
@@ -86,7 +117,9 @@ fn host_accessible_devices_only() {
         kDLROCM,
         kDLMetal,
         kDLVulkan,
-        DLDeviceType(19),
+        kDLTPU,
+        kDLAscend,
+        DLDeviceType(42),
     ] {
         let mut f = Fixture::f32(&[3]);
         f.dl.device = DLDevice {
@@ -108,11 +141,19 @@ fn host_accessible_devices_only() {
         assert_eq!(tensor.view().shape(), [3]);
     }
     let mut f = Fixture::f32(&[3]);
-    f.dl.device.device_type = DLDeviceType(21);
+    f.dl.device.device_type = DLDeviceType(42);
     let error = import(&mut f).view().as_slice::<f32>().unwrap_err();
     assert_eq!(
         error.to_string(),
-        "DLTensor.device is DLDeviceType(21):0, whose memory the host cannot read"
+        "DLTensor.device is DLDeviceType(42):0, whose memory the host cannot read"
+    );
+    // A TPU tensor (a value not in a release yet) is known, and not host-readable.
+    let mut f = Fixture::f32(&[3]);
+    f.dl.device.device_type = kDLTPU;
+    let error = import(&mut f).view().as_slice::<f32>().unwrap_err();
+    assert_eq!(
+        error.to_string(),
+        "DLTensor.device is tpu:0, whose memory the host cannot read"
     );
 }
 
@@ -153,12 +194,12 @@ fn dtype_must_match_exactly() {
         Err(AccessError::DtypeMismatch { .. })
     ));
     let mut unknown = Fixture::f32(&[4]);
-    unknown.dl.dtype.code = DLDataTypeCode(18);
+    unknown.dl.dtype.code = DLDataTypeCode(42);
     let tensor = import(&mut unknown);
     let error = tensor.view().as_slice::<f32>().unwrap_err();
     assert_eq!(
         error.to_string(),
-        "DLTensor.dtype is DLDataTypeCode(18) (bits 32, lanes 1), but the requested type is \
+        "DLTensor.dtype is DLDataTypeCode(42) (bits 32, lanes 1), but the requested type is \
          float32"
     );
 }
@@ -433,10 +474,10 @@ fn unchecked_mutable_access_is_unsafe_but_checked() {
 #[test]
 fn debug_output_names_known_values_and_numbers_unknown_ones() {
     let mut f = Fixture::f32(&[2]);
-    f.dl.device.device_type = DLDeviceType(20);
+    f.dl.device.device_type = DLDeviceType(42);
     let tensor = import(&mut f);
     let debug = format!("{tensor:?}");
-    assert!(debug.contains("device_type: DLDeviceType(20)"), "{debug}");
+    assert!(debug.contains("device_type: DLDeviceType(42)"), "{debug}");
     assert!(debug.contains("code: kDLFloat"), "{debug}");
     assert!(debug.contains("shape: [2]"), "{debug}");
 }
@@ -466,7 +507,7 @@ fn device_addresses_have_every_check_but_host_access() {
         );
     }
     // Handles are not addresses.
-    for device_type in [kDLOpenCL, kDLVulkan, kDLMetal, DLDeviceType(19)] {
+    for device_type in [kDLOpenCL, kDLVulkan, kDLMetal, kDLTPU, DLDeviceType(42)] {
         let mut f = Fixture::f32(&[3]);
         f.dl.device.device_type = device_type;
         let tensor = import(&mut f);

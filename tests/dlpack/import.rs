@@ -495,11 +495,11 @@ fn accepted_edge_cases() {
             "unknown device type is kept",
             |f| {
                 f.dl.device = DLDevice {
-                    device_type: DLDeviceType(19),
+                    device_type: DLDeviceType(42),
                     device_id: 3,
                 }
             },
-            |v| assert_eq!(format!("{:?}", v.device().device_type), "DLDeviceType(19)"),
+            |v| assert_eq!(format!("{:?}", v.device().device_type), "DLDeviceType(42)"),
         ),
         (
             "unknown dtype code is kept",

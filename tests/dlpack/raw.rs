@@ -23,14 +23,28 @@ fn device_types_have_the_spec_values_and_accept_unknown_ones() {
         (kDLHexagon, 16),
         (kDLMAIA, 17),
         (kDLTrn, 18),
+        // On DLPack `main`, in no release yet.
+        (kDLTPU, 19),
+        (kDLTPUHost, 20),
+        (kDLAscend, 21),
     ];
     assert_eq!(DLDeviceType::KNOWN.len(), expected.len());
     for (device, value) in expected {
         assert_eq!(device.0, value);
         assert!(DLDeviceType::KNOWN.contains(&device));
     }
-    // DLPack `main` adds TPU (19), TPU host (20) and Ascend (21): representable, unnamed.
-    for value in [19, 20, 21, -1, i32::MAX] {
+    assert_eq!(DLDeviceType::UNRELEASED, [kDLTPU, kDLTPUHost, kDLAscend]);
+    assert_eq!(format!("{kDLTPUHost:?}"), "kDLTPUHost");
+    assert_eq!(
+        DLDevice {
+            device_type: kDLTPUHost,
+            device_id: 1
+        }
+        .to_string(),
+        "tpu_host:1"
+    );
+    // Values from producers newer still: representable, unnamed.
+    for value in [22, 42, -1, i32::MAX] {
         let device = DLDevice {
             device_type: DLDeviceType(value),
             device_id: 0,
@@ -50,7 +64,12 @@ fn data_type_codes_have_the_spec_values_and_accept_unknown_ones() {
         .iter()
         .map(|c| c.name().unwrap())
         .collect();
-    assert_eq!(names.len(), 18, "codes 0..=17");
+    assert_eq!(
+        names.len(),
+        19,
+        "codes 0..=18 (18, kDLBcomplex, in no release yet)"
+    );
+    assert_eq!(DLDataTypeCode::UNRELEASED, [kDLBcomplex]);
     for (value, code) in DLDataTypeCode::KNOWN.iter().enumerate() {
         assert_eq!(usize::from(code.0), value, "{code:?}");
     }
@@ -63,16 +82,16 @@ fn data_type_codes_have_the_spec_values_and_accept_unknown_ones() {
         ),
         (6, 10, 16, 17)
     );
-    // kDLBcomplex (18) from DLPack `main`.
-    assert_eq!(format!("{:?}", DLDataTypeCode(18)), "DLDataTypeCode(18)");
+    // kDLBcomplex (18) from DLPack `main`: named; 19 and above unnamed.
+    assert_eq!(format!("{:?}", DLDataTypeCode(18)), "kDLBcomplex");
     let dtype = DLDataType {
-        code: DLDataTypeCode(18),
+        code: DLDataTypeCode(19),
         bits: 32,
         lanes: 1,
     };
     assert_eq!(
         format!("{dtype:?}"),
-        "DLDataType { code: DLDataTypeCode(18), bits: 32, lanes: 1 }"
+        "DLDataType { code: DLDataTypeCode(19), bits: 32, lanes: 1 }"
     );
 }
 

@@ -4,7 +4,7 @@
 ///
 /// An open C enum: a 4-byte `enum` in C (`enum : int32_t` in C++). Producers built from newer
 /// headers send values this crate does not name (DLPack `main` has 19-21), so this is an `i32`
-/// newtype; every value is valid and an unknown one prints as `DLDeviceType(19)`.
+/// newtype; every value is valid and an unknown one prints as `DLDeviceType(42)`.
 ///
 /// ```
 /// use dlpack_abi::raw::dlpack::{kDLCUDA, DLDeviceType};
@@ -12,7 +12,7 @@
 /// assert_eq!(kDLCUDA, DLDeviceType(2));
 /// assert_eq!(format!("{kDLCUDA:?}"), "kDLCUDA");
 /// // A device type from a newer producer is a valid value too.
-/// assert_eq!(format!("{:?}", DLDeviceType(19)), "DLDeviceType(19)");
+/// assert_eq!(format!("{:?}", DLDeviceType(42)), "DLDeviceType(42)");
 /// ```
 #[repr(transparent)]
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
@@ -178,6 +178,39 @@ pub const kDLMAIA: DLDeviceType = DLDeviceType(17);
 /// ```
 pub const kDLTrn: DLDeviceType = DLDeviceType(18);
 
+/// Google TPU device memory. Not in a DLPack release yet: on upstream `main` (dmlc/dlpack#188).
+/// Not host-accessible.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLTPU, DLDeviceType};
+///
+/// assert_eq!(kDLTPU, DLDeviceType(19));
+/// assert!(DLDeviceType::UNRELEASED.contains(&kDLTPU) && !kDLTPU.is_host_accessible());
+/// ```
+pub const kDLTPU: DLDeviceType = DLDeviceType(19);
+
+/// Pinned host memory of a Google TPU runtime (JAX exports `pinned_host` arrays with it). Not in
+/// a DLPack release yet: on upstream `main` (dmlc/dlpack#188). Host-accessible, as `kDLCUDAHost`.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLTPUHost, DLDeviceType};
+///
+/// assert_eq!(kDLTPUHost, DLDeviceType(20));
+/// assert!(DLDeviceType::UNRELEASED.contains(&kDLTPUHost) && kDLTPUHost.is_host_accessible());
+/// ```
+pub const kDLTPUHost: DLDeviceType = DLDeviceType(20);
+
+/// Huawei Ascend NPU memory. Not in a DLPack release yet: on upstream `main` (dmlc/dlpack#189).
+/// Not host-accessible.
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLAscend, DLDeviceType};
+///
+/// assert_eq!(kDLAscend, DLDeviceType(21));
+/// assert_eq!(kDLAscend.short_name(), Some("ascend"));
+/// ```
+pub const kDLAscend: DLDeviceType = DLDeviceType(21);
+
 open_enum_names!(DLDeviceType {
     kDLCPU,
     kDLCUDA,
@@ -195,12 +228,17 @@ open_enum_names!(DLDeviceType {
     kDLHexagon,
     kDLMAIA,
     kDLTrn,
+} unreleased {
+    kDLTPU,
+    kDLTPUHost,
+    kDLAscend,
 });
 
 impl DLDeviceType {
     /// Whether the host CPU can read and write the memory directly at `data + byte_offset`:
     /// plain CPU memory, pinned host memory (`kDLCUDAHost`, `kDLROCMHost`) and CUDA managed
-    /// memory. The one rule behind typed access in the safe layers, for DLPack and Arrow alike.
+    /// memory, and (not in a release yet) TPU pinned host memory, `kDLTPUHost`. The one rule
+    /// behind typed access in the safe layers, for DLPack and Arrow alike.
     ///
     /// ```
     /// use dlpack_abi::raw::{kDLCPU, kDLCUDA, kDLCUDAManaged};
@@ -209,7 +247,10 @@ impl DLDeviceType {
     /// assert!(!kDLCUDA.is_host_accessible());
     /// ```
     pub const fn is_host_accessible(self) -> bool {
-        matches!(self, kDLCPU | kDLCUDAHost | kDLROCMHost | kDLCUDAManaged)
+        matches!(
+            self,
+            kDLCPU | kDLCUDAHost | kDLROCMHost | kDLCUDAManaged | kDLTPUHost
+        )
     }
 
     /// Whether `data` is an address in a flat address space (the host's or a device's), so that
@@ -237,7 +278,7 @@ impl DLDeviceType {
     /// use dlpack_abi::raw::{kDLCUDAHost, DLDeviceType};
     ///
     /// assert_eq!(kDLCUDAHost.short_name(), Some("cuda_host"));
-    /// assert_eq!(DLDeviceType(19).short_name(), None);
+    /// assert_eq!(DLDeviceType(42).short_name(), None);
     /// ```
     pub const fn short_name(self) -> Option<&'static str> {
         Some(match self {
@@ -257,19 +298,22 @@ impl DLDeviceType {
             kDLHexagon => "hexagon",
             kDLMAIA => "maia",
             kDLTrn => "trn",
+            kDLTPU => "tpu",
+            kDLTPUHost => "tpu_host",
+            kDLAscend => "ascend",
             _ => return None,
         })
     }
 }
 
 /// `name:id`, as frameworks print devices (`cpu:0`, `cuda:1`); an unknown type prints its value
-/// (`DLDeviceType(19):0`).
+/// (`DLDeviceType(42):0`).
 ///
 /// ```
 /// use dlpack_abi::raw::{kDLCUDA, DLDevice, DLDeviceType};
 ///
 /// assert_eq!(DLDevice { device_type: kDLCUDA, device_id: 1 }.to_string(), "cuda:1");
-/// assert_eq!(DLDevice { device_type: DLDeviceType(19), device_id: 0 }.to_string(), "DLDeviceType(19):0");
+/// assert_eq!(DLDevice { device_type: DLDeviceType(42), device_id: 0 }.to_string(), "DLDeviceType(42):0");
 /// ```
 impl core::fmt::Display for DLDevice {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {

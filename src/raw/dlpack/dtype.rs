@@ -2,7 +2,7 @@
 
 /// The type code stored in [`DLDataType::code`] (C `DLDataTypeCode`).
 ///
-/// An open C enum: newer producers send codes this crate does not name (DLPack `main` has 18),
+/// An open C enum: newer producers send codes this crate does not name,
 /// so this is a newtype and every value is valid. The C enum type is 4 bytes, but the ABI only
 /// ever stores a code in the one-byte `DLDataType::code`, so the Rust newtype wraps a `u8`.
 ///
@@ -199,6 +199,18 @@ pub const kDLFloat6_e3m2fn: DLDataTypeCode = DLDataTypeCode(16);
 /// ```
 pub const kDLFloat4_e2m1fn: DLDataTypeCode = DLDataTypeCode(17);
 
+/// Complex number of two bfloat16 parts, stored as `kDLComplex` is; `bits` counts both (32).
+/// Not in a DLPack release yet: on upstream `main` (dmlc/dlpack#187).
+///
+/// ```
+/// use dlpack_abi::raw::dlpack::{kDLBcomplex, DLDataType, DLDataTypeCode};
+///
+/// assert_eq!(kDLBcomplex, DLDataTypeCode(18));
+/// assert!(DLDataTypeCode::UNRELEASED.contains(&kDLBcomplex));
+/// assert_eq!(DLDataType { code: kDLBcomplex, bits: 32, lanes: 1 }.to_string(), "bcomplex32");
+/// ```
+pub const kDLBcomplex: DLDataTypeCode = DLDataTypeCode(18);
+
 open_enum_names!(DLDataTypeCode {
     kDLInt,
     kDLUInt,
@@ -218,6 +230,8 @@ open_enum_names!(DLDataTypeCode {
     kDLFloat6_e2m3fn,
     kDLFloat6_e3m2fn,
     kDLFloat4_e2m1fn,
+} unreleased {
+    kDLBcomplex,
 });
 
 /// The element type of a tensor: `{kDLFloat, 32, 1}` is `float`, `{kDLFloat, 32, 4}` a float4
@@ -274,6 +288,7 @@ impl DLDataTypeCode {
             kDLFloat6_e2m3fn => "float6_e2m3fn",
             kDLFloat6_e3m2fn => "float6_e3m2fn",
             kDLFloat4_e2m1fn => "float4_e2m1fn",
+            kDLBcomplex => "bcomplex",
             _ => return None,
         })
     }
