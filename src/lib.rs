@@ -44,7 +44,12 @@
 
 #[cfg(any(feature = "alloc", test))]
 extern crate alloc;
-#[cfg(any(feature = "pyo3", feature = "arrow-rs", feature = "cudarc"))]
+#[cfg(any(
+    feature = "pyo3",
+    feature = "arrow-rs",
+    feature = "cudarc",
+    feature = "safetensors"
+))]
 extern crate std;
 
 /// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
@@ -71,6 +76,8 @@ pub mod dlpack;
 pub mod ndarray;
 #[cfg(feature = "pyo3")]
 pub mod python;
+#[cfg(feature = "safetensors")]
+pub mod safetensors;
 
 mod pod;
 
