@@ -173,7 +173,7 @@ impl SafeTensorsFile {
     /// ```
     /// use dlpack_abi::safetensors::SafeTensorsFile;
     ///
-    /// let header = br#"{"x":{"dtype":"I64","shape":[],"data_offsets":[0,8]}}"#;
+    /// let header = br#"{"x":{"dtype":"I64","shape":[],"data_offsets":[0,8]}}   "#; // 8-byte aligned
     /// let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
     /// bytes.extend_from_slice(header);
     /// bytes.extend_from_slice(&(-7i64).to_le_bytes());
