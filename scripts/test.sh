@@ -164,13 +164,13 @@ miri() {
     cargo +nightly miri test -q --target i686-unknown-linux-gnu --features arrow-rs --test arrow_rs
 }
 
-# A short run of each fuzz target (ASan, debug assertions): the DLPack import, and the Arrow
-# schema import and parsers. Every target runs, each with its own log
+# A short run of each fuzz target (ASan, debug assertions): the DLPack import, the Arrow
+# schema import and parsers, and safetensors headers. Every target runs, each with its own log
 # (target/fuzz-smoke-<name>.log); fails on any finding.
 fuzz_smoke() {
   local name log status=0
   mkdir -p target
-  for name in import_versioned arrow_schema; do
+  for name in import_versioned arrow_schema safetensors_header; do
     log=target/fuzz-smoke-$name.log
     if (cd fuzz && cargo +nightly fuzz run -s address "$name" -- \
       -runs="$FUZZ_RUNS" -seed=1 -print_final_stats=1) >"$log" 2>&1; then

@@ -53,7 +53,9 @@ unsafe extern "C" fn delete(t: *mut DLManagedTensorVersioned) {
 /// Extents and strides: small values from the input, one of each possibly wild. The arrays have
 /// MAX_NDIM entries, the most the importer may read.
 fn arrays(h: &Header) -> (Vec<i64>, Option<Vec<i64>>) {
-    let mut shape: Vec<i64> = (0..MAX_NDIM).map(|i| i64::from(h.shape[i % 8]) % 5).collect();
+    let mut shape: Vec<i64> = (0..MAX_NDIM)
+        .map(|i| i64::from(h.shape[i % 8]) % 5)
+        .collect();
     if let Some((dim, extent)) = h.wild_extent {
         shape[usize::from(dim) % MAX_NDIM] = extent;
     }
@@ -69,18 +71,29 @@ fn arrays(h: &Header) -> (Vec<i64>, Option<Vec<i64>>) {
 
 fuzz_target!(|h: Header| {
     let mut buffer = vec![0u128; BUFFER_BYTES / 16];
-    for (i, byte) in bytemuck::cast_slice_mut::<u128, u8>(&mut buffer).iter_mut().enumerate() {
+    for (i, byte) in bytemuck::cast_slice_mut::<u128, u8>(&mut buffer)
+        .iter_mut()
+        .enumerate()
+    {
         *byte = i as u8;
     }
     let base = buffer.as_mut_ptr().cast::<u8>();
     let (mut shape, mut strides) = arrays(&h);
     let ndim = h.wild_ndim.unwrap_or(i32::from(h.ndim) % 6);
     let version = if h.major_is_1 {
-        DLPackVersion { major: 1, minor: h.version.1 % 5 }
+        DLPackVersion {
+            major: 1,
+            minor: h.version.1 % 5,
+        }
     } else {
-        DLPackVersion { major: h.version.0, minor: h.version.1 }
+        DLPackVersion {
+            major: h.version.0,
+            minor: h.version.1,
+        }
     };
-    let data = h.data.map_or(std::ptr::null_mut(), |d| base.wrapping_add(usize::from(d) % 64));
+    let data = h.data.map_or(std::ptr::null_mut(), |d| {
+        base.wrapping_add(usize::from(d) % 64)
+    });
     let header = Box::into_raw(Box::new(DLManagedTensorVersioned {
         version,
         manager_ctx: std::ptr::null_mut(),
@@ -88,11 +101,24 @@ fuzz_target!(|h: Header| {
         flags: h.flags % 16,
         dl_tensor: DLTensor {
             data: data.cast(),
-            device: DLDevice { device_type: DLDeviceType(i32::from(h.device_type % 20)), device_id: 0 },
+            device: DLDevice {
+                device_type: DLDeviceType(i32::from(h.device_type % 20)),
+                device_id: 0,
+            },
             ndim,
-            dtype: DLDataType { code: DLDataTypeCode(h.code % 20), bits: h.bits, lanes: h.lanes % 3 },
-            shape: if h.shape_null { std::ptr::null_mut() } else { shape.as_mut_ptr() },
-            strides: strides.as_mut().map_or(std::ptr::null_mut(), |s| s.as_mut_ptr()),
+            dtype: DLDataType {
+                code: DLDataTypeCode(h.code % 20),
+                bits: h.bits,
+                lanes: h.lanes % 3,
+            },
+            shape: if h.shape_null {
+                std::ptr::null_mut()
+            } else {
+                shape.as_mut_ptr()
+            },
+            strides: strides
+                .as_mut()
+                .map_or(std::ptr::null_mut(), |s| s.as_mut_ptr()),
             byte_offset: h.wild_byte_offset.unwrap_or(u64::from(h.byte_offset % 64)),
         },
     }));
@@ -101,7 +127,11 @@ fuzz_target!(|h: Header| {
         let flags = dlpack_abi::raw::DLPackFlags::from_bits_retain(h.flags % 16);
         // SAFETY: a live header; shape and strides hold MAX_NDIM values.
         unsafe {
-            dlpack_abi::dlpack::fuzzing::check_fast_paths(&(*header).dl_tensor, Some(version), flags)
+            dlpack_abi::dlpack::fuzzing::check_fast_paths(
+                &(*header).dl_tensor,
+                Some(version),
+                flags,
+            )
         };
     }
     let before = DELETED.load(Ordering::SeqCst);
@@ -116,7 +146,11 @@ fuzz_target!(|h: Header| {
             let _ = error.to_string();
         }
     }
-    assert_eq!(DELETED.load(Ordering::SeqCst), before + 1, "deleter must run exactly once");
+    assert_eq!(
+        DELETED.load(Ordering::SeqCst),
+        before + 1,
+        "deleter must run exactly once"
+    );
 });
 
 /// Independent checks on an accepted tensor, then every typed read when it fits the buffer.
@@ -147,7 +181,11 @@ fn check_accepted(view: &TensorView<'_>, version: DLPackVersion, shape: &[i64], 
     let (mut low, mut high) = (0i128, 0i128);
     for (extent, stride) in view.shape().iter().zip(view.strides().iter()) {
         let reach = i128::from(stride) * (i128::from(*extent) - 1);
-        if reach < 0 { low += reach } else { high += reach }
+        if reach < 0 {
+            low += reach
+        } else {
+            high += reach
+        }
     }
     let start = view.data_ptr() as usize as i128 - base as i128;
     let (first, end) = (start + low * size, start + (high + 1) * size);
@@ -180,8 +218,14 @@ fn read_all<T: dlpack_abi::dlpack::Element>(view: &TensorView<'_>) {
         let shape: Vec<usize> = view.shape().iter().map(|&e| e as usize).collect();
         let mut index = vec![0usize; view.ndim()];
         for value in &values {
-            let got = view.get::<T>(&index).expect("an in-bounds index of a readable tensor");
-            assert_eq!(bytes(&[got]), bytes(&[*value]), "iter and get disagree at {index:?}");
+            let got = view
+                .get::<T>(&index)
+                .expect("an in-bounds index of a readable tensor");
+            assert_eq!(
+                bytes(&[got]),
+                bytes(&[*value]),
+                "iter and get disagree at {index:?}"
+            );
             for dim in (0..index.len()).rev() {
                 index[dim] += 1;
                 if index[dim] < shape[dim] {
@@ -203,7 +247,9 @@ fn check_share(tensor: VersionedTensor, flags: DLPackFlags) {
     unsafe impl TensorOwner for Described {
         fn describe(&mut self) -> TensorDescription<'_> {
             let padded = self.0.view().flags() & DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
-            let flags = self.1.difference(DLPackFlags::IS_COPIED | DLPackFlags::IS_SUBBYTE_TYPE_PADDED);
+            let flags = self
+                .1
+                .difference(DLPackFlags::IS_COPIED | DLPackFlags::IS_SUBBYTE_TYPE_PADDED);
             TensorDescription::of(&self.0.view()).with_flags(flags | padded)
         }
     }
@@ -213,17 +259,28 @@ fn check_share(tensor: VersionedTensor, flags: DLPackFlags) {
     let fast = unsafe { VersionedTensor::share(Arc::clone(&shared), flags) };
     let (slow, fast) = match (slow, fast) {
         (Ok(slow), Ok(fast)) => (slow, fast),
-        (Err(slow), Err(fast)) => return assert_eq!(slow, fast, "share and from_owner refuse alike"),
+        (Err(slow), Err(fast)) => {
+            return assert_eq!(slow, fast, "share and from_owner refuse alike")
+        }
         (slow, fast) => panic!("share and from_owner disagree: {slow:?} / {fast:?}"),
     };
     let (a, b) = (slow.view(), fast.view());
     assert_eq!(a.raw().data, b.raw().data);
     assert_eq!(a.raw().byte_offset, b.raw().byte_offset);
-    assert_eq!((a.ndim(), a.dtype(), a.device(), a.flags()), (b.ndim(), b.dtype(), b.device(), b.flags()));
+    assert_eq!(
+        (a.ndim(), a.dtype(), a.device(), a.flags()),
+        (b.ndim(), b.dtype(), b.device(), b.flags())
+    );
     assert_eq!(a.shape(), b.shape());
     assert_eq!(a.strides(), b.strides());
-    assert_eq!((a.element_count(), a.byte_size(), a.is_packed()), (b.element_count(), b.byte_size(), b.is_packed()));
-    assert_eq!((a.is_c_contiguous(), a.is_f_contiguous()), (b.is_c_contiguous(), b.is_f_contiguous()));
+    assert_eq!(
+        (a.element_count(), a.byte_size(), a.is_packed()),
+        (b.element_count(), b.byte_size(), b.is_packed())
+    );
+    assert_eq!(
+        (a.is_c_contiguous(), a.is_f_contiguous()),
+        (b.is_c_contiguous(), b.is_f_contiguous())
+    );
     assert_eq!(a.element_offsets(), b.element_offsets());
     assert_eq!(a.typed_ptr::<u8>().is_ok(), b.typed_ptr::<u8>().is_ok());
     assert_eq!(a.typed_ptr::<f32>().is_ok(), b.typed_ptr::<f32>().is_ok());
