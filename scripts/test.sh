@@ -33,6 +33,9 @@ MYPY_VERSION=2.4.1
 POLARS_VERSION=2.1.0
 NANOARROW_VERSION=0.9.0
 ARRO3_VERSION=0.9.1
+# The reference safetensors writer and reader: files for the safetensors tests, and the peer of
+# the loading benchmark (benches/safetensors_load.py).
+SAFETENSORS_VERSION=0.8.0
 CARGO_FUZZ_VERSION=0.13.2
 # Fuzz executions per run of this script (a smoke run; see the README for long runs).
 FUZZ_RUNS=${FUZZ_RUNS:-300000}
@@ -84,12 +87,13 @@ setup() {
       die "apt-get install gcc-arm-none-eabi"
   fi
 
-  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION jax==$JAX_VERSION mypy==$MYPY_VERSION polars==$POLARS_VERSION nanoarrow==$NANOARROW_VERSION arro3-core==$ARRO3_VERSION hypothesis==$HYPOTHESIS_VERSION"
+  step "setup: .venv with apache-tvm-ffi==$TVM_FFI_VERSION pyarrow==$PYARROW_VERSION numpy==$NUMPY_VERSION pytest==$PYTEST_VERSION maturin==$MATURIN_VERSION duckdb==$DUCKDB_VERSION jax==$JAX_VERSION mypy==$MYPY_VERSION polars==$POLARS_VERSION nanoarrow==$NANOARROW_VERSION arro3-core==$ARRO3_VERSION hypothesis==$HYPOTHESIS_VERSION safetensors==$SAFETENSORS_VERSION"
   [ -x .venv/bin/python ] || python3 -m venv .venv || die "python3 -m venv"
   local pins=("apache-tvm-ffi==$TVM_FFI_VERSION" "pyarrow==$PYARROW_VERSION" "numpy==$NUMPY_VERSION"
     "pytest==$PYTEST_VERSION" "maturin==$MATURIN_VERSION" "duckdb==$DUCKDB_VERSION"
     "jax==$JAX_VERSION" "jaxlib==$JAX_VERSION" "mypy==$MYPY_VERSION" "polars==$POLARS_VERSION"
-    "nanoarrow==$NANOARROW_VERSION" "arro3-core==$ARRO3_VERSION" "hypothesis==$HYPOTHESIS_VERSION")
+    "nanoarrow==$NANOARROW_VERSION" "arro3-core==$ARRO3_VERSION" "hypothesis==$HYPOTHESIS_VERSION"
+    "safetensors==$SAFETENSORS_VERSION")
   if ! .venv/bin/python -m pip freeze --disable-pip-version-check 2>/dev/null |
     sort | grep -Fxc -f <(printf '%s\n' "${pins[@]}") | grep -qx "${#pins[@]}"; then
     .venv/bin/python -m pip install -q --disable-pip-version-check "${pins[@]}" || die "pip install"

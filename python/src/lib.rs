@@ -5,6 +5,7 @@
 mod cuda;
 #[cfg(feature = "model")]
 mod model;
+mod safetensors;
 
 use abi::arrow::{Array, ArrayStream, BridgeError, ProducerError, SchemaDef};
 use abi::dlpack::{
@@ -490,6 +491,7 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(arrow_passthrough, module)?)?;
     module.add_function(wrap_pyfunction!(count_rows, module)?)?;
     module.add_class::<Image>()?;
+    module.add_class::<safetensors::PySafeTensors>()?;
     // A test helper: in the module, not in its `__all__`.
     module.setattr(
         "_PanickingExporter",

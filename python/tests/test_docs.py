@@ -8,6 +8,7 @@ import re
 import pytest
 
 import dlpack_abi
+import dlpack_abi.safetensors
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 OPTIONS = doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE
@@ -44,6 +45,10 @@ def public_docstrings():
     of its classes (methods, static methods, properties; the protocol dunders are the
     protocols', documented on the class)."""
     yield "dlpack_abi", dlpack_abi.__doc__
+    # Submodules in Python: their docstrings and their functions'.
+    yield "dlpack_abi.safetensors", dlpack_abi.safetensors.__doc__
+    for name in ("open", "load"):
+        yield f"dlpack_abi.safetensors.{name}", getattr(dlpack_abi.safetensors, name).__doc__
     for name in dlpack_abi.__all__:
         obj = getattr(dlpack_abi, name)
         yield name, obj.__doc__

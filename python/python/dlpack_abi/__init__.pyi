@@ -1,7 +1,8 @@
 """Type stubs for ``dlpack_abi``: zero-copy DLPack and Arrow PyCapsule exchange, built on the
 dlpack-abi Rust crate. Checked against the built module by ``mypy.stubtest`` in the test command."""
 
-from collections.abc import Sequence
+import os
+from collections.abc import Iterator, Sequence
 from typing import Any, final
 
 from typing_extensions import CapsuleType
@@ -20,6 +21,7 @@ __all__ = [
     "int64_stream",
     "counts",
     "Image",
+    "SafeTensors",
 ]
 
 _Dtype = tuple[int, int, int]
@@ -187,3 +189,21 @@ def int64_stream(batches: Sequence[Sequence[int]], error: str | None = None) -> 
 def counts() -> dict[str, int]:
     """The glue's process-wide counters (live exports and imports, allocations, ...); only in
     builds with the ``counters`` feature (the test builds), not in release wheels."""
+
+@final
+class SafeTensors:
+    """A safetensors file, memory-mapped: each tensor is a read-only ``Tensor`` over the mapping,
+    shared by every consumer without a copy (``dlpack_abi.safetensors.open``)."""
+
+    def __new__(cls, path: str | os.PathLike[str]) -> SafeTensors: ...
+    def keys(self) -> list[str]:
+        """The tensors' names, in the order of their data in the file."""
+    @property
+    def metadata(self) -> dict[str, str]:
+        """The header's ``__metadata__`` strings (empty when it has none)."""
+    def describe(self, name: str) -> tuple[_Dtype, list[int]]:
+        """``(dtype, shape)`` of tensor ``name`` without taking it."""
+    def __getitem__(self, name: str) -> Tensor: ...
+    def __contains__(self, name: str) -> bool: ...
+    def __len__(self) -> int: ...
+    def __iter__(self) -> Iterator[str]: ...
