@@ -7,6 +7,8 @@ from typing import Any, final
 
 from typing_extensions import CapsuleType
 
+from . import safetensors as safetensors
+
 __all__ = [
     "Tensor",
     "ArrowArray",
