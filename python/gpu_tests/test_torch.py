@@ -258,3 +258,43 @@ def test_the_deleter_waits_for_a_late_read_before_torch_reuses_the_memory():
         np.testing.assert_array_equal(np.asarray(values, dtype=np.float32), expected(round))
     writer.synchronize()
     assert reused > 0, "PyTorch's allocator never reused the block: the check proved nothing"
+
+
+def safetensors_file(path, tensors):
+    """A safetensors file of ``{name: (dtype name, shape, bytes)}``, written as the format says
+    (the device has no ``safetensors`` package): 8 bytes of header length, the JSON header padded
+    to 8 bytes, then the data in order."""
+    import json
+
+    header, data = {}, b""
+    for name, (dtype, shape, raw) in tensors.items():
+        header[name] = {"dtype": dtype, "shape": shape, "data_offsets": [len(data), len(data) + len(raw)]}
+        data += raw
+    text = json.dumps(header).encode()
+    text += b" " * (-len(text) % 8)
+    path.write_bytes(len(text).to_bytes(8, "little") + text + data)
+
+
+def test_safetensors_weights_reach_torch_without_a_copy(tmp_path):
+    """Weights mapped by ``dlpack_abi.safetensors`` are PyTorch tensors over the same memory,
+    bfloat16 included; PyTorch ignores READ_ONLY, and its writes land in the mapping's private
+    pages, never in the file; ``.cuda()`` takes them to the GPU."""
+    path = tmp_path / "model.safetensors"
+    w = np.arange(6, dtype=np.float32).reshape(2, 3)
+    h = torch.tensor([1.5, -2.0, 0.25, 8.0], dtype=torch.bfloat16)
+    safetensors_file(path, {
+        "w": ("F32", [2, 3], w.tobytes()),
+        "h": ("BF16", [4], h.view(torch.int16).numpy().tobytes()),
+    })
+    on_disk = path.read_bytes()
+    weights = dlpack_abi.safetensors.open(path)
+    ours = weights["w"]
+    seen = torch.from_dlpack(ours)
+    assert seen.data_ptr() == ours.data_ptr
+    assert seen.tolist() == w.tolist()
+    assert torch.equal(torch.from_dlpack(weights["h"]), h)
+    seen.add_(1)  # PyTorch writes despite READ_ONLY: into private pages
+    assert path.read_bytes() == on_disk
+    assert torch.equal(seen.cuda().cpu(), torch.from_numpy(w + 1))
+    del seen, ours, weights
+    gc.collect()
