@@ -79,24 +79,22 @@ use crate::raw::*;
 
 pub use error::SafetensorsError;
 
-/// The bytes of a whole file: a private mapping, or a copy aligned to `HOST_ALIGNMENT`.
+/// What keeps a whole file's bytes alive: a private mapping, or a copy aligned to
+/// `HOST_ALIGNMENT`. Only read through [`Shared::base`] once parsed: no Rust reference to the
+/// bytes exists while tensors are out (a consumer that ignores `READ_ONLY` may write them).
 enum Bytes {
-    Mapped(memmap2::MmapMut),
-    Owned(AlignedVec<u8>),
-}
-
-impl Bytes {
-    fn as_slice(&self) -> &[u8] {
-        match self {
-            Self::Mapped(map) => map,
-            Self::Owned(bytes) => bytes,
-        }
-    }
+    Mapped(#[allow(dead_code)] memmap2::MmapRaw),
+    Owned(#[allow(dead_code)] AlignedVec<u8>),
 }
 
 /// A parsed file: its bytes and what its header says, shared by the file and its tensors.
 struct Shared {
-    bytes: Bytes,
+    /// Keeps the memory at `base` alive; dropped (unmapped, freed) with the last holder.
+    _bytes: Bytes,
+    /// The first byte of the file, and its length.
+    base: *mut u8,
+    len: usize,
+    mapped: bool,
     /// Where the data section starts: 8 bytes of header length plus the header.
     data_start: usize,
     metadata: Metadata,
@@ -159,7 +157,11 @@ impl SafeTensorsFile {
         // SAFETY: the caller promises that the file is not modified while mapped; the pages are
         // private, so writes through the mapping never reach the file.
         let map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }?;
-        Self::parse(Bytes::Mapped(map))
+        let header = Header::parse(&map)?;
+        // From here on only raw pointers reach the pages.
+        let map = memmap2::MmapRaw::from(map);
+        let (base, len) = (map.as_mut_ptr(), map.len());
+        Ok(header.into_file(Bytes::Mapped(map), base, len))
     }
 
     /// Reads the file at `path` into memory aligned to
@@ -194,7 +196,7 @@ impl SafeTensorsFile {
         if file.read(&mut [0u8])? != 0 {
             return Err(std::io::Error::other("the file grew while it was read").into());
         }
-        Self::parse(Bytes::Owned(bytes))
+        Self::owned(bytes)
     }
 
     /// Copies a whole file's bytes (already in memory) into memory aligned to
@@ -219,29 +221,14 @@ impl SafeTensorsFile {
         let mut copy = AlignedVec::<u8>::try_zeroed(bytes.len())
             .ok_or_else(|| std::io::Error::from(std::io::ErrorKind::OutOfMemory))?;
         copy.copy_from_slice(bytes);
-        Self::parse(Bytes::Owned(copy))
+        Self::owned(copy)
     }
 
-    fn parse(bytes: Bytes) -> Result<Self, SafetensorsError> {
-        let (header_len, metadata) = SafeTensors::read_metadata(bytes.as_slice())?;
-        // `read_metadata` checked that 8 + header + data is exactly the file's length.
-        let data_start = header_len + 8;
-        let user_metadata = metadata
-            .metadata()
-            .iter()
-            .flatten()
-            .map(|(key, value)| (key.clone(), value.clone()))
-            .collect();
-        let names = metadata.offset_keys();
-        Ok(Self {
-            shared: Arc::new(Shared {
-                bytes,
-                data_start,
-                metadata,
-                user_metadata,
-                names,
-            }),
-        })
+    fn owned(mut bytes: AlignedVec<u8>) -> Result<Self, SafetensorsError> {
+        let header = Header::parse(&bytes)?;
+        // From here on only raw pointers reach the bytes (moving the vector moves no byte).
+        let (base, len) = (bytes.as_mut_slice().as_mut_ptr(), bytes.len());
+        Ok(header.into_file(Bytes::Owned(bytes), base, len))
     }
 
     /// The tensors' names, in the order of their data in the file.
@@ -423,14 +410,60 @@ impl SafeTensorsFile {
 
 impl core::fmt::Debug for SafeTensorsFile {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let mapped = matches!(self.shared.bytes, Bytes::Mapped(_));
         f.debug_struct("SafeTensorsFile")
             .field("tensors", &self.len())
-            .field("bytes", &self.shared.bytes.as_slice().len())
-            .field("mapped", &mapped)
+            .field("bytes", &self.shared.len)
+            .field("mapped", &self.shared.mapped)
             .finish()
     }
 }
+
+/// What a file's header says, checked by the `safetensors` crate.
+struct Header {
+    data_start: usize,
+    metadata: Metadata,
+}
+
+impl Header {
+    fn parse(file: &[u8]) -> Result<Self, SafetensorsError> {
+        let (header_len, metadata) = SafeTensors::read_metadata(file)?;
+        // `read_metadata` checked that 8 + header + data is exactly the file's length.
+        Ok(Self {
+            data_start: header_len + 8,
+            metadata,
+        })
+    }
+
+    fn into_file(self, bytes: Bytes, base: *mut u8, len: usize) -> SafeTensorsFile {
+        let user_metadata = self
+            .metadata
+            .metadata()
+            .iter()
+            .flatten()
+            .map(|(key, value)| (key.clone(), value.clone()))
+            .collect();
+        let names = self.metadata.offset_keys();
+        let mapped = matches!(bytes, Bytes::Mapped(_));
+        SafeTensorsFile {
+            shared: Arc::new(Shared {
+                _bytes: bytes,
+                base,
+                len,
+                mapped,
+                data_start: self.data_start,
+                metadata: self.metadata,
+                user_metadata,
+                names,
+            }),
+        }
+    }
+}
+
+// SAFETY: `base` points into the memory `_bytes` owns (a mapping or a heap buffer, both fine to
+// share and free from any thread), which is only read, through raw pointers, after parsing.
+unsafe impl Send for Shared {}
+// SAFETY: as for `Send`: shared access only reads fields and copies `base`.
+unsafe impl Sync for Shared {}
 
 /// The DLPack dtype of a safetensors dtype: the same format, bit for bit.
 fn dlpack_dtype(name: &str, dtype: Dtype) -> Result<DLDataType, SafetensorsError> {
@@ -490,10 +523,9 @@ struct MappedTensor {
 // file or tensor holds them (a mapping's file is not modified: `open`'s contract).
 unsafe impl TensorOwner for MappedTensor {
     fn describe(&mut self) -> TensorDescription<'_> {
-        let bytes = self.shared.bytes.as_slice();
-        // In bounds (`offset + len <= bytes.len()`); `cast_mut` only to fill the C field:
-        // nothing writes through it (`READ_ONLY`).
-        let data = bytes[self.offset..].as_ptr().cast_mut().cast::<c_void>();
+        // In bounds (`offset + len <= shared.len`, checked by the header's parse), so the
+        // wrapping add never wraps; the export checks `len` against the description.
+        let data = self.shared.base.wrapping_add(self.offset).cast::<c_void>();
         let cpu = DLDevice {
             device_type: kDLCPU,
             device_id: 0,
