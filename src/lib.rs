@@ -44,7 +44,12 @@
 
 #[cfg(any(feature = "alloc", test))]
 extern crate alloc;
-#[cfg(any(feature = "pyo3", feature = "arrow-rs", feature = "cudarc"))]
+#[cfg(any(
+    feature = "pyo3",
+    feature = "arrow-rs",
+    feature = "cudarc",
+    feature = "candle"
+))]
 extern crate std;
 
 /// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
@@ -64,6 +69,8 @@ pub mod raw;
 pub mod arrow;
 #[cfg(feature = "arrow-rs")]
 pub mod arrow_rs;
+#[cfg(feature = "candle")]
+pub mod candle;
 #[cfg(feature = "cudarc")]
 pub mod cudarc;
 pub mod dlpack;
