@@ -44,12 +44,7 @@
 
 #[cfg(any(feature = "alloc", test))]
 extern crate alloc;
-#[cfg(any(
-    feature = "pyo3",
-    feature = "arrow-rs",
-    feature = "cudarc",
-    feature = "candle"
-))]
+#[cfg(any(feature = "pyo3", feature = "arrow-rs", feature = "cudarc"))]
 extern crate std;
 
 /// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
