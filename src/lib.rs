@@ -69,6 +69,8 @@ pub mod raw;
 pub mod arrow;
 #[cfg(feature = "arrow-rs")]
 pub mod arrow_rs;
+#[cfg(feature = "candle")]
+pub mod candle;
 #[cfg(feature = "cudarc")]
 pub mod cudarc;
 pub mod dlpack;
