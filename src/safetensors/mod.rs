@@ -56,7 +56,7 @@
 //! let weights: VersionedTensor = file.tensor("w")?; // zero-copy, READ_ONLY
 //! drop(file); // the tensor keeps the mapping alive
 //! assert_eq!(weights.view().as_slice::<f32>()?, [1.5, -2.0]);
-//! # std::fs::remove_file(&path)?;
+//! std::fs::remove_file(&path)?;
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![allow(unsafe_code)]
@@ -149,7 +149,7 @@ impl SafeTensorsFile {
     /// // SAFETY: nothing modifies the file while it is mapped.
     /// let error = unsafe { SafeTensorsFile::open(&path) }.err().unwrap();
     /// assert!(matches!(error, SafetensorsError::Format(_)));
-    /// # std::fs::remove_file(&path)?;
+    /// std::fs::remove_file(&path)?;
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<Self, SafetensorsError> {
@@ -183,7 +183,7 @@ impl SafeTensorsFile {
     /// std::fs::write(&path, &bytes)?;
     /// let file = SafeTensorsFile::read(&path)?;
     /// assert_eq!(file.tensor("x")?.view().get::<i64>(&[])?, -7);
-    /// # std::fs::remove_file(&path)?;
+    /// std::fs::remove_file(&path)?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read(path: impl AsRef<Path>) -> Result<Self, SafetensorsError> {
