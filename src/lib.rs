@@ -67,6 +67,8 @@ pub mod arrow_rs;
 #[cfg(feature = "cudarc")]
 pub mod cudarc;
 pub mod dlpack;
+#[cfg(feature = "image")]
+pub mod image;
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
 #[cfg(feature = "pyo3")]
