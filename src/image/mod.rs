@@ -13,9 +13,10 @@
 //! pixel's subpixel dtype with one lane, three dimensions, the pixel's channel count as the last
 //! extent, and height and width that fit `u32` (each refusal is a [`TensorImageError`] variant
 //! saying what was found and what was expected).
-//! - [`TensorView::to_image`](crate::dlpack::TensorView::to_image) copies any tensor (imported, borrowed from C, lent) into a new
-//!   `ImageBuffer<P, Vec<P::Subpixel>>`, reading through its strides (negative, zero, transposed):
-//!   one allocation and one pass over the elements. The tensor stays the caller's.
+//! - [`TensorView::to_image`](crate::dlpack::TensorView::to_image) copies any tensor (imported,
+//!   borrowed from C, lent) into a new `ImageBuffer<P, Vec<P::Subpixel>>`, reading through its
+//!   strides (negative, zero, transposed): one allocation and one pass over the elements. The
+//!   tensor stays the caller's.
 //! - [`VersionedTensor::into_image`] wraps an imported tensor without copying, as an
 //!   `ImageBuffer<P, TensorPixels<P::Subpixel>>`: [`TensorPixels`] owns the tensor (its deleter
 //!   runs when the image drops) and derefs to its elements; no allocation. Only C-contiguous
