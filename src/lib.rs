@@ -64,6 +64,8 @@ pub mod raw;
 pub mod arrow;
 #[cfg(feature = "arrow-rs")]
 pub mod arrow_rs;
+#[cfg(feature = "burn")]
+pub mod burn;
 #[cfg(feature = "cudarc")]
 pub mod cudarc;
 pub mod dlpack;
