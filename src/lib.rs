@@ -69,11 +69,15 @@ pub mod raw;
 pub mod arrow;
 #[cfg(feature = "arrow-rs")]
 pub mod arrow_rs;
+#[cfg(feature = "burn")]
+pub mod burn;
 #[cfg(feature = "candle")]
 pub mod candle;
 #[cfg(feature = "cudarc")]
 pub mod cudarc;
 pub mod dlpack;
+#[cfg(feature = "image")]
+pub mod image;
 #[cfg(feature = "ndarray")]
 pub mod ndarray;
 #[cfg(feature = "pyo3")]
