@@ -362,7 +362,11 @@ fn refusals_say_what_was_found_and_expected() {
         TensorImageError::Access(AccessError::Misaligned { address, align: 2 })
     );
 
-    // 2^32 rows of one broadcast pixel: refused before anything is allocated.
+    // 2^32 rows of one broadcast pixel: refused before anything is allocated. (On 32-bit
+    // targets such a tensor cannot exist: its element count does not fit `isize`.)
+    if cfg!(target_pointer_width = "32") {
+        return;
+    }
     let tall = Export::new(vec![0u8], &[1 << 32, 1, 1])
         .strides(&[0, 0, 0])
         .finish()

@@ -18,7 +18,8 @@ use pyo3::prelude::*;
 /// Every tensor keeps the mapping alive after this object is gone; the file is unmapped when the
 /// last of them is. The file must not be modified while mapped (as with ``safetensors`` and
 /// ``torch.load(mmap=True)``); pages are private, so a consumer that writes a tensor despite
-/// ``READ_ONLY`` (PyTorch does not enforce it) changes its own copy, never the file.
+/// ``READ_ONLY`` (PyTorch does not enforce it) changes this process's copy (seen by every tensor
+/// taken from the same file), never the file.
 ///
 /// Examples
 /// --------

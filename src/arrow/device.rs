@@ -594,10 +594,12 @@ impl DeviceArray {
     }
 
     /// The device type, when the host can read the buffers (the one host-accessibility rule,
-    /// [`DLDeviceType::is_host_accessible`]).
+    /// [`DLDeviceType::is_host_accessible`], for the device types Arrow defines: a number Arrow
+    /// does not name, such as DLPack's `kDLTPUHost`, is not taken to mean DLPack's memory).
     fn host_readable(&self) -> Option<DLDeviceType> {
-        let device_type = DLDeviceType::from(self.device_type());
-        device_type.is_host_accessible().then_some(device_type)
+        let arrow = self.device_type();
+        let device_type = DLDeviceType::from(arrow);
+        (arrow.name().is_some() && device_type.is_host_accessible()).then_some(device_type)
     }
 
     /// Whether the host can read the buffers now: a host-accessible device type

@@ -10,8 +10,8 @@
 //! [`HOST_ALIGNMENT`](crate::dlpack::HOST_ALIGNMENT) instead.
 //!
 //! **Take** a tensor with [`SafeTensorsFile::tensor`]: a [`VersionedTensor`] over the mapping,
-//! `READ_ONLY`, on `kDLCPU`, C-contiguous, with no copy: one allocation of the export's (shape
-//! and owner), and a reference count on the mapping. Every tensor keeps the mapping alive, so a
+//! `READ_ONLY`, on `kDLCPU`, C-contiguous, with no copy of the data: two small allocations (the
+//! export's, and the shape), and a reference count on the mapping. Every tensor keeps the mapping alive, so a
 //! tensor outlives the `SafeTensorsFile` (and the file handle, which is closed at once); the
 //! mapping is unmapped once, when the last of them is dropped. Hand the tensor to any DLPack
 //! consumer (`into_raw`, or the `python` glue: NumPy, PyTorch and JAX through `from_dlpack`).
@@ -29,14 +29,20 @@
 //! | `F8_E4M3` | `kDLFloat8_e4m3fn` 8 | | `F8_E5M2` | `kDLFloat8_e5m2` 8 |
 //!
 //! Sub-byte dtypes are handed over packed, as the file stores them (no
-//! `IS_SUBBYTE_TYPE_PADDED`); the file's whole tensor is always a whole number of bytes.
+//! `IS_SUBBYTE_TYPE_PADDED`); the file's whole tensor is always a whole number of bytes. DLPack
+//! reads packed elements little bit-endian (element *i* at bits `i * bits` of the byte stream),
+//! which is how PyTorch's `float4_e2m1fn_x2` and CUDA's fp4x2 store FP4 (the first element in the
+//! low nibble). The safetensors format does not say how FP6 is packed: a file whose writer packed
+//! it otherwise (torchao puts the first element in the high bits) needs that writer's unpacking;
+//! the bytes are handed over unchanged.
 //!
 //! **Soundness of a mapping.** A mapped file that another process truncates or rewrites while
 //! mapped changes memory that Rust and every consumer read as immutable; no library can prevent
 //! that. [`open`](SafeTensorsFile::open) is therefore `unsafe`: the caller promises that the file
 //! is not modified while any tensor from it lives (as `safetensors`, candle and PyTorch's
 //! `mmap=True` all require). The pages are private: a consumer that ignores `READ_ONLY` (PyTorch
-//! does) writes its own copy of a page, never the file, and never faults.
+//! does) writes this process's copy of a page (which every tensor taken from the same file then
+//! sees), never the file, and never faults.
 //!
 //! ```
 //! use dlpack_abi::dlpack::VersionedTensor;
@@ -194,7 +200,9 @@ impl SafeTensorsFile {
         file.read_exact(&mut bytes)?;
         // A file that grew while read: refuse rather than parse a prefix.
         if file.read(&mut [0u8])? != 0 {
-            return Err(std::io::Error::other("the file grew while it was read").into());
+            let message = "the file is longer than its length said (it grew while read, or is \
+                           not a regular file)";
+            return Err(std::io::Error::other(message).into());
         }
         Self::owned(bytes)
     }
@@ -345,7 +353,8 @@ impl SafeTensorsFile {
         // `read_metadata` checked that the data section holds every tensor's range.
         let offset = self.shared.data_start + begin;
         let align = info.dtype.bitsize().div_ceil(8);
-        if offset % align != 0 {
+        // An empty tensor reads nothing: its offset does not matter.
+        if offset % align != 0 && end > begin {
             return Err(SafetensorsError::Misaligned {
                 name: name.to_string(),
                 offset,
@@ -426,7 +435,13 @@ struct Header {
 
 impl Header {
     fn parse(file: &[u8]) -> Result<Self, SafetensorsError> {
-        let (header_len, metadata) = SafeTensors::read_metadata(file)?;
+        // `safetensors` 0.8 adds the header's claimed data length to the header's without a
+        // check (`buffer_end + N_LEN + n`): a header whose offsets tile nearly 2^64 bytes
+        // overflows it, which panics in debug builds (and is refused in release builds). Such a
+        // file is refused here in both, as the overflow it is (unless panics abort).
+        let parsed = std::panic::catch_unwind(|| SafeTensors::read_metadata(file))
+            .unwrap_or(Err(::safetensors::SafeTensorError::ValidationOverflow));
+        let (header_len, metadata) = parsed?;
         // `read_metadata` checked that 8 + header + data is exactly the file's length.
         Ok(Self {
             data_start: header_len + 8,

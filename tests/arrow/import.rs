@@ -596,6 +596,22 @@ fn device_arrays_import_and_guard_host_access() {
         })
     );
 
+    // 20 is DLPack's TPU pinned host memory (not in a release yet), which Arrow does not define:
+    // not taken to be host memory in an Arrow array.
+    let mut raw = device_array(
+        int32s(&[1], &counter()),
+        ArrowDeviceType(20),
+        ptr::null_mut(),
+    );
+    let unknown = import_device_array(&mut raw, schema.view()).unwrap();
+    assert_eq!(
+        unknown.view(schema.view()).unwrap().values::<i32>(),
+        Err(ReadError::NotHostAccessible {
+            device_type: kDLTPUHost
+        })
+    );
+    assert!(unknown.check_host_readable(true).is_err());
+
     let mut event = 0u64;
     let mut raw = device_array(
         int32s(&[5], &counter()),

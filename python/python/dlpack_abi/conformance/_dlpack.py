@@ -87,12 +87,14 @@ def data_address(capsule):
 # --- devices: what the checker can read, and how ------------------------------------------------
 
 #: Device types whose memory the host reads in place (dlpack-1.3.md §2.1): the CPU, CUDA and ROCm
-#: pinned host memory, CUDA managed memory. Any other is device memory, which ``Tensor.tobytes``
-#: cannot read: the checker reads it through the producer's own copy to the CPU, or not at all.
-HOST_ACCESSIBLE = frozenset({1, 3, 11, 13})
+#: pinned host memory, CUDA managed memory, and TPU pinned host memory (20, on DLPack ``main``,
+#: in no release yet). Any other is device memory, which ``Tensor.tobytes`` cannot read: the
+#: checker reads it through the producer's own copy to the CPU, or not at all.
+HOST_ACCESSIBLE = frozenset({1, 3, 11, 13, 20})
 _DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cuda_host", 4: "opencl", 7: "vulkan", 8: "metal", 9: "vpi",
                  10: "rocm", 11: "rocm_host", 12: "ext_dev", 13: "cuda_managed", 14: "oneapi",
-                 15: "webgpu", 16: "hexagon", 17: "maia", 18: "trn"}
+                 15: "webgpu", 16: "hexagon", 17: "maia", 18: "trn", 19: "tpu", 20: "tpu_host",
+                 21: "ascend"}
 
 
 def device_name(device):
