@@ -2,7 +2,7 @@
 //! out, DLPack CPU tensors in.
 //!
 //! **candle → DLPack.** [`export`] hands a CPU tensor's own storage to a consumer without a
-//! copy: the export holds a clone of the `Tensor` (an `Arc`), so the storage stays allocated
+//! copy: the export holds a detached clone of the `Tensor` (an `Arc`), so the storage stays allocated
 //! until the consumer's deleter runs, however early the caller drops its tensors; the shape, the
 //! strides (in elements, zero ones of broadcasts too) and the start offset are candle's
 //! [`Layout`](candle_core::Layout)'s, the offset written as `byte_offset` with `data` the
@@ -281,7 +281,7 @@ fn exportable(tensor: &Tensor) -> Result<DLDataType, CandleError> {
 
 /// A candle tensor, kept alive by a zero-copy export: its storage is the export's buffer.
 struct Shared {
-    /// A clone of the exported tensor: keeps its storage (an `Arc`) allocated.
+    /// A detached clone of the exported tensor (no autograd graph): keeps its storage (an `Arc`) allocated.
     tensor: Tensor,
     /// The layout's extents.
     shape: Vec<i64>,
@@ -357,8 +357,9 @@ unsafe impl TensorOwner for Shared {
 }
 
 /// Exports a candle CPU tensor without copying it: the tensor's own storage, with its shape,
-/// strides and start offset, `READ_ONLY`. The export holds a clone of `tensor` (an `Arc`), so
-/// the storage stays allocated until the consumer's deleter runs, on any thread.
+/// strides and start offset, `READ_ONLY`. The export holds a detached clone of `tensor` (an
+/// `Arc` of the same storage, without the autograd graph), so the storage stays allocated until
+/// the consumer's deleter runs, on any thread.
 ///
 /// Use [`export_copy`] unless you control every tensor that shares this storage. (Holding
 /// candle's storage lock for the export's lifetime would make this safe, but the lock is private
@@ -371,8 +372,10 @@ unsafe impl TensorOwner for Shared {
 /// `slice_set`, `const_set`, `zero_set`, `one_set`, `scatter_set`, `scatter_add_set`,
 /// `inplace_op1/2/3` or `Var::set` on `tensor` or on any tensor that shares its storage (the
 /// tensors it was narrowed, transposed, reshaped or indexed from or into, their clones, the
-/// `Var` it belongs to). The consumer may hold the elements as a `&[T]`, and an in-place custom
-/// op may even reallocate them.
+/// `Var` it belongs to). Library code writes in place too: every optimizer step (`Var::set`),
+/// and candle-nn's KV caches (`append`, a `slice_set` into storage that `current_data()`
+/// shares). The consumer may hold the elements as a `&[T]`, and an in-place custom op may even
+/// reallocate them.
 ///
 /// # Errors
 /// [`CandleError::UnsupportedCandleDevice`] for a CUDA or Metal tensor,
@@ -399,7 +402,9 @@ pub unsafe fn export(tensor: &Tensor) -> Result<VersionedTensor, CandleError> {
     let dtype = exportable(tensor)?;
     let layout = tensor.layout();
     let shared = Shared {
-        tensor: tensor.clone(),
+        // Detached: the same storage, without the autograd graph (whose ancestors' storages
+        // would otherwise stay allocated until the consumer's deleter runs).
+        tensor: tensor.detach(),
         shape: to_i64(layout.dims())?,
         strides: to_i64(layout.stride())?,
         start_offset: layout.start_offset(),

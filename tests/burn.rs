@@ -302,6 +302,22 @@ fn an_exclusive_tensor_is_shared_with_burn_and_released_once() {
     drop(data);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
 
+    // Writable but not `IS_COPIED`, from a foreign producer (here ours, through C): nothing
+    // proves this consumer holds it alone (the producer may have handed it out twice), so burn
+    // gets a copy, and the tensor is released at once.
+    let drops = Arc::new(AtomicUsize::new(0));
+    let values = vec![7u16, 8];
+    let address = values.as_ptr();
+    let tensor = Export::new(Counted(values, Arc::clone(&drops)), &[2])
+        .finish()
+        .unwrap();
+    let foreign = through_c(tensor);
+    assert_eq!(foreign.view().flags(), DLPackFlags::empty());
+    let data = foreign.into_tensor_data().expect("copied");
+    assert_ne!(data.as_bytes().as_ptr().cast(), address);
+    assert_eq!(drops.load(Ordering::SeqCst), 1);
+    assert_eq!(data.as_slice::<u16>().unwrap(), [7, 8]);
+
     // A read-only tensor is copied and released at once.
     let shared: Arc<[u16]> = Arc::from(vec![5u16, 6]);
     let tensor = Export::new(Arc::clone(&shared), &[2]).finish().unwrap();

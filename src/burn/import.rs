@@ -91,19 +91,24 @@ struct TensorAllocation {
     bytes: fn(&VersionedTensor) -> &[u8],
     /// The elements' bytes, mutably.
     bytes_mut: fn(&mut VersionedTensor) -> &mut [u8],
-    /// The dtype's alignment (its size).
+    /// The alignment `shared` checked: the element type's.
     align: usize,
 }
 
-/// The tensor's elements as bytes; checked by `into_tensor_data`, so never the empty fallback.
+/// The tensor's elements as bytes; checked by `shared` on the same tensor, which cannot change
+/// (a panic, never a short slice: burn trusts the length it was given).
 fn element_bytes<T: Element>(tensor: &VersionedTensor) -> &[u8] {
-    bytemuck::cast_slice(tensor.view().as_slice::<T>().unwrap_or(&[]))
+    bytemuck::cast_slice((tensor.view().as_slice::<T>()).expect("checked by `shared`"))
 }
 
-/// The tensor's elements as mutable bytes; exclusive (checked by `into_tensor_data`).
+/// The tensor's elements as mutable bytes; exclusive (checked by `shared`, as above).
 fn element_bytes_mut<T: Element>(tensor: &mut VersionedTensor) -> &mut [u8] {
-    bytemuck::cast_slice_mut(tensor.as_mut_slice::<T>().unwrap_or(&mut []))
+    bytemuck::cast_slice_mut((tensor.as_mut_slice::<T>()).expect("checked by `shared`"))
 }
+
+// burn's `Bytes` is `Send` and `Sync` for every controller (a blanket impl that trusts them):
+// ours must be, as the imported tensor is.
+static_assertions::assert_impl_all!(TensorAllocation: Send, Sync);
 
 impl AllocationController for TensorAllocation {
     fn alloc_align(&self) -> usize {
@@ -147,7 +152,7 @@ fn shared<T: Element>(
         tensor,
         bytes: element_bytes::<T>,
         bytes_mut: element_bytes_mut::<T>,
-        align: dtype.size(),
+        align: core::mem::align_of::<T>(),
     };
     // SAFETY: `len` is the tensor's byte size, exactly the initialised bytes `memory` returns
     // (its C-contiguous elements, checked above and fixed for the tensor's life).

@@ -202,8 +202,9 @@ impl<S: Element> Deref for TensorPixels<S> {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     fn deref(&self) -> &[S] {
-        // Checked by `into_image`, on the same validated tensor: never the empty fallback.
-        self.tensor.view().as_slice::<S>().unwrap_or(&[])
+        // Checked by `into_image`, on the same validated tensor, which cannot change. (A panic,
+        // never a short slice: `ImageBuffer` reads pixels unchecked within the length it saw.)
+        (self.tensor.view().as_slice::<S>()).expect("checked by `into_image`")
     }
 }
 
