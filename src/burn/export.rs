@@ -110,7 +110,7 @@ impl VersionedTensor {
         };
         let tensor = VersionedTensor::from_owner(owner)?;
         // The address the consumer gets (an empty tensor has none to align).
-        let address = tensor.view().data_ptr().addr();
+        let address = tensor.view().data_ptr() as usize;
         let align = dtype.size();
         if tensor.view().element_count() > 0 && address % align != 0 {
             // `tensor` drops here: the deleter drops the bytes, once.

@@ -142,7 +142,6 @@ impl AllocationController for TensorAllocation {
 /// for `T`; otherwise hands it back.
 fn shared<T: Element>(
     mut tensor: VersionedTensor,
-    dtype: DType,
 ) -> Result<Result<Bytes, VersionedTensor>, BurnError> {
     if tensor.as_mut_slice::<T>().is_err() {
         return Ok(Err(tensor));
@@ -218,7 +217,7 @@ impl VersionedTensor {
     /// ```
     pub fn into_tensor_data(self) -> Result<TensorData, BurnError> {
         let (dtype, shape) = burn_layout(&self.view())?;
-        match with_element!(dtype, shared(self, dtype))? {
+        match with_element!(dtype, shared(self))? {
             Ok(bytes) => TensorData::try_from_bytes(bytes, shape, dtype).map_err(BurnError::Data),
             Err(tensor) => tensor.view().to_tensor_data(),
         }
