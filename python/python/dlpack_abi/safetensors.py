@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import os
 
-from .dlpack_abi import SafeTensors, Tensor
+from . import SafeTensors, Tensor  # the compiled names, bound before this module loads
 
 __all__ = ["SafeTensors", "load", "open"]
 
