@@ -47,6 +47,7 @@
 //! ```
 #![allow(unsafe_code)]
 
+mod boundary;
 mod export;
 mod schema;
 mod stream;
@@ -68,6 +69,11 @@ use crate::arrow::{
 use crate::dlpack::VersionedTensor;
 use crate::raw::{ArrowArray, ArrowArrayStream, ArrowSchema};
 
+pub use boundary::{
+    device_reader_from_raw, device_reader_into_raw, device_record_batch_from_raw,
+    device_record_batch_into_raw, export_device_record_batch, import_device_record_batch,
+    reader_from_raw, reader_into_raw, record_batch_from_raw, record_batch_into_raw,
+};
 pub use export::{export_array, export_device_array, export_field_array, export_record_batch};
 pub use stream::{
     export_device_reader, export_reader, import_device_stream, import_stream, StreamReader,
@@ -363,12 +369,22 @@ pub fn import_record_batch(
     schema: SchemaRef<'_>,
     array: Array,
 ) -> Result<RecordBatch, InteropError> {
-    let metadata = field_of(schema)?.metadata().clone();
+    let field = field_of(schema)?;
     let array = import_array(schema, array)?;
-    let batch = batch_of(array.as_ref())?;
-    // The root's metadata is the batch schema's.
-    let with_metadata =
-        arrow_schema::Schema::new_with_metadata(batch.schema().fields().clone(), metadata);
+    record_batch_of(&field, array.as_ref())
+}
+
+/// The record batch of a struct array imported with `field`, whose metadata is the batch
+/// schema's.
+fn record_batch_of(
+    field: &Field,
+    array: &dyn arrow_array::Array,
+) -> Result<RecordBatch, InteropError> {
+    let batch = batch_of(array)?;
+    let with_metadata = arrow_schema::Schema::new_with_metadata(
+        batch.schema().fields().clone(),
+        field.metadata().clone(),
+    );
     Ok(batch.with_schema(alloc::sync::Arc::new(with_metadata))?)
 }
 
