@@ -21,6 +21,7 @@ use dlpack_abi::arrow_rs::{
 use dlpack_abi::raw::ArrowArray;
 
 mod agreement;
+mod canonical;
 mod types;
 
 use types::arrays;
