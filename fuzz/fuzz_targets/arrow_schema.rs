@@ -21,8 +21,8 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 
 use arbitrary::{Arbitrary, Unstructured};
 use dlpack_abi::arrow::{
-    DataType, Metadata, MetadataError, Schema, SchemaRef, TensorShape, ValidationError,
-    EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR, MAX_DEPTH,
+    DataType, Metadata, MetadataError, ParameterProblem, Schema, SchemaRef, TensorShape,
+    ValidationError, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR, MAX_DEPTH,
 };
 use dlpack_abi::dlpack::MAX_NDIM;
 use dlpack_abi::raw::{ArrowSchema, ARROW_FLAG_NULLABLE};
@@ -67,12 +67,15 @@ enum Key {
 }
 
 /// Tensor JSON: extents (mod 5), a permutation (shuffled by the bytes, or taken from them when
-/// `corrupt`), and `dim_names` (one too many when the byte is a multiple of 4).
+/// `corrupt`), and `dim_names` (one too many when the byte is a multiple of 4); written as
+/// pyarrow writes it, or, when `arrow_rs`, as arrow-rs 60 does (`permutations`, and `null` for
+/// an absent key).
 #[derive(Arbitrary, Debug)]
 struct ShapeSpec {
     shape: Vec<u8>,
     permutation: Option<(Vec<u8>, bool)>,
     dim_names: Option<u8>,
+    arrow_rs: bool,
 }
 
 #[derive(Arbitrary, Debug)]
@@ -268,6 +271,13 @@ fn shape_json(spec: &ShapeSpec) -> (Vec<u8>, usize) {
             .join(",")
     };
     let mut json = format!("{{\"shape\": [{}]", list(&shape));
+    let key = if spec.arrow_rs {
+        "permutations"
+    } else {
+        "permutation"
+    };
+    let mut valid = true;
+    let mut expected_permutation = None;
     if let Some((bytes, corrupt)) = &spec.permutation {
         let mut p: Vec<u64> = (0..n as u64).collect();
         if *corrupt {
@@ -279,14 +289,33 @@ fn shape_json(spec: &ShapeSpec) -> (Vec<u8>, usize) {
                 p.swap(i, usize::from(bytes.get(i).copied().unwrap_or(0)) % (i + 1));
             }
         }
-        json += &format!(", \"permutation\": [{}]", list(&p));
+        json += &format!(", \"{key}\": [{}]", list(&p));
+        let mut sorted = p.clone();
+        sorted.sort_unstable();
+        valid &= sorted == (0..n as u64).collect::<Vec<_>>();
+        expected_permutation = Some(p.iter().map(|&i| i as usize).collect::<Vec<_>>());
+    } else if spec.arrow_rs {
+        json += &format!(", \"{key}\": null");
     }
     if let Some(d) = spec.dim_names {
         let names = n + usize::from(d % 4 == 0);
+        valid &= names == n;
         let names: Vec<String> = (0..names).map(|i| format!("\"d{i}\"")).collect();
         json += &format!(", \"dim_names\": [{}]", names.join(","));
+    } else if spec.arrow_rs {
+        json += ", \"dim_names\": null";
     }
     json.push('}');
+    // The naive reading: valid exactly when the permutation is one and the names are `n`.
+    match TensorShape::parse(json.as_bytes()) {
+        Ok(parsed) => {
+            assert!(valid, "accepted {json}");
+            let extents: Vec<i64> = shape.iter().map(|&e| e as i64).collect();
+            assert_eq!(parsed.shape(), extents);
+            assert_eq!(parsed.permutation(), expected_permutation.as_deref());
+        }
+        Err(error) => assert!(!valid, "refused {json}: {error}"),
+    }
     (json.into_bytes(), shape.iter().product::<u64>() as usize)
 }
 
@@ -851,17 +880,103 @@ fn check_shape(shape: &TensorShape) {
     let _ = format!("{shape:?}");
 }
 
-/// An accepted shape satisfies its invariants and survives `to_json` (shape and permutation;
-/// `dim_names` is not kept).
+/// The naive reading of tensor JSON, through `serde_json`: `shape` (non-negative `i64`s, at most
+/// `MAX_NDIM`), `permutation` or `permutations` (a permutation of `0..ndim`) and `dim_names`
+/// (`ndim` strings), the optional ones `null` or absent. `None`: refused.
+fn naive_tensor(value: &serde_json::Value) -> Option<(Vec<i64>, Option<Vec<usize>>)> {
+    let object = value.as_object()?;
+    let shape: Vec<i64> = object
+        .get("shape")?
+        .as_array()?
+        .iter()
+        .map(|e| e.as_i64().filter(|&e| e >= 0))
+        .collect::<Option<_>>()?;
+    let n = shape.len();
+    if n > MAX_NDIM {
+        return None;
+    }
+    let present = |key| object.get(key).filter(|v| !v.is_null());
+    if let Some(names) = present("dim_names") {
+        let names = names.as_array()?;
+        if names.len() != n || !names.iter().all(serde_json::Value::is_string) {
+            return None;
+        }
+    }
+    let permutation = match (present("permutation"), present("permutations")) {
+        (Some(_), Some(_)) => return None,
+        (None, None) => None,
+        (Some(p), None) | (None, Some(p)) => {
+            let p: Vec<usize> = p
+                .as_array()?
+                .iter()
+                .map(|i| i.as_u64().and_then(|i| usize::try_from(i).ok()))
+                .collect::<Option<_>>()?;
+            let mut sorted = p.clone();
+            sorted.sort_unstable();
+            if sorted != (0..n).collect::<Vec<_>>() {
+                return None;
+            }
+            Some(p)
+        }
+    };
+    Some((shape, permutation))
+}
+
+/// serde_json refuses JSON this crate's syntax check accepts: lone surrogates (`\ud800`,
+/// which this crate does not decode) and numbers beyond `f64` (`1e400`, never an integer here).
+fn serde_json_limit(error: &serde_json::Error) -> bool {
+    let text = error.to_string();
+    text.contains("surrogate") || text.contains("number out of range")
+}
+
+/// What the parser decides agrees with the naive reading; an accepted shape satisfies its
+/// invariants and survives `to_json` (shape and permutation; `dim_names` is not kept).
 fn check_tensor_json(json: &[u8]) {
+    let naive = serde_json::from_slice::<serde_json::Value>(json);
     let shape = match TensorShape::parse(json) {
         Ok(shape) => shape,
         Err(error) => {
-            assert!(matches!(error, ValidationError::ExtensionMetadata { .. }));
             let _ = error.to_string();
+            match (error, &naive) {
+                // JSON, but not an object, or deeper than this crate reads.
+                (ValidationError::TensorJson { expected, .. }, Ok(value)) => assert!(
+                    (!value.is_object() && expected.starts_with("'{'"))
+                        || expected == "at most 16 levels of nesting",
+                    "{error}"
+                ),
+                (ValidationError::TensorJson { .. }, Err(_)) => {}
+                // A key given twice (serde_json keeps the last).
+                (
+                    ValidationError::TensorParameter {
+                        problem: ParameterProblem::Repeated { .. },
+                        ..
+                    },
+                    _,
+                ) => {}
+                (_, Ok(value)) => {
+                    assert_eq!(
+                        naive_tensor(value),
+                        None,
+                        "refused ({error}) what serde_json reads"
+                    )
+                }
+                (_, Err(serde)) => assert!(
+                    serde_json_limit(serde),
+                    "read past what serde_json calls a syntax error: {serde}"
+                ),
+            }
             return;
         }
     };
+    match &naive {
+        Ok(value) => {
+            let (extents, permutation) =
+                naive_tensor(value).expect("accepted what the naive reading refuses");
+            assert_eq!(shape.shape(), extents);
+            assert_eq!(shape.permutation(), permutation.as_deref());
+        }
+        Err(error) => assert!(serde_json_limit(error), "{error}"),
+    }
     check_shape(&shape);
     let text = shape.to_json();
     let again = TensorShape::parse(text.as_bytes()).unwrap_or_else(|e| panic!("{text}: {e}"));

@@ -74,6 +74,42 @@ def test_tensor_to_fixed_shape_tensor_in_pyarrow():
     assert seen.storage.values.buffers()[1].address == data.ctypes.data
 
 
+def test_our_fixed_shape_tensor_is_pyarrows_canonical_type():
+    # The bridge's field: metadata {"shape":[2,3]} and a non-nullable item (what arrow-rs's
+    # FixedShapeTensor needs); pyarrow imports it as its own canonical type.
+    data = np.arange(12, dtype=np.float32).reshape(2, 2, 3)
+    schema_capsule, _ = Tensor.from_dlpack(data).__arrow_c_array__()
+    field = pa.Field._import_from_c_capsule(schema_capsule)
+    assert field.type == pa.fixed_shape_tensor(pa.float32(), [2, 3])
+    seen = pa.array(Tensor.from_dlpack(data))
+    assert seen.type == pa.fixed_shape_tensor(pa.float32(), [2, 3])
+    np.testing.assert_array_equal(seen.to_numpy_ndarray(), data)
+
+
+def test_pyarrows_permuted_tensor_becomes_strides():
+    # pyarrow writes "permutation" and a nullable item: both read. Logical dimension i is
+    # physical dimension permutation[i] of the row-major cell.
+    values = np.arange(48, dtype=np.float32)
+    storage = pa.FixedSizeListArray.from_arrays(pa.array(values), 24)
+    tensor_type = pa.fixed_shape_tensor(
+        pa.float32(), [2, 3, 4], dim_names=["C", "H", "W"], permutation=[2, 0, 1]
+    )
+    ours = Tensor.from_arrow(pa.ExtensionArray.from_storage(tensor_type, storage))
+    assert ours.shape == (2, 4, 2, 3)
+    seen = np.from_dlpack(ours)
+    np.testing.assert_array_equal(seen, values.reshape(2, 2, 3, 4).transpose(0, 3, 1, 2))
+    assert seen.strides == (96, 4, 48, 16)
+    assert seen.ctypes.data == storage.values.buffers()[1].address
+    # pyarrow agrees in two dimensions (in three, pyarrow 26.0.1's own strides alias elements).
+    square = pa.FixedSizeListArray.from_arrays(pa.array(values[:12]), 6)
+    transposed = pa.ExtensionArray.from_storage(
+        pa.fixed_shape_tensor(pa.float32(), [2, 3], permutation=[1, 0]), square
+    )
+    np.testing.assert_array_equal(
+        np.from_dlpack(Tensor.from_arrow(transposed)), transposed.to_numpy_ndarray()
+    )
+
+
 def test_streams_both_directions():
     stream = dlpack_abi.int64_stream([[1, 2], [3]])
     chunked = pa.chunked_array(stream)

@@ -11,7 +11,7 @@ use core::ptr;
 use super::{
     arrow_device, dlpack_device, Array, ArrayParts, ArrayView, BridgeError, DataType, DeviceArray,
 };
-use super::{Excerpt, SchemaDef, SchemaRef, BOOL8, EXTENSION_NAME_KEY};
+use super::{Excerpt, SchemaDef, SchemaRef, BOOL8, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY};
 use crate::dlpack::{
     element_size, row_major_stride, ManagedStruct, ManagedTensor, TensorDescription, TensorOwner,
     VersionedTensor,
@@ -28,7 +28,10 @@ const BOOL_BYTE: DLDataType = DLDataType {
 /// The Arrow field storing DLPack elements of `dtype`.
 fn value_field(dtype: DLDataType) -> Result<SchemaDef, BridgeError> {
     if dtype == BOOL_BYTE {
-        return Ok(SchemaDef::new("c")?.with_metadata(EXTENSION_NAME_KEY, BOOL8));
+        // The empty metadata Arrow C++ writes, and arrow-rs's `Bool8` requires.
+        return Ok(SchemaDef::new("c")?
+            .with_metadata(EXTENSION_NAME_KEY, BOOL8)
+            .with_metadata(EXTENSION_METADATA_KEY, ""));
     }
     let format = DataType::format_of_dtype(dtype).ok_or(BridgeError::UnsupportedDtype { dtype })?;
     Ok(SchemaDef::new(format)?)

@@ -208,11 +208,32 @@ pub enum ValidationError {
         /// How many there are.
         found: i64,
     },
-    /// An extension type's metadata is malformed (e.g. `arrow.fixed_shape_tensor` JSON without
-    /// `shape`, or a shape whose product is not the list size).
+    /// An extension type does not fit its storage, or lacks its metadata (e.g. an
+    /// `arrow.fixed_shape_tensor` whose storage is not a fixed-size list).
     ExtensionMetadata {
         /// What is wrong.
         reason: &'static str,
+    },
+    /// `arrow.fixed_shape_tensor` metadata is not JSON (or nests deeper than 16 levels).
+    TensorJson {
+        /// The byte offset of the error in the metadata.
+        at: usize,
+        /// What the JSON grammar needed there (e.g. `':'`).
+        expected: &'static str,
+    },
+    /// `arrow.fixed_shape_tensor` metadata lacks a required parameter (`shape`).
+    TensorParameterMissing {
+        /// The missing key.
+        key: super::TensorKey,
+    },
+    /// A parameter of `arrow.fixed_shape_tensor` metadata is refused.
+    TensorParameter {
+        /// The key, as the producer spelled it (e.g. arrow-rs's `permutations`).
+        key: super::TensorKey,
+        /// The start of its value, as written.
+        value: Excerpt,
+        /// What is wrong with it.
+        problem: super::ParameterProblem,
     },
 
     // ---- ArrowArray ----
@@ -444,6 +465,21 @@ impl fmt::Display for ValidationError {
                 write!(f, "n_children is {found}, the type needs {expected}")
             }
             Self::ExtensionMetadata { reason } => write!(f, "extension metadata: {reason}"),
+            Self::TensorJson { at, expected } => write!(
+                f,
+                "extension metadata of arrow.fixed_shape_tensor: JSON syntax error at byte {at}: expected {expected}"
+            ),
+            Self::TensorParameterMissing { key } => {
+                write!(f, "extension metadata of arrow.fixed_shape_tensor: no \"{key}\"")
+            }
+            Self::TensorParameter {
+                key,
+                value,
+                problem,
+            } => write!(
+                f,
+                "extension metadata of arrow.fixed_shape_tensor: \"{key}\" is {value}, {problem}"
+            ),
             Self::NegativeLength { length } => write!(f, "ArrowArray.length is {length}"),
             Self::NegativeOffset { offset } => write!(f, "ArrowArray.offset is {offset}"),
             Self::InvalidNullCount { null_count, length } => write!(

@@ -98,8 +98,9 @@ impl SchemaDef {
     }
 
     /// An `arrow.fixed_shape_tensor` of cells with physical `shape` (row-major), storing
-    /// `value` (`FixedSizeList<value>[product(shape)]`, the child named `item` and nullable, as
-    /// Arrow C++ writes it).
+    /// `value` (`FixedSizeList<value>[product(shape)]`, the child named `item` and not nullable,
+    /// the one storage that arrow-rs's `FixedShapeTensor` accepts and that Arrow C++ and pyarrow
+    /// import too; the metadata is `{"shape":[...]}`, which all three read).
     ///
     /// ```
     /// use dlpack_abi::arrow::SchemaDef;
@@ -124,7 +125,7 @@ impl SchemaDef {
             reason: "negative extent or overflowing product in \"shape\"",
         })?;
         Ok(Self::new(&alloc::format!("+w:{list_size}"))?
-            .with_child(value.with_name("item").nullable())
+            .with_child(value.with_name("item"))
             .with_metadata(EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR)
             .with_metadata(EXTENSION_METADATA_KEY, cell.to_json()))
     }

@@ -1,7 +1,16 @@
 //! Canonical extension types this crate understands: `arrow.fixed_shape_tensor` (its JSON
-//! metadata is parsed here, with a small bounded parser) and `arrow.bool8`.
+//! metadata is parsed here, with a small bounded parser) and `arrow.bool8` (empty metadata,
+//! written as Arrow C++ and arrow-rs write it, not read).
+//!
+//! Tensor metadata is read as every producer writes it: pyarrow and Arrow C++
+//! (`{"shape":[2,3],"permutation":[1,0],"dim_names":["H","W"]}`, absent keys left out) and
+//! arrow-rs 60 (`{"shape":[2,3],"dim_names":null,"permutations":[1,0]}`: every key, `null`
+//! when absent, and its own spelling `permutations`). It is written as `{"shape":[...]}` plus
+//! `permutation` when there is one; the bridge only writes row-major cells, which all three
+//! read.
 
-use super::ValidationError;
+use super::json::{elements, integer, Json, SyntaxError, MAX_NESTING};
+use super::{Excerpt, ValidationError};
 use crate::dlpack::MAX_NDIM;
 
 /// `ARROW:extension:name`, the metadata key that names an extension type.
@@ -78,235 +87,304 @@ impl core::fmt::Debug for TensorShape {
     }
 }
 
-fn bad(reason: &'static str) -> ValidationError {
-    ValidationError::ExtensionMetadata { reason }
+/// A key of `arrow.fixed_shape_tensor` metadata, as the producer spelled it (in
+/// [`ValidationError::TensorParameter`]).
+///
+/// ```
+/// use dlpack_abi::arrow::TensorKey;
+///
+/// assert_eq!(TensorKey::Permutations.to_string(), "permutations");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum TensorKey {
+    /// `shape`, the physical shape of a cell.
+    Shape,
+    /// `dim_names`, the names of the physical dimensions.
+    DimNames,
+    /// `permutation`, the key of the specification, Arrow C++ and pyarrow.
+    Permutation,
+    /// `permutations`, the key arrow-rs 60 writes and reads for `permutation`.
+    Permutations,
 }
 
-/// A cursor over JSON text; only what tensor metadata needs, with nesting bounded.
-struct Json<'a> {
-    text: &'a [u8],
-    at: usize,
-}
-
-impl<'a> Json<'a> {
-    fn skip_space(&mut self) {
-        while let Some(b' ' | b'\t' | b'\n' | b'\r') = self.text.get(self.at) {
-            self.at += 1;
-        }
-    }
-
-    fn peek(&mut self) -> Option<u8> {
-        self.skip_space();
-        self.text.get(self.at).copied()
-    }
-
-    fn expect(&mut self, byte: u8) -> Result<(), ValidationError> {
-        if self.peek() == Some(byte) {
-            self.at += 1;
-            Ok(())
-        } else {
-            Err(bad("malformed JSON"))
-        }
-    }
-
-    /// A string's raw bytes (escapes kept as written; keys we compare never contain any).
-    fn string(&mut self) -> Result<&'a [u8], ValidationError> {
-        self.expect(b'"')?;
-        let start = self.at;
-        loop {
-            match self.text.get(self.at) {
-                None => return Err(bad("unterminated JSON string")),
-                Some(b'"') => break,
-                Some(b'\\') => self.at += 2,
-                Some(_) => self.at += 1,
-            }
-        }
-        let end = self.at;
-        self.at += 1;
-        self.text
-            .get(start..end)
-            .ok_or(bad("unterminated JSON string"))
-    }
-
-    fn integer(&mut self) -> Result<i64, ValidationError> {
-        self.skip_space();
-        let negative = self.text.get(self.at) == Some(&b'-');
-        if negative {
-            self.at += 1;
-        }
-        let start = self.at;
-        let mut value: i64 = 0;
-        while let Some(&digit @ b'0'..=b'9') = self.text.get(self.at) {
-            value = value
-                .checked_mul(10)
-                .and_then(|v| v.checked_add(i64::from(digit - b'0')))
-                .ok_or(bad("integer out of range"))?;
-            self.at += 1;
-        }
-        if self.at == start || matches!(self.text.get(self.at), Some(b'.' | b'e' | b'E')) {
-            return Err(bad("expected an integer"));
-        }
-        Ok(if negative { -value } else { value })
-    }
-
-    /// Calls `each` on every element of an array.
-    fn array(
-        &mut self,
-        each: impl FnMut(&mut Self) -> Result<(), ValidationError>,
-    ) -> Result<(), ValidationError> {
-        self.sequence(b'[', b']', "malformed JSON array", each)
-    }
-
-    /// Calls `each` on every key (and its value) of an object.
-    fn object(
-        &mut self,
-        mut each: impl FnMut(&mut Self, &'a [u8]) -> Result<(), ValidationError>,
-    ) -> Result<(), ValidationError> {
-        self.sequence(b'{', b'}', "malformed JSON object", |json| {
-            let key = json.string()?;
-            json.expect(b':')?;
-            each(json, key)
-        })
-    }
-
-    /// `open`, then items separated by commas (each read by `item`), then `close`.
-    fn sequence(
-        &mut self,
-        open: u8,
-        close: u8,
-        malformed: &'static str,
-        mut item: impl FnMut(&mut Self) -> Result<(), ValidationError>,
-    ) -> Result<(), ValidationError> {
-        self.expect(open)?;
-        if self.peek() == Some(close) {
-            self.at += 1;
-            return Ok(());
-        }
-        loop {
-            item(self)?;
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(byte) if byte == close => {
-                    self.at += 1;
-                    return Ok(());
-                }
-                _ => return Err(bad(malformed)),
-            }
-        }
-    }
-
-    /// Skips any value (for keys this crate does not know).
-    fn skip_value(&mut self, depth: usize) -> Result<(), ValidationError> {
-        if depth > 16 {
-            return Err(bad("JSON nested too deeply"));
-        }
-        match self.peek() {
-            Some(b'"') => self.string().map(drop),
-            Some(b'[') => self.array(|json| json.skip_value(depth + 1)),
-            Some(b'{') => self.object(|json, _| json.skip_value(depth + 1)),
-            Some(_) => {
-                let start = self.at;
-                while let Some(b'-' | b'+' | b'.' | b'0'..=b'9' | b'a'..=b'z' | b'E') =
-                    self.text.get(self.at)
-                {
-                    self.at += 1;
-                }
-                if self.at == start {
-                    return Err(bad("malformed JSON value"));
-                }
-                Ok(())
-            }
-            None => Err(bad("malformed JSON value")),
+impl TensorKey {
+    /// The key as written in the JSON.
+    ///
+    /// ```
+    /// use dlpack_abi::arrow::TensorKey;
+    ///
+    /// assert_eq!(TensorKey::DimNames.as_str(), "dim_names");
+    /// ```
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::Shape => "shape",
+            Self::DimNames => "dim_names",
+            Self::Permutation => "permutation",
+            Self::Permutations => "permutations",
         }
     }
 }
 
-/// Reads an array of integers into `out`, returning how many there were.
-fn integers(json: &mut Json<'_>, out: &mut [i64; MAX_NDIM]) -> Result<usize, ValidationError> {
-    let mut n = 0;
-    json.array(|json| {
-        let value = json.integer()?;
-        *out.get_mut(n).ok_or(bad("more than 64 dimensions"))? = value;
-        n += 1;
+impl core::fmt::Display for TensorKey {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// What is wrong with one parameter of `arrow.fixed_shape_tensor` metadata, in
+/// [`ValidationError::TensorParameter`]. Its text completes `"key" is value, ...`.
+///
+/// ```
+/// use dlpack_abi::arrow::{ParameterProblem, TensorKey, TensorShape, ValidationError};
+///
+/// let error = TensorShape::parse(br#"{"shape":[2,3],"permutations":[0,0]}"#).unwrap_err();
+/// assert!(matches!(
+///     error,
+///     ValidationError::TensorParameter {
+///         key: TensorKey::Permutations,
+///         problem: ParameterProblem::NotPermutation { ndim: 2 },
+///         ..
+///     }
+/// ));
+/// assert_eq!(ParameterProblem::NotPermutation { ndim: 2 }.to_string(), "not a permutation of 0..2");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ParameterProblem {
+    /// `shape` is not an array of non-negative integers that fit `i64`.
+    NotExtents,
+    /// `shape` has more than [`MAX_NDIM`] entries.
+    TooManyDimensions,
+    /// The product of `shape` (or its overflow) is not the list size of the `FixedSizeList`
+    /// storage.
+    NotListSize,
+    /// Not a permutation of `0..ndim`: not integers, a wrong length, or an index repeated or
+    /// out of range.
+    NotPermutation {
+        /// The number of dimensions (the length of `shape`, at most [`MAX_NDIM`]).
+        ndim: u8,
+    },
+    /// Not an array of `ndim` strings.
+    NotNames {
+        /// The number of dimensions (the length of `shape`, at most [`MAX_NDIM`]).
+        ndim: u8,
+    },
+    /// The same parameter was given before, under this spelling (`permutation` and arrow-rs's
+    /// `permutations` are one parameter).
+    Repeated {
+        /// The key given first.
+        first: TensorKey,
+    },
+}
+
+impl core::fmt::Display for ParameterProblem {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            Self::NotExtents => f.write_str("not an array of non-negative integers"),
+            Self::TooManyDimensions => write!(f, "more than {MAX_NDIM} dimensions"),
+            Self::NotListSize => f.write_str("whose product is not the storage's list size"),
+            Self::NotPermutation { ndim } => write!(f, "not a permutation of 0..{ndim}"),
+            Self::NotNames { ndim: 1 } => f.write_str("not an array of 1 string"),
+            Self::NotNames { ndim } => write!(f, "not an array of {ndim} strings"),
+            Self::Repeated { first } => write!(f, "after \"{first}\" was already given"),
+        }
+    }
+}
+
+/// The refusal of `key`'s `value` in `arrow.fixed_shape_tensor` metadata.
+fn refused(key: TensorKey, value: &[u8], problem: ParameterProblem) -> ValidationError {
+    ValidationError::TensorParameter {
+        key,
+        value: Excerpt::of(value),
+        problem,
+    }
+}
+
+/// The parameters' spellings, and which of them the parser keeps (`permutations` is how
+/// arrow-rs 60 writes `permutation`).
+const KEYS: [(TensorKey, usize); 4] = [
+    (TensorKey::Shape, 0),
+    (TensorKey::DimNames, 1),
+    (TensorKey::Permutation, 2),
+    (TensorKey::Permutations, 2),
+];
+
+/// A parameter as found: its key's spelling and its value's raw JSON text.
+type Found<'a> = Option<(TensorKey, &'a [u8])>;
+
+/// Reads the object's syntax and collects the tensor parameters' raw values (`shape`,
+/// `dim_names`, `permutation`), refusing one given twice.
+fn collect(text: &[u8]) -> Result<[Found<'_>; 3], ValidationError> {
+    let syntax = |error: SyntaxError| ValidationError::TensorJson {
+        at: error.at,
+        expected: error.expected,
+    };
+    if let Err(error) = core::str::from_utf8(text) {
+        return Err(syntax(SyntaxError {
+            at: error.valid_up_to(),
+            expected: "UTF-8 text",
+        }));
+    }
+    let mut found: [Found<'_>; 3] = [None; 3];
+    let mut repeated = None;
+    let mut json = Json::new(text);
+    json.object(|json, key| {
+        let value = json.value(MAX_NESTING)?;
+        if let Some(&(name, slot)) = KEYS
+            .iter()
+            .find(|(name, _)| name.as_str().as_bytes() == key)
+        {
+            match found[slot] {
+                Some((first, _)) => {
+                    repeated = repeated.or(Some((name, value, first)));
+                }
+                None => found[slot] = Some((name, value)),
+            }
+        }
         Ok(())
-    })?;
-    Ok(n)
+    })
+    .map_err(syntax)?;
+    json.end().map_err(syntax)?;
+    if let Some((key, value, first)) = repeated {
+        return Err(refused(key, value, ParameterProblem::Repeated { first }));
+    }
+    Ok(found)
 }
 
+/// `None` for an absent or `null` optional parameter.
+fn present(found: Found<'_>) -> Found<'_> {
+    found.filter(|(_, value)| *value != b"null")
+}
 impl TensorShape {
     /// Parses `arrow.fixed_shape_tensor` metadata: a JSON object with `shape` (required,
-    /// non-negative integers), and optionally `permutation` (a permutation of `0..ndim`) and
-    /// `dim_names` (`ndim` strings). Other keys are ignored; `null` values are refused, as Arrow
-    /// C++ does.
+    /// non-negative integers), and optionally `permutation` (a permutation of `0..ndim`; also
+    /// read under arrow-rs's spelling `permutations`) and `dim_names` (`ndim` strings, checked and
+    /// not kept). An optional parameter given as `null` is taken as absent (arrow-rs writes
+    /// `null`s); other keys are ignored; keys may come in any order, with any white space.
     ///
     /// # Errors
-    /// [`ValidationError::ExtensionMetadata`] for malformed JSON, a missing or negative `shape`,
-    /// a `permutation` that is not one, or `dim_names` of the wrong length.
+    /// [`ValidationError::TensorJson`] when the text is not JSON (or nests more than 16
+    /// deep), [`ValidationError::TensorParameterMissing`] without `shape`, and
+    /// [`ValidationError::TensorParameter`], naming the key and its value, for a parameter
+    /// this crate refuses (the [`ParameterProblem`] says why), or one given twice.
     ///
     /// ```
     /// use dlpack_abi::arrow::{TensorShape, ValidationError};
     ///
-    /// let cell = TensorShape::parse(br#"{"shape":[2,3],"permutation":[1,0]}"#)?;
-    /// assert_eq!(cell.shape(), [2, 3]);
-    /// assert!(matches!(TensorShape::parse(br#"{"shape":[-1]}"#), Err(ValidationError::ExtensionMetadata { .. })));
+    /// // As arrow-rs writes it.
+    /// let cell = TensorShape::parse(br#"{"shape":[2,3],"dim_names":null,"permutations":[1,0]}"#)?;
+    /// assert_eq!((cell.shape(), cell.permutation()), (&[2, 3][..], Some(&[1, 0][..])));
+    /// let error = TensorShape::parse(br#"{"shape": [2, 3], "permutation": [0, 0]}"#).unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     r#"extension metadata of arrow.fixed_shape_tensor: "permutation" is [0, 0], not a permutation of 0..2"#
+    /// );
+    /// let error = TensorShape::parse(br#"{"shape" [2]}"#).unwrap_err();
+    /// assert_eq!(
+    ///     error.to_string(),
+    ///     "extension metadata of arrow.fixed_shape_tensor: JSON syntax error at byte 9: expected ':'"
+    /// );
     /// # Ok::<(), ValidationError>(())
     /// ```
     pub fn parse(json: &[u8]) -> Result<Self, ValidationError> {
-        let mut parser = Json { text: json, at: 0 };
-        let mut shape = [0i64; MAX_NDIM];
-        let mut permutation = [0i64; MAX_NDIM];
-        let (mut ndim, mut perm_len, mut names) = (None, None, None);
-        parser.object(|json, key| {
-            match key {
-                b"shape" => ndim = Some(integers(json, &mut shape)?),
-                b"permutation" => perm_len = Some(integers(json, &mut permutation)?),
-                b"dim_names" => {
-                    let mut n = 0usize;
-                    json.array(|json| {
-                        json.string()?;
-                        n += 1;
-                        Ok(())
-                    })?;
-                    names = Some(n);
-                }
-                _ => json.skip_value(0)?,
-            }
-            Ok(())
+        Self::parse_found(json).map(|(cell, _)| cell)
+    }
+
+    /// Parses the metadata of a `FixedSizeList<_>[list_size]`, whose cells must hold
+    /// `list_size` values.
+    pub(crate) fn parse_storage(json: &[u8], list_size: usize) -> Result<Self, ValidationError> {
+        let (cell, shape) = Self::parse_found(json)?;
+        if cell.list_size() != Some(list_size) {
+            return Err(refused(
+                TensorKey::Shape,
+                shape,
+                ParameterProblem::NotListSize,
+            ));
+        }
+        Ok(cell)
+    }
+
+    /// The parsed parameters, and the raw text of `shape`.
+    fn parse_found(json: &[u8]) -> Result<(Self, &[u8]), ValidationError> {
+        let [shape_found, names, permutation] = collect(json)?;
+        let (_, text) = shape_found.ok_or(ValidationError::TensorParameterMissing {
+            key: TensorKey::Shape,
         })?;
-        if parser.peek().is_some() {
-            return Err(bad("trailing bytes after the JSON object"));
+        let mut shape = [0i64; MAX_NDIM];
+        let (mut ndim, mut too_many) = (0, false);
+        let extents = elements(text, |element| {
+            let Some(extent) = integer(element).filter(|&extent| extent >= 0) else {
+                return false;
+            };
+            let Some(slot) = shape.get_mut(ndim) else {
+                too_many = true;
+                return false;
+            };
+            *slot = extent;
+            ndim += 1;
+            true
+        });
+        if too_many {
+            return Err(refused(
+                TensorKey::Shape,
+                text,
+                ParameterProblem::TooManyDimensions,
+            ));
         }
-        let ndim = ndim.ok_or(bad("no \"shape\""))?;
-        if shape[..ndim].iter().any(|&extent| extent < 0) {
-            return Err(bad("negative extent in \"shape\""));
+        if extents != Some(true) {
+            return Err(refused(
+                TensorKey::Shape,
+                text,
+                ParameterProblem::NotExtents,
+            ));
         }
-        if names.is_some_and(|n| n != ndim) {
-            return Err(bad("\"dim_names\" length differs from \"shape\""));
-        }
-        let permutation = match perm_len {
-            None => None,
-            Some(len) if len != ndim => {
-                return Err(bad("\"permutation\" length differs from \"shape\""))
+        // At most `MAX_NDIM` (64).
+        let ndim_u8 = u8::try_from(ndim).unwrap_or(u8::MAX);
+        if let Some((key, value)) = present(names) {
+            let mut n = 0usize;
+            let strings = elements(value, |element| {
+                n += 1;
+                element.first() == Some(&b'"')
+            });
+            if strings != Some(true) || n != ndim {
+                return Err(refused(
+                    key,
+                    value,
+                    ParameterProblem::NotNames { ndim: ndim_u8 },
+                ));
             }
-            Some(_) => {
-                let mut seen = [false; MAX_NDIM];
-                let mut out = [0usize; MAX_NDIM];
-                for (slot, &p) in out.iter_mut().zip(&permutation[..ndim]) {
-                    let p = usize::try_from(p)
-                        .ok()
-                        .filter(|&p| p < ndim && !seen[p])
-                        .ok_or(bad("\"permutation\" is not a permutation of 0..ndim"))?;
-                    seen[p] = true;
-                    *slot = p;
+        }
+        let permutation = match present(permutation) {
+            None => None,
+            Some((key, value)) => {
+                let (mut seen, mut out, mut n) = ([false; MAX_NDIM], [0usize; MAX_NDIM], 0);
+                let indices = elements(value, |element| {
+                    let index = integer(element).and_then(|i| usize::try_from(i).ok());
+                    let Some(index) = index.filter(|&i| i < ndim && !seen[i]) else {
+                        return false;
+                    };
+                    seen[index] = true;
+                    out[n] = index;
+                    n += 1;
+                    true
+                });
+                if indices != Some(true) || n != ndim {
+                    return Err(refused(
+                        key,
+                        value,
+                        ParameterProblem::NotPermutation { ndim: ndim_u8 },
+                    ));
                 }
                 Some(out)
             }
         };
-        Ok(Self {
+        let cell = Self {
             ndim,
             shape,
             permutation,
-        })
+        };
+        Ok((cell, text))
     }
 
     /// A shape without permutation, for writing.
@@ -391,7 +469,8 @@ impl TensorShape {
     }
 
     /// The metadata JSON, compact, with the keys Arrow C++ writes (`shape`, then `permutation`
-    /// when there is one).
+    /// when there is one). arrow-rs 60 reads only the first form: it knows the key as
+    /// `permutations` and refuses `permutation`.
     ///
     /// ```
     /// use dlpack_abi::arrow::TensorShape;

@@ -20,7 +20,7 @@
 //! | `name` | NULL or UTF-8 | [`ValidationError::NameNotUtf8`] |
 //! | `metadata` | counts and lengths non-negative, keys UTF-8, within a slice's end ([`Metadata::parse`]) | [`ValidationError::Metadata`] |
 //! | children | count fits the type and the node budget, pointers non-NULL, not released | [`ValidationError::ChildCount`], [`ValidationError::TooManyNodes`], [`ValidationError::NullChildren`], [`ValidationError::NullChild`], [`ValidationError::ReleasedChild`] |
-//! | `arrow.fixed_shape_tensor` | fixed-size list storage, JSON with `shape` whose product is the list size, a valid `permutation` | [`ValidationError::ExtensionMetadata`] |
+//! | `arrow.fixed_shape_tensor` | fixed-size list storage; metadata that is JSON, with `shape` whose product is the list size, and a valid `permutation` (or `permutations`) and `dim_names` when present and not `null` ([`TensorShape::parse`]) | [`ValidationError::ExtensionMetadata`], [`ValidationError::TensorJson`], [`ValidationError::TensorParameterMissing`], [`ValidationError::TensorParameter`] |
 //! | `length`, `offset`, `null_count` | `>= 0`, `>= 0`, `-1..=length`; `offset + length` and buffer sizes fit `isize` | [`ValidationError::NegativeLength`], [`ValidationError::NegativeOffset`], [`ValidationError::InvalidNullCount`], [`ValidationError::SizeOverflow`] |
 //! | `n_buffers` | the type's layout (view types: at least 3, and an array of that many pointers fits the address space) | [`ValidationError::BufferCount`], [`ValidationError::TooManyBuffers`] |
 //! | buffers | non-NULL `buffers`; validity present when there are nulls; fixed-width data present when there are values | [`ValidationError::NullBuffers`], [`ValidationError::NullBuffer`] |
@@ -75,6 +75,7 @@ mod event;
 mod export;
 mod extension;
 mod format;
+mod json;
 mod metadata;
 mod owned;
 #[cfg(feature = "alloc")]
@@ -95,7 +96,8 @@ pub use error::{ArrowError, BridgeError, Excerpt, MetadataError, ReadError, Vali
 #[cfg(feature = "alloc")]
 pub use export::{ArrayParts, SchemaDef};
 pub use extension::{
-    TensorShape, BOOL8, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR,
+    ParameterProblem, TensorKey, TensorShape, BOOL8, EXTENSION_METADATA_KEY, EXTENSION_NAME_KEY,
+    FIXED_SHAPE_TENSOR,
 };
 pub use format::{DataType, IntervalUnit, TimeUnit, UnionMode};
 pub use metadata::{Metadata, MetadataIter};

@@ -296,13 +296,7 @@ fn fixed_shape_tensor(
         .ok_or(ValidationError::ExtensionMetadata {
             reason: "fixed_shape_tensor has no ARROW:extension:metadata",
         })?;
-    let shape = TensorShape::parse(json)?;
-    if shape.list_size() != Some(list_size) {
-        return Err(ValidationError::ExtensionMetadata {
-            reason: "the product of \"shape\" is not the list size",
-        });
-    }
-    Ok(shape)
+    TensorShape::parse_storage(json, list_size)
 }
 
 /// A validated schema node, borrowed from a [`Schema`].

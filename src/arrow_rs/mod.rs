@@ -196,6 +196,11 @@ pub fn import_field_array(
 /// extension) as a DLPack tensor, zero-copy: the first dimension is the array's length, the
 /// rest the extension's shape (a `permutation` becomes strides). Read-only, as Arrow data is.
 ///
+/// The field may be built the typed way (`Field::with_extension_type(FixedShapeTensor::try_new(..))`,
+/// arrow-schema's `canonical_extension_types` feature, whose metadata spells `permutations` and
+/// writes `null` for absent keys) or carry the metadata pyarrow and Arrow C++ write (the key
+/// `permutation`, a nullable item): both are read. See [`TensorShape::parse`](crate::arrow::TensorShape::parse).
+///
 /// # Errors
 /// [`InteropError::Arrow`] with a [`BridgeError`] for arrays a tensor
 /// cannot describe (nulls, an element type DLPack has no code for, a field without the
@@ -230,6 +235,11 @@ pub fn fixed_shape_tensor_to_dlpack(
 /// A DLPack tensor (of at least one dimension) as an arrow-rs `arrow.fixed_shape_tensor` array
 /// and its field (a primitive array for one dimension), zero-copy: the tensor's deleter runs
 /// when arrow-rs lets go of the last buffer.
+///
+/// The field is one arrow-rs's canonical `FixedShapeTensor` accepts
+/// (`field.try_extension_type::<FixedShapeTensor>()`): metadata `{"shape":[...]}` and a
+/// non-nullable item named `item`, which pyarrow imports too. A `kDLBool` tensor is
+/// `arrow.bool8` with empty metadata, as arrow-rs's `Bool8` requires.
 ///
 /// # Errors
 /// [`InteropError::Arrow`] with a [`BridgeError`] for tensors Arrow

@@ -87,7 +87,8 @@ fn n_d_tensor_becomes_a_fixed_shape_tensor_and_back() {
     let child = view.child(0).unwrap();
     assert_eq!(
         (child.format(), child.name(), child.is_nullable()),
-        (&b"f"[..], Some("item"), true)
+        // Not nullable: arrow-rs's `FixedShapeTensor` needs that, and pyarrow imports it too.
+        (&b"f"[..], Some("item"), false)
     );
     let cells = array.view(view).unwrap();
     assert_eq!(cells.len(), 2);
@@ -150,12 +151,19 @@ fn a_child_moved_out_keeps_its_values_after_the_parent_is_released() {
 
 #[test]
 fn permutation_becomes_strides() {
+    // As pyarrow writes it, and as arrow-rs does (its spelling, and `null`s for absent keys).
+    for json in [
+        &br#"{"shape":[2,2],"permutation":[1,0],"dim_names":["H","W"]}"#[..],
+        br#"{"shape":[2,2],"dim_names":null,"permutations":[1,0]}"#,
+    ] {
+        permuted_cells_become_strides(json);
+    }
+}
+
+fn permuted_cells_become_strides(json: &[u8]) {
     let meta = metadata(&[
         (EXTENSION_NAME_KEY, FIXED_SHAPE_TENSOR.as_bytes()),
-        (
-            EXTENSION_METADATA_KEY,
-            br#"{"shape":[2,2],"permutation":[1,0],"dim_names":["H","W"]}"#,
-        ),
+        (EXTENSION_METADATA_KEY, json),
     ]);
     let mut raw = schema(b"+w:4", None, Some(meta), vec![leaf("f")], &counter());
     let schema = import_schema(&mut raw).unwrap();
@@ -380,6 +388,8 @@ fn bool_bytes_bridge_as_bool8_and_gpu_tensors_stay_on_their_device() {
     let (schema_def, array) = DeviceArray::from_tensor(import(&mut fixture)).unwrap();
     let schema = schema_def.export().unwrap();
     assert_eq!(schema.view().extension_name(), Some(BOOL8));
+    // Empty metadata, as Arrow C++ writes it (arrow-rs's `Bool8` refuses none at all).
+    assert_eq!(schema.view().extension_metadata(), Some(&b""[..]));
     let tensor = array.into_tensor(schema.view()).unwrap();
     assert_eq!(tensor.view().dtype(), dtype(kDLBool, 8));
     drop(tensor);

@@ -241,15 +241,18 @@ fn malformed_schemas_are_refused_and_released_once() {
         (
             "tensor shape product",
             Box::new(move |c| schema(b"+w:6", None, fst(r#"{"shape":[2,4]}"#), vec![leaf("f")], c)),
-            ValidationError::ExtensionMetadata {
-                reason: "the product of \"shape\" is not the list size",
+            ValidationError::TensorParameter {
+                key: TensorKey::Shape,
+                value: Excerpt::of(b"[2,4]"),
+                problem: ParameterProblem::NotListSize,
             },
         ),
         (
             "tensor JSON",
             Box::new(move |c| schema(b"+w:6", None, fst(r#"{"shape":[2,3"#), vec![leaf("f")], c)),
-            ValidationError::ExtensionMetadata {
-                reason: "malformed JSON array",
+            ValidationError::TensorJson {
+                at: 13,
+                expected: "',' or ']'",
             },
         ),
         (
@@ -263,8 +266,10 @@ fn malformed_schemas_are_refused_and_released_once() {
                     c,
                 )
             }),
-            ValidationError::ExtensionMetadata {
-                reason: "\"permutation\" is not a permutation of 0..ndim",
+            ValidationError::TensorParameter {
+                key: TensorKey::Permutation,
+                value: Excerpt::of(b"[0,0]"),
+                problem: ParameterProblem::NotPermutation { ndim: 2 },
             },
         ),
         (

@@ -22,6 +22,7 @@ use dlpack_abi::raw::ArrowArray;
 
 mod agreement;
 mod boundary;
+mod canonical;
 mod types;
 
 use types::arrays;
