@@ -1,0 +1,698 @@
+#![cfg(feature = "std")]
+//! The async device stream consumer against this crate's `AsyncProducer` and against hostile
+//! producers written here (C-style: raw structs, every release counted, the producer struct
+//! freed right after the handler's `release`, so Miri sees any use after it).
+
+use std::ffi::{c_int, c_void, CStr};
+use std::ptr;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering::SeqCst};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Wake, Waker};
+use std::thread::{self, Thread};
+
+use dlpack_abi::arrow::{
+    errno, Array, AsyncConsumer, AsyncHandler, AsyncProducer, AsyncState, AsyncStreamError,
+    DeviceArray, ProducerError, SchemaDef, ValidationError,
+};
+use dlpack_abi::raw::{
+    ArrowArray, ArrowAsyncDeviceStreamHandler as Handler, ArrowAsyncProducer, ArrowAsyncTask,
+    ArrowDeviceArray, ArrowDeviceType, ARROW_DEVICE_CPU, ARROW_DEVICE_CUDA,
+};
+
+type Item = Result<DeviceArray, AsyncStreamError>;
+
+// ---- a minimal executor: park until woken ----
+
+struct Unpark(Thread);
+
+impl Wake for Unpark {
+    fn wake(self: Arc<Self>) {
+        self.0.unpark();
+    }
+}
+
+fn waker() -> Waker {
+    Waker::from(Arc::new(Unpark(thread::current())))
+}
+
+/// Blocks the thread on the next item.
+fn next(consumer: &mut AsyncConsumer) -> Option<Item> {
+    let waker = waker();
+    let mut cx = Context::from_waker(&waker);
+    loop {
+        match consumer.poll_next(&mut cx) {
+            Poll::Ready(item) => return item,
+            Poll::Pending => thread::park(),
+        }
+    }
+}
+
+fn values(consumer: &AsyncConsumer, array: &DeviceArray) -> Vec<i32> {
+    let schema = consumer.schema().expect("schema before arrays");
+    array
+        .view(schema)
+        .unwrap()
+        .values::<i32>()
+        .unwrap()
+        .to_vec()
+}
+
+fn poll_once(consumer: &mut AsyncConsumer) -> Poll<Option<Item>> {
+    let waker = waker();
+    consumer.poll_next(&mut Context::from_waker(&waker))
+}
+
+// ---- against our own AsyncProducer ----
+
+fn batch(values: Vec<i32>) -> Result<DeviceArray, ProducerError> {
+    Ok(DeviceArray::from_cpu(Array::from_vec(values).unwrap()))
+}
+
+/// Runs an `AsyncProducer` over `items` on its own thread, driving until it finishes.
+fn spawn_producer(
+    handler: AsyncHandler,
+    items: Vec<Result<DeviceArray, ProducerError>>,
+) -> thread::JoinHandle<()> {
+    thread::spawn(move || {
+        let schema = SchemaDef::new("i").unwrap();
+        // SAFETY: our handler follows the interface and lives until the producer releases it.
+        let mut producer = unsafe {
+            AsyncProducer::start(
+                handler.into_raw(),
+                ARROW_DEVICE_CPU,
+                &schema,
+                items.into_iter(),
+            )
+        };
+        while producer.drive() == AsyncState::Waiting {
+            thread::yield_now();
+        }
+    })
+}
+
+#[test]
+fn own_producer_yields_every_batch_in_order_then_none() {
+    let (mut consumer, handler) = AsyncConsumer::new();
+    let items = vec![batch(vec![1, 2]), batch(vec![]), batch(vec![3, 4, 5])];
+    let thread = spawn_producer(handler, items);
+    let mut seen = Vec::new();
+    while let Some(item) = next(&mut consumer) {
+        let array = item.unwrap();
+        assert_eq!(array.device_type(), ARROW_DEVICE_CPU);
+        seen.push(values(&consumer, &array));
+    }
+    assert_eq!(seen, [vec![1, 2], vec![], vec![3, 4, 5]]);
+    assert_eq!(consumer.schema().unwrap().format(), b"i");
+    assert!(next(&mut consumer).is_none()); // fused
+    thread.join().unwrap();
+}
+
+#[test]
+fn own_producer_error_keeps_code_and_message() {
+    let (mut consumer, handler) = AsyncConsumer::new();
+    let error = ProducerError::new(errno::ENOMEM, Some("out of device memory"));
+    let thread = spawn_producer(handler, vec![batch(vec![7]), Err(error.clone())]);
+    let array = next(&mut consumer).unwrap().unwrap();
+    assert_eq!(values(&consumer, &array), [7]);
+    assert_eq!(
+        next(&mut consumer).unwrap().unwrap_err(),
+        AsyncStreamError::Producer(error)
+    );
+    assert!(next(&mut consumer).is_none());
+    thread.join().unwrap();
+}
+
+#[test]
+fn back_pressure_requests_one_task_at_a_time() {
+    let (mut consumer, handler) = AsyncConsumer::new();
+    let items = vec![batch(vec![1]), batch(vec![2])];
+    // SAFETY: as in `spawn_producer`.
+    let mut producer = unsafe {
+        AsyncProducer::start(
+            handler.into_raw(),
+            ARROW_DEVICE_CPU,
+            &SchemaDef::new("i").unwrap(),
+            items.into_iter(),
+        )
+    };
+    assert!(poll_once(&mut consumer).is_pending());
+    assert!(poll_once(&mut consumer).is_pending()); // no second request while one is open
+    assert_eq!(producer.drive(), AsyncState::Waiting); // delivered exactly one
+    assert!(matches!(poll_once(&mut consumer), Poll::Ready(Some(Ok(_)))));
+    assert!(poll_once(&mut consumer).is_pending());
+    // Dropping the consumer cancels: the producer then releases without delivering more.
+    drop(consumer);
+    assert_eq!(producer.drive(), AsyncState::Finished);
+}
+
+#[test]
+fn handler_never_handed_out_releases_itself() {
+    let (mut consumer, handler) = AsyncConsumer::new();
+    drop(handler);
+    let waker = waker();
+    let mut cx = Context::from_waker(&waker);
+    assert!(matches!(
+        consumer.poll_schema(&mut cx),
+        Poll::Ready(Err(AsyncStreamError::Protocol(_)))
+    ));
+    assert!(matches!(
+        consumer.poll_next(&mut cx),
+        Poll::Ready(Some(Err(AsyncStreamError::Protocol(_))))
+    ));
+    assert!(consumer.poll_next(&mut cx).is_ready());
+}
+
+// ---- hostile producers ----
+
+/// Every count a hostile producer keeps.
+#[derive(Default)]
+struct Counts {
+    handler_releases: AtomicUsize,
+    arrays_made: AtomicUsize,
+    arrays_released: AtomicUsize,
+    tasks_made: AtomicUsize,
+    tasks_extracted: AtomicUsize,
+    requests: AtomicUsize,
+    cancels: AtomicUsize,
+    /// A `request` is running (the slow-request producer).
+    in_request: AtomicBool,
+    /// A `request` has started (stays set).
+    request_started: AtomicBool,
+    /// The releasing thread is about to release.
+    release_started: AtomicBool,
+}
+
+impl Counts {
+    fn assert_balanced(&self) {
+        assert_eq!(
+            self.handler_releases.load(SeqCst),
+            1,
+            "handler released once"
+        );
+        assert_eq!(
+            self.arrays_released.load(SeqCst),
+            self.arrays_made.load(SeqCst),
+            "every array released"
+        );
+        assert_eq!(
+            self.tasks_extracted.load(SeqCst),
+            self.tasks_made.load(SeqCst),
+            "every task extracted once"
+        );
+    }
+}
+
+/// What a hostile producer does.
+#[derive(Clone, Copy, Debug)]
+struct Script {
+    /// Tasks before the end.
+    tasks: usize,
+    /// End with `on_error(EIO, "boom")` rather than the end marker.
+    error_at_end: bool,
+    /// Deliver (and end, and release) from inside `request`, on the consumer's thread.
+    sync_request: bool,
+    /// `cancel` calls `on_error` and `release` synchronously.
+    release_in_cancel: bool,
+    /// `request` takes its time; the producer thread releases meanwhile.
+    release_during_request: bool,
+    /// The producer's device type (arrays are CPU).
+    device_type: ArrowDeviceType,
+}
+
+const SCRIPT: Script = Script {
+    tasks: 2,
+    error_at_end: false,
+    sync_request: false,
+    release_in_cancel: false,
+    release_during_request: false,
+    device_type: ARROW_DEVICE_CPU,
+};
+
+/// A C-style producer: `producer` first, so a `*mut ArrowAsyncProducer` is a `*mut Hostile`.
+/// Freed by `finish`, right after the handler's `release`.
+#[repr(C)]
+struct Hostile {
+    producer: ArrowAsyncProducer,
+    handler: *mut Handler,
+    script: Script,
+    counts: Arc<Counts>,
+    requested: AtomicUsize,
+    delivered: AtomicUsize,
+    cancelled: AtomicBool,
+    /// Serialises deliveries (`on_next_task` calls are serialised).
+    delivering: Mutex<()>,
+}
+
+/// A pointer that may cross threads (the tests say who uses it when).
+#[derive(Clone, Copy)]
+struct Send_<T>(*mut T);
+// SAFETY: test-only; each use below is ordered by joins or the interface.
+unsafe impl<T> Send for Send_<T> {}
+
+/// Starts a hostile producer: sets `handler.producer` and calls `on_schema`. Returns NULL
+/// (after releasing) when the consumer refused the schema.
+unsafe fn start(handler: AsyncHandler, script: Script, counts: &Arc<Counts>) -> *mut Hostile {
+    let handler = handler.into_raw();
+    let this = Box::into_raw(Box::new(Hostile {
+        producer: ArrowAsyncProducer {
+            device_type: script.device_type,
+            request: Some(request),
+            cancel: Some(cancel),
+            additional_metadata: ptr::null(),
+            private_data: ptr::null_mut(),
+        },
+        handler,
+        script,
+        counts: counts.clone(),
+        requested: AtomicUsize::new(0),
+        delivered: AtomicUsize::new(0),
+        cancelled: AtomicBool::new(false),
+        delivering: Mutex::new(()),
+    }));
+    unsafe { (*handler).producer = this.cast() };
+    let mut schema = SchemaDef::new("i").unwrap().export().unwrap().into_raw();
+    let code = unsafe { (*handler).on_schema.unwrap()(handler, &mut schema) };
+    if let Some(release) = schema.release {
+        unsafe { release(&mut schema) }; // the consumer must move it out; ours if not
+        panic!("the consumer left the schema behind");
+    }
+    if code != 0 {
+        unsafe { finish(this, None) };
+        return ptr::null_mut();
+    }
+    this
+}
+
+/// Optionally reports an error, releases the handler, and frees the producer.
+unsafe fn finish(this: *mut Hostile, error: Option<(c_int, &CStr)>) {
+    let (handler, counts) = unsafe { ((*this).handler, (*this).counts.clone()) };
+    if let Some((code, message)) = error {
+        unsafe { (*handler).on_error.unwrap()(handler, code, message.as_ptr(), ptr::null()) };
+    }
+    counts.handler_releases.fetch_add(1, SeqCst);
+    unsafe { (*handler).release.unwrap()(handler) };
+    // The producer is freed right after the handler's release (the interface allows it).
+    drop(unsafe { Box::from_raw(this) });
+}
+
+/// Delivers the next task, or the end (and then releases and frees: `this` is gone when
+/// this returns `true`).
+unsafe fn step(this: *mut Hostile) -> bool {
+    let (handler, script, counts) =
+        unsafe { ((*this).handler, (*this).script, (*this).counts.clone()) };
+    let guard = unsafe { &(*this).delivering }.lock().unwrap();
+    let delivered = unsafe { &(*this).delivered }.fetch_add(1, SeqCst);
+    if delivered == script.tasks {
+        drop(guard);
+        if script.error_at_end {
+            unsafe { finish(this, Some((errno::EIO, c"boom"))) };
+        } else {
+            unsafe { (*handler).on_next_task.unwrap()(handler, ptr::null_mut(), ptr::null()) };
+            unsafe { finish(this, None) };
+        }
+        return true;
+    }
+    let value = i32::try_from(delivered).unwrap();
+    let mut task = ArrowAsyncTask {
+        extract_data: Some(extract_data),
+        private_data: Box::into_raw(Box::new((make_array(value, &counts), counts.clone()))).cast(),
+    };
+    counts.tasks_made.fetch_add(1, SeqCst);
+    let code = unsafe { (*handler).on_next_task.unwrap()(handler, &mut task, ptr::null()) };
+    drop(guard);
+    if code != 0 {
+        unsafe { finish(this, None) };
+        return true;
+    }
+    false
+}
+
+unsafe extern "C" fn request(producer: *mut ArrowAsyncProducer, n: i64) {
+    let this = producer.cast::<Hostile>();
+    let (script, counts) = unsafe { ((*this).script, (*this).counts.clone()) };
+    assert_eq!(n, 1, "the consumer asks for one task at a time");
+    counts.requests.fetch_add(1, SeqCst);
+    if script.sync_request {
+        unsafe { step(this) }; // may release and free `this`
+        return;
+    }
+    if script.release_during_request {
+        counts.in_request.store(true, SeqCst);
+        counts.request_started.store(true, SeqCst);
+        while !counts.release_started.load(SeqCst) {
+            thread::yield_now();
+        }
+        for _ in 0..50 {
+            thread::yield_now();
+        }
+        // Still ours: the consumer's `release` waits for this call to return.
+        assert!(!unsafe { &(*this).cancelled }.load(SeqCst));
+        counts.in_request.store(false, SeqCst);
+        return;
+    }
+    unsafe { &(*this).requested }.fetch_add(1, SeqCst);
+}
+
+unsafe extern "C" fn cancel(producer: *mut ArrowAsyncProducer) {
+    let this = producer.cast::<Hostile>();
+    let (script, counts) = unsafe { ((*this).script, (*this).counts.clone()) };
+    counts.cancels.fetch_add(1, SeqCst);
+    if script.release_in_cancel {
+        unsafe { finish(this, Some((errno::EIO, c"cancelled"))) };
+    } else {
+        unsafe { &(*this).cancelled }.store(true, SeqCst);
+    }
+}
+
+/// Runs the producer's side on its own thread until it has released the handler.
+fn drive_on_thread(this: *mut Hostile) -> thread::JoinHandle<()> {
+    let this = Send_(this);
+    thread::spawn(move || {
+        let this = this;
+        let this = this.0;
+        loop {
+            if unsafe { &(*this).cancelled }.load(SeqCst) {
+                return unsafe { finish(this, None) };
+            }
+            let requested = unsafe { &(*this).requested }.load(SeqCst);
+            let delivered = unsafe { &(*this).delivered }.load(SeqCst);
+            if delivered < requested {
+                if unsafe { step(this) } {
+                    return;
+                }
+            } else {
+                thread::yield_now();
+            }
+        }
+    })
+}
+
+/// A CPU int32 array of one value whose release is counted.
+fn make_array(value: i32, counts: &Arc<Counts>) -> ArrowDeviceArray {
+    struct Private {
+        buffers: [*const c_void; 2],
+        value: i32,
+        counts: Arc<Counts>,
+    }
+    unsafe extern "C" fn release_array(array: *mut ArrowArray) {
+        let private = unsafe { Box::from_raw((*array).private_data.cast::<Private>()) };
+        private.counts.arrays_released.fetch_add(1, SeqCst);
+        unsafe { (*array).release = None };
+    }
+    counts.arrays_made.fetch_add(1, SeqCst);
+    let private = Box::into_raw(Box::new(Private {
+        buffers: [ptr::null(); 2],
+        value,
+        counts: counts.clone(),
+    }));
+    unsafe { (*private).buffers[1] = ptr::addr_of!((*private).value).cast() };
+    ArrowDeviceArray {
+        array: ArrowArray {
+            length: 1,
+            null_count: 0,
+            offset: 0,
+            n_buffers: 2,
+            n_children: 0,
+            buffers: unsafe { ptr::addr_of_mut!((*private).buffers) }.cast(),
+            children: ptr::null_mut(),
+            dictionary: ptr::null_mut(),
+            release: Some(release_array),
+            private_data: private.cast(),
+        },
+        device_id: -1,
+        device_type: ARROW_DEVICE_CPU,
+        sync_event: ptr::null_mut(),
+        reserved: [0; 3],
+    }
+}
+
+/// A task's data: the array and the counts.
+type TaskData = (ArrowDeviceArray, Arc<Counts>);
+
+unsafe extern "C" fn extract_data(task: *mut ArrowAsyncTask, out: *mut ArrowDeviceArray) -> c_int {
+    let data = unsafe { (*task).private_data.cast::<TaskData>() };
+    assert!(!data.is_null(), "extract_data called twice");
+    let (array, counts) = *unsafe { Box::from_raw(data) };
+    unsafe { (*task).private_data = ptr::null_mut() };
+    counts.tasks_extracted.fetch_add(1, SeqCst);
+    unsafe { out.write(array) };
+    0
+}
+
+/// Iterations of the loops (Miri is slow).
+const ROUNDS: usize = if cfg!(miri) { 6 } else { 300 };
+
+/// (a) Release from the producer's thread right after the end marker or `on_error`, racing
+/// the consumer, which reads `stop_after` items and then drops.
+fn race(script: Script, stop_after: usize) {
+    let counts = Arc::new(Counts::default());
+    let (mut consumer, handler) = AsyncConsumer::new();
+    let this = unsafe { start(handler, script, &counts) };
+    let thread = drive_on_thread(this);
+    let mut read = 0;
+    while read < stop_after {
+        match next(&mut consumer) {
+            Some(Ok(array)) => {
+                assert_eq!(values(&consumer, &array), [i32::try_from(read).unwrap()]);
+                read += 1;
+            }
+            Some(Err(error)) => {
+                assert!(script.error_at_end && read == script.tasks);
+                let AsyncStreamError::Producer(error) = error else {
+                    panic!("{error}")
+                };
+                assert_eq!((error.code(), error.message()), (errno::EIO, Some("boom")));
+                read += 1;
+            }
+            None => break,
+        }
+    }
+    drop(consumer);
+    thread.join().unwrap();
+    counts.assert_balanced();
+}
+
+#[test]
+fn release_from_another_thread_races_the_consumer() {
+    for round in 0..ROUNDS {
+        let error_at_end = round % 2 == 1;
+        let script = Script {
+            error_at_end,
+            tasks: 2,
+            ..SCRIPT
+        };
+        race(script, round % 5); // 0..=4: drop before, during, at and after the end
+    }
+}
+
+#[test]
+fn stress_every_release_counted() {
+    let counts = Arc::new(Counts::default());
+    let started = std::time::Instant::now();
+    for round in 0..ROUNDS {
+        let (mut consumer, handler) = AsyncConsumer::new();
+        let script = Script {
+            tasks: round % 4,
+            error_at_end: round % 3 == 0,
+            ..SCRIPT
+        };
+        let this = unsafe { start(handler, script, &counts) };
+        let thread = drive_on_thread(this);
+        for _ in 0..round % 6 {
+            if next(&mut consumer).is_none() {
+                break;
+            }
+        }
+        // The consumer may drop on another thread than the one that polled.
+        thread::spawn(move || drop(consumer)).join().unwrap();
+        thread.join().unwrap();
+    }
+    assert_eq!(counts.handler_releases.load(SeqCst), ROUNDS);
+    assert_eq!(
+        counts.arrays_released.load(SeqCst),
+        counts.arrays_made.load(SeqCst)
+    );
+    assert_eq!(
+        counts.tasks_extracted.load(SeqCst),
+        counts.tasks_made.load(SeqCst)
+    );
+    assert!(started.elapsed().as_secs() < 30 || cfg!(miri));
+}
+
+/// (b) Everything happens synchronously inside `request`: tasks, end marker, release.
+#[test]
+fn synchronous_delivery_and_release_inside_request() {
+    for error_at_end in [false, true] {
+        let counts = Arc::new(Counts::default());
+        let (mut consumer, handler) = AsyncConsumer::new();
+        let script = Script {
+            sync_request: true,
+            error_at_end,
+            ..SCRIPT
+        };
+        let this = unsafe { start(handler, script, &counts) };
+        assert!(!this.is_null());
+        // Delivered inside `request`, so ready at the first poll.
+        let first = poll_once(&mut consumer);
+        let Poll::Ready(Some(Ok(array))) = first else {
+            panic!("{first:?}")
+        };
+        assert_eq!(values(&consumer, &array), [0]);
+        drop(array);
+        let array = next(&mut consumer).unwrap().unwrap();
+        assert_eq!(values(&consumer, &array), [1]);
+        drop(array);
+        // `request` ends the stream and releases the handler (and frees the producer).
+        match next(&mut consumer) {
+            None => assert!(!error_at_end),
+            Some(Err(AsyncStreamError::Producer(error))) => {
+                assert!(error_at_end);
+                assert_eq!((error.code(), error.message()), (errno::EIO, Some("boom")));
+                assert!(next(&mut consumer).is_none());
+            }
+            other => panic!("{other:?}"),
+        }
+        drop(consumer); // must not cancel: the producer is gone
+        assert_eq!(counts.cancels.load(SeqCst), 0);
+        assert_eq!(counts.requests.load(SeqCst), 3);
+        counts.assert_balanced();
+    }
+}
+
+/// (b) `cancel` calls `on_error` and `release` synchronously, from the consumer's `drop`.
+#[test]
+fn synchronous_error_and_release_inside_cancel() {
+    let counts = Arc::new(Counts::default());
+    let (mut consumer, handler) = AsyncConsumer::new();
+    let script = Script {
+        sync_request: true,
+        release_in_cancel: true,
+        tasks: 5,
+        ..SCRIPT
+    };
+    let this = unsafe { start(handler, script, &counts) };
+    assert!(!this.is_null());
+    assert!(matches!(poll_once(&mut consumer), Poll::Ready(Some(Ok(_)))));
+    drop(consumer); // cancel -> on_error -> release, all on this thread: no deadlock
+    assert_eq!(counts.cancels.load(SeqCst), 1);
+    counts.assert_balanced();
+}
+
+/// (c) A producer that never answers: `Pending` forever, one request only; dropping cancels
+/// and returns at once. The producer releases much later, from another thread.
+#[test]
+fn silent_producer_stays_pending_and_drop_cancels() {
+    let counts = Arc::new(Counts::default());
+    let (mut consumer, handler) = AsyncConsumer::new();
+    let this = unsafe { start(handler, SCRIPT, &counts) };
+    for _ in 0..3 {
+        assert!(poll_once(&mut consumer).is_pending());
+    }
+    assert_eq!(counts.requests.load(SeqCst), 1);
+    drop(consumer);
+    assert_eq!(counts.cancels.load(SeqCst), 1);
+    assert_eq!(counts.handler_releases.load(SeqCst), 0);
+    let this = Send_(this);
+    thread::spawn(move || {
+        let this = this;
+        unsafe { finish(this.0, None) }
+    })
+    .join()
+    .unwrap();
+    counts.assert_balanced();
+}
+
+/// A `release` from another thread while `request` runs waits for `request` to return (the
+/// producer checks that its `request` is over once the handler's `release` has returned).
+#[test]
+fn release_waits_for_a_request_in_flight() {
+    for _ in 0..if cfg!(miri) { 2 } else { 50 } {
+        let counts = Arc::new(Counts::default());
+        let (mut consumer, handler) = AsyncConsumer::new();
+        let script = Script {
+            release_during_request: true,
+            ..SCRIPT
+        };
+        let this = Send_(unsafe { start(handler, script, &counts) });
+        let releaser = {
+            let counts = counts.clone();
+            thread::spawn(move || {
+                let this = this;
+                while !counts.request_started.load(SeqCst) {
+                    thread::yield_now();
+                }
+                counts.release_started.store(true, SeqCst);
+                unsafe { finish(this.0, Some((errno::EIO, c"racing"))) };
+                assert!(
+                    !counts.in_request.load(SeqCst),
+                    "released under a running request"
+                );
+            })
+        };
+        let item = next(&mut consumer).unwrap();
+        let Err(AsyncStreamError::Producer(error)) = item else {
+            panic!("{item:?}")
+        };
+        assert_eq!(error.message(), Some("racing"));
+        releaser.join().unwrap();
+        drop(consumer);
+        counts.assert_balanced();
+    }
+}
+
+/// Arrays of another device type than the producer's are refused (and released).
+#[test]
+fn device_mismatch_is_refused_and_released() {
+    let counts = Arc::new(Counts::default());
+    let (mut consumer, handler) = AsyncConsumer::new();
+    let script = Script {
+        device_type: ARROW_DEVICE_CUDA,
+        ..SCRIPT
+    };
+    let this = unsafe { start(handler, script, &counts) };
+    let thread = drive_on_thread(this);
+    let item = next(&mut consumer).unwrap();
+    assert!(matches!(
+        item,
+        Err(AsyncStreamError::Invalid(
+            ValidationError::DeviceMismatch { .. }
+        ))
+    ));
+    assert!(next(&mut consumer).is_none());
+    thread.join().unwrap(); // the refusal (non-zero on_next_task) stopped the producer
+    drop(consumer);
+    counts.assert_balanced();
+}
+
+/// Dropped before `on_schema`: the schema is refused, so the producer stops.
+#[test]
+fn dropped_before_the_schema_refuses_it() {
+    let counts = Arc::new(Counts::default());
+    let (consumer, handler) = AsyncConsumer::new();
+    drop(consumer);
+    let this = unsafe { start(handler, SCRIPT, &counts) };
+    assert!(this.is_null());
+    counts.assert_balanced();
+}
+
+#[cfg(feature = "futures-core")]
+#[test]
+fn futures_core_stream_yields_the_same_items() {
+    use futures_core::{FusedStream, Stream};
+    use std::pin::Pin;
+    let (mut consumer, handler) = AsyncConsumer::new();
+    let thread = spawn_producer(handler, vec![batch(vec![4])]);
+    let waker = waker();
+    let mut cx = Context::from_waker(&waker);
+    let mut items = 0;
+    loop {
+        match Pin::new(&mut consumer).poll_next(&mut cx) {
+            Poll::Pending => thread::park(),
+            Poll::Ready(Some(item)) => items += item.unwrap().len(),
+            Poll::Ready(None) => break,
+        }
+    }
+    assert_eq!(items, 1);
+    assert!(consumer.is_terminated());
+    thread.join().unwrap();
+}
