@@ -440,7 +440,10 @@ unsafe extern "C" fn extract_data(task: *mut ArrowAsyncTask, out: *mut ArrowDevi
 }
 
 /// Iterations of the loops (Miri is slow).
-const ROUNDS: usize = if cfg!(miri) { 6 } else { 300 };
+const ROUNDS: usize = if cfg!(miri) { 12 } else { 300 };
+
+/// Iterations of the stress loop.
+const STRESS: usize = if cfg!(miri) { 12 } else { 3000 };
 
 /// (a) Release from the producer's thread right after the end marker or `on_error`, racing
 /// the consumer, which reads `stop_after` items and then drops.
@@ -489,7 +492,7 @@ fn release_from_another_thread_races_the_consumer() {
 fn stress_every_release_counted() {
     let counts = Arc::new(Counts::default());
     let started = std::time::Instant::now();
-    for round in 0..ROUNDS {
+    for round in 0..STRESS {
         let (mut consumer, handler) = AsyncConsumer::new();
         let script = Script {
             tasks: round % 4,
@@ -507,7 +510,7 @@ fn stress_every_release_counted() {
         thread::spawn(move || drop(consumer)).join().unwrap();
         thread.join().unwrap();
     }
-    assert_eq!(counts.handler_releases.load(SeqCst), ROUNDS);
+    assert_eq!(counts.handler_releases.load(SeqCst), STRESS);
     assert_eq!(
         counts.arrays_released.load(SeqCst),
         counts.arrays_made.load(SeqCst)
@@ -695,4 +698,97 @@ fn futures_core_stream_yields_the_same_items() {
     assert_eq!(items, 1);
     assert!(consumer.is_terminated());
     thread.join().unwrap();
+}
+
+#[cfg(feature = "arrow-rs")]
+mod arrow_rs {
+    use super::*;
+    use arrow_array::{ArrayRef, Int64Array, RecordBatch, StringArray};
+    use dlpack_abi::arrow_rs::{export_record_batch, AsyncBatchStream};
+
+    fn next_batch(
+        stream: &mut AsyncBatchStream,
+    ) -> Option<Result<RecordBatch, arrow_schema::ArrowError>> {
+        let waker = waker();
+        let mut cx = Context::from_waker(&waker);
+        loop {
+            match stream.poll_next(&mut cx) {
+                Poll::Ready(item) => return item,
+                Poll::Pending => thread::park(),
+            }
+        }
+    }
+
+    fn batch_of(n: i64) -> RecordBatch {
+        let numbers: ArrayRef = Arc::new(Int64Array::from(vec![n, n + 1]));
+        let names: ArrayRef = Arc::new(StringArray::from(vec![Some("a"), None]));
+        RecordBatch::try_from_iter([("n", numbers), ("s", names)]).unwrap()
+    }
+
+    #[test]
+    fn record_batches_arrive_in_order_with_errors_wrapped() {
+        let batches: Vec<RecordBatch> = (0..3).map(|i| batch_of(i * 10)).collect();
+        let (schema, _) = export_record_batch(&batches[0]).unwrap();
+        let layout = SchemaDef::copy_of(schema.view());
+        let mut items: Vec<Result<DeviceArray, ProducerError>> = batches
+            .iter()
+            .map(|batch| Ok(DeviceArray::from_cpu(export_record_batch(batch).unwrap().1)))
+            .collect();
+        items.push(Err(ProducerError::new(
+            errno::EIO,
+            Some("source went away"),
+        )));
+        let (consumer, handler) = AsyncConsumer::new();
+        let thread = thread::spawn(move || {
+            // SAFETY: our handler follows the interface and lives until the producer releases it.
+            let mut producer = unsafe {
+                AsyncProducer::start(
+                    handler.into_raw(),
+                    ARROW_DEVICE_CPU,
+                    &layout,
+                    items.into_iter(),
+                )
+            };
+            while producer.drive() == AsyncState::Waiting {
+                thread::yield_now();
+            }
+        });
+        let mut stream = AsyncBatchStream::new(consumer);
+        for expected in &batches {
+            assert_eq!(&next_batch(&mut stream).unwrap().unwrap(), expected);
+        }
+        let error = next_batch(&mut stream).unwrap().unwrap_err();
+        let arrow_schema::ArrowError::ExternalError(inner) = error else {
+            panic!("{error}")
+        };
+        let inner = inner.downcast_ref::<AsyncStreamError>().unwrap();
+        let AsyncStreamError::Producer(error) = inner else {
+            panic!("{inner}")
+        };
+        assert_eq!(
+            (error.code(), error.message()),
+            (errno::EIO, Some("source went away"))
+        );
+        assert!(next_batch(&mut stream).is_none());
+        thread.join().unwrap();
+    }
+
+    #[test]
+    fn a_stream_of_non_structs_is_refused() {
+        let (consumer, handler) = AsyncConsumer::new();
+        let items = std::iter::empty::<Result<DeviceArray, ProducerError>>();
+        // SAFETY: as above.
+        let _producer = unsafe {
+            AsyncProducer::start(
+                handler.into_raw(),
+                ARROW_DEVICE_CPU,
+                &SchemaDef::new("l").unwrap(),
+                items,
+            )
+        };
+        let mut stream = AsyncBatchStream::new(consumer);
+        let error = next_batch(&mut stream).unwrap().unwrap_err();
+        assert!(error.to_string().contains("struct arrays"), "{error}");
+        assert!(next_batch(&mut stream).is_none());
+    }
 }

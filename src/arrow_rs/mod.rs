@@ -47,6 +47,8 @@
 //! ```
 #![allow(unsafe_code)]
 
+#[cfg(feature = "std")]
+mod async_stream;
 mod export;
 mod schema;
 mod stream;
@@ -68,6 +70,8 @@ use crate::arrow::{
 use crate::dlpack::VersionedTensor;
 use crate::raw::{ArrowArray, ArrowArrayStream, ArrowSchema};
 
+#[cfg(feature = "std")]
+pub use async_stream::AsyncBatchStream;
 pub use export::{export_array, export_device_array, export_field_array, export_record_batch};
 pub use stream::{
     export_device_reader, export_reader, import_device_stream, import_stream, StreamReader,
