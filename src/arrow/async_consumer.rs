@@ -3,32 +3,7 @@
 //! yields the device arrays it delivers, validated against the stream's schema, through
 //! [`poll_next`](AsyncConsumer::poll_next) (any executor: only `core::task` is used).
 //!
-//! **What goes in and out.** The producer delivers the schema (`on_schema`, moved out and
-//! validated: [`AsyncConsumer::poll_schema`]), then tasks (`on_next_task`): each task's
-//! `extract_data` is called exactly once, inside the callback, and the device array it gives is
-//! validated against the schema and the producer's device type ([`DeviceArray::from_raw`]).
-//! Nothing is copied. `on_error` becomes [`AsyncStreamError::Producer`] with the producer's code
-//! and message; the end marker (a NULL task) ends the stream.
-//!
-//! **Back-pressure.** `poll_next` asks for one task at a time (`request(1)`), and only when no
-//! delivered item is waiting: never from inside a callback.
-//!
-//! **Ownership and lifetime.** The handler is a heap struct whose `private_data` holds one
-//! reference to the state it shares with the consumer; the producer's `release` (exactly once,
-//! from any thread) frees both. The producer pointer is copied from the handler in `on_schema`
-//! and used only while `release` has not run, checked under the state's mutex. The mutex is never
-//! held while calling into the producer: a call (`request` from `poll_next`, `cancel` from
-//! `Drop`) marks the state with the calling thread's id, and a `release` arriving from another
-//! thread meanwhile waits on a condition variable until the call has returned, so the producer
-//! cannot be freed under it. A `release` (or `on_error`, `on_next_task`) that the producer makes
-//! synchronously from inside `request` or `cancel`, on the calling thread, does not wait and
-//! cannot deadlock; the consumer sees `released` when the call returns and never touches the
-//! producer again. A producer must therefore not block its `request` or `cancel` on a `release`
-//! running on another thread.
-//!
-//! **Cancellation.** Dropping the consumer calls `cancel` (when the stream is still running) and
-//! returns at once; items delivered later are released as they arrive, and the shared state
-//! lives until the producer's `release`. A producer that never releases leaks the handler.
+//! The lifetime and reentrancy rules it follows are in [`AsyncConsumer`]'s documentation.
 //!
 //! ```
 //! use std::sync::Arc;
@@ -58,23 +33,22 @@
 //! ```
 #![allow(unsafe_code)]
 
+mod callbacks;
+
 use alloc::boxed::Box;
 use alloc::collections::VecDeque;
-use alloc::string::ToString;
 use alloc::sync::Arc;
-use core::ffi::{c_char, c_int, CStr};
+use core::ffi::c_int;
 use core::fmt;
 use core::ptr::{self, NonNull};
 use core::task::{Context, Poll, Waker};
 use std::sync::{Condvar, Mutex, MutexGuard, OnceLock, PoisonError};
 use std::thread::{self, ThreadId};
 
-use super::device::check_stream_device;
-use super::{errno, DeviceArray, ProducerError, Schema, SchemaRef, ValidationError};
-use crate::raw::{
-    ArrowAsyncDeviceStreamHandler, ArrowAsyncProducer, ArrowAsyncTask, ArrowDeviceArray,
-    ArrowDeviceType, ArrowSchema,
-};
+use callbacks::{on_error, on_next_task, on_schema, release};
+
+use super::{DeviceArray, ProducerError, Schema, SchemaRef, ValidationError};
+use crate::raw::{ArrowAsyncDeviceStreamHandler, ArrowAsyncProducer, ArrowDeviceType};
 
 /// Why an async stream yielded an error (after which it yields nothing more).
 ///
@@ -82,7 +56,7 @@ use crate::raw::{
 /// use dlpack_abi::arrow::{errno, AsyncStreamError, ProducerError};
 ///
 /// let error = AsyncStreamError::Producer(ProducerError::new(errno::EIO, Some("disk gone")));
-/// assert_eq!(error.to_string(), "the producer returned error 5: disk gone".replace('5', &errno::EIO.to_string()));
+/// assert_eq!(error.to_string(), format!("the producer returned error {}: disk gone", errno::EIO));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -174,7 +148,34 @@ impl State {
 
 /// The consumer of an async device stream: yields the producer's device arrays, validated, in
 /// order, then `None` (or one error, then `None`). Made with its handler by
-/// [`new`](Self::new); see the [module docs](self) for the lifetime rules it follows.
+/// [`new`](Self::new).
+///
+/// **What goes in and out.** The producer delivers the schema (`on_schema`, moved out and
+/// validated: [`AsyncConsumer::poll_schema`]), then tasks (`on_next_task`): each task's
+/// `extract_data` is called exactly once, inside the callback, and the device array it gives is
+/// validated against the schema and the producer's device type ([`DeviceArray::from_raw`]).
+/// Nothing is copied. `on_error` becomes [`AsyncStreamError::Producer`] with the producer's code
+/// and message; the end marker (a NULL task) ends the stream.
+///
+/// **Back-pressure.** `poll_next` asks for one task at a time (`request(1)`), and only when no
+/// delivered item is waiting: never from inside a callback.
+///
+/// **Ownership and lifetime.** The handler is a heap struct whose `private_data` holds one
+/// reference to the state it shares with the consumer; the producer's `release` (exactly once,
+/// from any thread) frees both. The producer pointer is copied from the handler in `on_schema`
+/// and used only while `release` has not run, checked under the state's mutex. The mutex is never
+/// held while calling into the producer: a call (`request` from `poll_next`, `cancel` from
+/// `Drop`) marks the state with the calling thread's id, and a `release` arriving from another
+/// thread meanwhile waits on a condition variable until the call has returned, so the producer
+/// cannot be freed under it. A `release` (or `on_error`, `on_next_task`) that the producer makes
+/// synchronously from inside `request` or `cancel`, on the calling thread, does not wait and
+/// cannot deadlock; the consumer sees `released` when the call returns and never touches the
+/// producer again. A producer must therefore not block its `request` or `cancel` on a `release`
+/// running on another thread.
+///
+/// **Cancellation.** Dropping the consumer calls `cancel` (when the stream is still running) and
+/// returns at once; items delivered later are released as they arrive, and the shared state
+/// lives until the producer's `release`. A producer that never releases leaks the handler.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -547,206 +548,4 @@ fn register(state: &mut State, waker: &Waker) {
         Some(kept) if kept.will_wake(waker) => {}
         _ => state.waker = Some(waker.clone()),
     }
-}
-
-/// The shared state behind one of our handlers.
-///
-/// # Safety
-/// `handler` is a handler [`AsyncConsumer::new`] made, not yet released.
-unsafe fn shared<'a>(handler: *mut ArrowAsyncDeviceStreamHandler) -> &'a Shared {
-    // SAFETY: our live handler (contract).
-    let private = unsafe { (*handler).private_data };
-    // SAFETY: `private_data` holds a reference to the `Arc` until `release`, so the `Shared`
-    // outlives this call.
-    unsafe { &*private.cast::<Shared>() }
-}
-
-/// Unlocks, then wakes the consumer if it waits.
-fn wake(mut state: MutexGuard<'_, State>) {
-    let waker = state.waker.take();
-    drop(state);
-    if let Some(waker) = waker {
-        waker.wake();
-    }
-}
-
-/// `on_schema`: moves the schema out, validates it, and keeps the producer pointer.
-///
-/// # Safety
-/// The producer's side of the interface: `handler` is ours and live, `handler.producer` is
-/// set, `schema` is a live schema for us to move out.
-unsafe extern "C" fn on_schema(
-    handler: *mut ArrowAsyncDeviceStreamHandler,
-    schema: *mut ArrowSchema,
-) -> c_int {
-    // SAFETY: our live handler (contract).
-    let shared = unsafe { shared(handler) };
-    // SAFETY: as above; `producer` was set before this callback.
-    let producer = unsafe { (*handler).producer };
-    // SAFETY: the producer is valid until `release` (interface rule); NULL is refused below.
-    let device_type = unsafe { producer.as_ref() }.map(|producer| producer.device_type);
-    // SAFETY: a live schema the consumer must move out (interface rule).
-    let imported = unsafe { Schema::from_raw(schema) };
-    let refused = match imported {
-        Err(error) => Some(AsyncStreamError::Invalid(error)),
-        Ok(_) if device_type.is_none() => Some(AsyncStreamError::Protocol("producer is NULL")),
-        Ok(schema) => match shared.schema.set(schema) {
-            Ok(()) => None,
-            Err(_twice) => Some(AsyncStreamError::Protocol("on_schema called twice")),
-        },
-    };
-    let mut state = shared.lock();
-    let code = match refused {
-        Some(error) => {
-            state.fail(error);
-            errno::EINVAL
-        }
-        None if state.dropped => errno::EINVAL, // nobody wants the stream: stop it
-        None => {
-            state.producer = producer;
-            state.device_type = device_type;
-            0
-        }
-    };
-    wake(state);
-    code
-}
-
-/// `on_next_task`: extracts the task's data (exactly once) and queues it, validated; a NULL
-/// task ends the stream.
-///
-/// # Safety
-/// The producer's side of the interface: `handler` is ours and live; `task` is NULL or a live
-/// task.
-unsafe extern "C" fn on_next_task(
-    handler: *mut ArrowAsyncDeviceStreamHandler,
-    task: *mut ArrowAsyncTask,
-    _metadata: *const c_char,
-) -> c_int {
-    // SAFETY: our live handler (contract).
-    let shared = unsafe { shared(handler) };
-    if task.is_null() {
-        let mut state = shared.lock();
-        state.ended = true;
-        wake(state);
-        return 0;
-    }
-    // SAFETY: a live task (contract), read during the call.
-    let Some(extract_data) = (unsafe { (*task).extract_data }) else {
-        let mut state = shared.lock();
-        state.fail(AsyncStreamError::Protocol("extract_data is NULL"));
-        wake(state);
-        return errno::EINVAL;
-    };
-    let mut out: ArrowDeviceArray = bytemuck::Zeroable::zeroed();
-    // SAFETY: the one call of `extract_data` for this live task; `out` is ours, zeroed.
-    let code = unsafe { extract_data(task, &mut out) };
-    if code != 0 {
-        // The producer should follow with `on_error`; if it does not, the code is the error.
-        let mut state = shared.lock();
-        state.requested = state.requested.saturating_sub(1);
-        state.failed_extract.get_or_insert(code);
-        wake(state);
-        return code;
-    }
-    let device_type = shared.lock().device_type;
-    let item = match (shared.schema.get(), device_type) {
-        (Some(schema), Some(device_type)) => {
-            // SAFETY: `extract_data` succeeded: `out` is an owned device array of the
-            // producer's device type (interface rule); moved out here.
-            let imported = unsafe { DeviceArray::from_raw(&mut out, schema.view()) };
-            imported
-                .and_then(|array| {
-                    check_stream_device(device_type, array.device_type())?;
-                    Ok(array)
-                })
-                .map_err(AsyncStreamError::Invalid)
-        }
-        _ => {
-            if let Some(release) = out.array.release {
-                // SAFETY: an owned array (extract_data succeeded), released once, here.
-                unsafe { release(&mut out.array) };
-            }
-            Err(AsyncStreamError::Protocol("on_next_task before on_schema"))
-        }
-    };
-    let mut state = shared.lock();
-    state.requested = state.requested.saturating_sub(1);
-    let (discard, result) = match item {
-        Err(error) => {
-            state.fail(error);
-            (None, errno::EINVAL)
-        }
-        Ok(array) if state.dropped || state.ended || state.failed_extract.is_some() => {
-            (Some(array), 0)
-        }
-        Ok(array) => {
-            state.items.push_back(Ok(array));
-            (None, 0)
-        }
-    };
-    wake(state);
-    drop(discard); // released outside the lock
-    result
-}
-
-/// `on_error`: ends the stream with the producer's code and message (copied now).
-///
-/// # Safety
-/// The producer's side of the interface: `handler` is ours and live; `message` is NULL or a
-/// NUL-terminated string valid during the call.
-unsafe extern "C" fn on_error(
-    handler: *mut ArrowAsyncDeviceStreamHandler,
-    code: c_int,
-    message: *const c_char,
-    _metadata: *const c_char,
-) {
-    // SAFETY: our live handler (contract).
-    let shared = unsafe { shared(handler) };
-    let message = (!message.is_null()).then(|| {
-        // SAFETY: non-NULL, NUL-terminated and valid during the call (contract).
-        unsafe { CStr::from_ptr(message) }
-            .to_string_lossy()
-            .to_string()
-    });
-    let mut state = shared.lock();
-    state.fail(AsyncStreamError::Producer(ProducerError::new(
-        code,
-        message.as_deref(),
-    )));
-    wake(state);
-}
-
-/// `release`: the producer's last call. Waits for a call into the producer from another
-/// thread to return, marks the stream released, and frees the handler and its share of the
-/// state.
-///
-/// # Safety
-/// `handler` is ours, live, and released exactly once.
-unsafe extern "C" fn release(handler: *mut ArrowAsyncDeviceStreamHandler) {
-    // SAFETY: our live handler (contract).
-    let private = unsafe { (*handler).private_data }
-        .cast_const()
-        .cast::<Shared>();
-    // SAFETY: the reference `new` gave the handler; given up once, here.
-    let shared = unsafe { Arc::from_raw(private) };
-    let me = thread::current().id();
-    let mut state = shared.lock();
-    while state.calling.is_some_and(|caller| caller != me) {
-        state = shared
-            .call_returned
-            .wait(state)
-            .unwrap_or_else(PoisonError::into_inner);
-    }
-    state.released = true;
-    state.producer = ptr::null_mut();
-    let items = if state.dropped {
-        core::mem::take(&mut state.items)
-    } else {
-        VecDeque::new()
-    };
-    wake(state);
-    drop(items);
-    // SAFETY: the box `new` made; nothing uses the handler after its `release`.
-    drop(unsafe { Box::from_raw(handler) });
 }
