@@ -91,6 +91,14 @@ fn spawn_producer(
 }
 
 #[test]
+fn consumer_and_handler_cross_threads() {
+    fn send_sync<T: Send + Sync>() {}
+    fn send<T: Send>() {}
+    send_sync::<AsyncConsumer>();
+    send::<AsyncHandler>();
+}
+
+#[test]
 fn own_producer_yields_every_batch_in_order_then_none() {
     let (mut consumer, handler) = AsyncConsumer::new();
     let items = vec![batch(vec![1, 2]), batch(vec![]), batch(vec![3, 4, 5])];
@@ -217,6 +225,8 @@ struct Script {
     release_during_request: bool,
     /// The producer's device type (arrays are CPU).
     device_type: ArrowDeviceType,
+    /// `release` (and `on_error`) run on a fresh thread, not the delivering one.
+    release_elsewhere: bool,
 }
 
 const SCRIPT: Script = Script {
@@ -226,6 +236,7 @@ const SCRIPT: Script = Script {
     release_in_cancel: false,
     release_during_request: false,
     device_type: ARROW_DEVICE_CPU,
+    release_elsewhere: false,
 };
 
 /// A C-style producer: `producer` first, so a `*mut ArrowAsyncProducer` is a `*mut Hostile`.
@@ -284,7 +295,19 @@ unsafe fn start(handler: AsyncHandler, script: Script, counts: &Arc<Counts>) -> 
 }
 
 /// Optionally reports an error, releases the handler, and frees the producer.
-unsafe fn finish(this: *mut Hostile, error: Option<(c_int, &CStr)>) {
+unsafe fn finish(this: *mut Hostile, error: Option<(c_int, &'static CStr)>) {
+    if unsafe { (*this).script.release_elsewhere } {
+        let this = Send_(this);
+        let elsewhere = thread::spawn(move || {
+            let this = this;
+            unsafe { finish_here(this.0, error) }
+        });
+        return elsewhere.join().unwrap();
+    }
+    unsafe { finish_here(this, error) }
+}
+
+unsafe fn finish_here(this: *mut Hostile, error: Option<(c_int, &CStr)>) {
     let (handler, counts) = unsafe { ((*this).handler, (*this).counts.clone()) };
     if let Some((code, message)) = error {
         unsafe { (*handler).on_error.unwrap()(handler, code, message.as_ptr(), ptr::null()) };
@@ -481,6 +504,7 @@ fn release_from_another_thread_races_the_consumer() {
         let error_at_end = round % 2 == 1;
         let script = Script {
             error_at_end,
+            release_elsewhere: round % 4 >= 2,
             tasks: 2,
             ..SCRIPT
         };
@@ -497,6 +521,7 @@ fn stress_every_release_counted() {
         let script = Script {
             tasks: round % 4,
             error_at_end: round % 3 == 0,
+            release_elsewhere: round % 5 == 0,
             ..SCRIPT
         };
         let this = unsafe { start(handler, script, &counts) };
