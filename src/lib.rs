@@ -48,7 +48,8 @@ extern crate alloc;
     feature = "pyo3",
     feature = "arrow-rs",
     feature = "cudarc",
-    feature = "safetensors"
+    feature = "safetensors",
+    feature = "std"
 ))]
 extern crate std;
 

@@ -62,6 +62,8 @@
 #![allow(non_upper_case_globals)]
 
 mod array;
+#[cfg(feature = "std")]
+mod async_consumer;
 #[cfg(feature = "alloc")]
 mod async_stream;
 mod binding;
@@ -89,6 +91,8 @@ mod stream_export;
 pub mod errno;
 
 pub use array::{Array, ArrayView, Bitmap};
+#[cfg(feature = "std")]
+pub use async_consumer::{AsyncConsumer, AsyncHandler, AsyncStreamError};
 #[cfg(feature = "alloc")]
 pub use async_stream::{AsyncProducer, AsyncState};
 pub use device::{arrow_device, dlpack_device, DeviceArray, HostWait, StreamWait};

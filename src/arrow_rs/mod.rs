@@ -47,6 +47,8 @@
 //! ```
 #![allow(unsafe_code)]
 
+#[cfg(feature = "std")]
+mod async_stream;
 mod boundary;
 mod export;
 mod schema;
@@ -69,6 +71,8 @@ use crate::arrow::{
 use crate::dlpack::VersionedTensor;
 use crate::raw::{ArrowArray, ArrowArrayStream, ArrowSchema};
 
+#[cfg(feature = "std")]
+pub use async_stream::AsyncBatchStream;
 pub use boundary::{
     device_reader_from_raw, device_reader_into_raw, device_record_batch_from_raw,
     device_record_batch_into_raw, export_device_record_batch, import_device_record_batch,

@@ -180,24 +180,7 @@ pub fn import_device_stream(mut stream: DeviceArrayStream) -> Result<StreamReade
 
 impl StreamReader {
     fn new(source: Source, schema: Schema) -> Result<Self, InteropError> {
-        let field = field_of(schema.view())?;
-        let arrow_rs_schema = match field.data_type() {
-            arrow_schema::DataType::Struct(fields) => {
-                let metadata = field.metadata().clone();
-                ArrowRsSchema::new(arrow_schema::Schema::new_with_metadata(
-                    fields.clone(),
-                    metadata,
-                ))
-            }
-            other => {
-                return Err(
-                    arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
-                        "a stream of record batches carries struct arrays, not {other}"
-                    ))
-                    .into(),
-                )
-            }
-        };
+        let arrow_rs_schema = batch_schema(schema.view())?;
         Ok(Self {
             source,
             schema,
@@ -254,9 +237,32 @@ impl RecordBatchReader for StreamReader {
     }
 }
 
+/// The arrow-rs schema of the record batches a stream of struct arrays carries (the root's
+/// metadata included).
+pub(super) fn batch_schema(
+    schema: crate::arrow::SchemaRef<'_>,
+) -> Result<ArrowRsSchema, InteropError> {
+    let field = field_of(schema)?;
+    match field.data_type() {
+        arrow_schema::DataType::Struct(fields) => {
+            let metadata = field.metadata().clone();
+            Ok(ArrowRsSchema::new(arrow_schema::Schema::new_with_metadata(
+                fields.clone(),
+                metadata,
+            )))
+        }
+        other => Err(
+            arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
+                "a stream of record batches carries struct arrays, not {other}"
+            ))
+            .into(),
+        ),
+    }
+}
+
 /// An interop error as arrow-rs's own: arrow-rs's as it was, ours (a producer's error, a
 /// refused array) as an external error that keeps ours, message and all.
-fn into_arrow_rs(error: InteropError) -> arrow_schema::ArrowError {
+pub(super) fn into_arrow_rs(error: InteropError) -> arrow_schema::ArrowError {
     match error {
         InteropError::ArrowRs(error) => error,
         other => arrow_schema::ArrowError::ExternalError(Box::new(other)),
