@@ -139,7 +139,7 @@ run() {
 
 # A crate that depends on dlpack-abi with default features must not build cbindgen or syn, nor
 # any crate of an optional integration: arrow-rs's, cudarc, safetensors (and serde, memmap2),
-# candle (and float8, gemm), image, burn (and cubecl).
+# candle (and float8, gemm), image, burn (and cubecl), futures-core.
 dependent_has_no_build_tools() {
   local dir=target/dependent-check
   mkdir -p "$dir/src"
@@ -148,14 +148,15 @@ dependent_has_no_build_tools() {
   local tree
   tree=$(cargo tree --manifest-path "$dir/Cargo.toml" --target all -e normal,build) || return 1
   echo "$tree"
-  ! grep -Eq '(cbindgen|syn|arrow-[a-z]+|cudarc|safetensors|serde|memmap2|candle-[a-z]+|float8|gemm|image|burn-[a-z]+|cubecl-[a-z]+) v' <<<"$tree"
+  ! grep -Eq '(cbindgen|syn|arrow-[a-z]+|cudarc|safetensors|serde|memmap2|candle-[a-z]+|float8|gemm|image|burn-[a-z]+|cubecl-[a-z]+|futures-[a-z]+) v' <<<"$tree"
 }
 
 # The safe layer's tests under Miri, with strict provenance: the unit tests, both test binaries
 # (the ndarray property tests among them, at 6 cases each), the arrow-rs bridge's tests (arrow-rs
 # runs under Miri too), the safetensors bridge's in-memory tests (files parsed by the
 # safetensors crate; mapping is outside Miri), the image and burn bridges' tests (both crates
-# are plain Rust; candle's SIMD and threads are left out) and the doctests on x86_64, and the unit tests and binaries again on i686
+# are plain Rust; candle's SIMD and threads are left out), the async device stream consumer
+# against hostile producers on threads, and the doctests on x86_64, and the unit tests and binaries again on i686
 # (`u64` aligned to 4, 32-bit `usize`: checks 32-bit behaviour, not only 32-bit layout), the
 # bridge's among them. tests/header.rs reads files
 # and the C test links C, neither of which Miri runs; the `pyo3` feature calls into libpython,
@@ -165,14 +166,15 @@ miri() {
   local features=alloc,half,num-complex,ndarray
   cargo +nightly miri test -q --features "$features" --lib --test dlpack --test arrow &&
     cargo +nightly miri test -q --features arrow-rs --test arrow_rs &&
-    cargo +nightly miri test -q --features safetensors,image,burn --test safetensors \
-      --test image --test burn &&
+    cargo +nightly miri test -q --features safetensors,image,burn,std --test safetensors \
+      --test image --test burn --test async_consumer &&
     cargo +nightly miri test -q --features "$features" --doc &&
     cargo +nightly miri test -q --target i686-unknown-linux-gnu --features "$features" \
       --lib --test dlpack --test arrow &&
     cargo +nightly miri test -q --target i686-unknown-linux-gnu --features arrow-rs --test arrow_rs &&
-    cargo +nightly miri test -q --target i686-unknown-linux-gnu --features safetensors,image,burn \
-      --test safetensors --test image --test burn
+    cargo +nightly miri test -q --target i686-unknown-linux-gnu \
+      --features safetensors,image,burn,std --test safetensors --test image --test burn \
+      --test async_consumer
 }
 
 # A short run of each fuzz target (ASan, debug assertions): the DLPack import, the Arrow
@@ -199,7 +201,7 @@ fuzz_smoke() {
 # benchmark's comparison, needs Rust 1.88) and the `header` feature (cbindgen) are not part of it.
 msrv_check() {
   cargo "+$MSRV" check -q --lib --no-default-features &&
-    cargo "+$MSRV" check -q --lib --features half,num-complex,ndarray,safetensors
+    cargo "+$MSRV" check -q --lib --features half,num-complex,ndarray,safetensors,futures-core
 }
 
 # The `dlpack_abi` Python package (python/, pyo3 feature) and the example extension
