@@ -180,24 +180,7 @@ pub fn import_device_stream(mut stream: DeviceArrayStream) -> Result<StreamReade
 
 impl StreamReader {
     fn new(source: Source, schema: Schema) -> Result<Self, InteropError> {
-        let field = field_of(schema.view())?;
-        let arrow_rs_schema = match field.data_type() {
-            arrow_schema::DataType::Struct(fields) => {
-                let metadata = field.metadata().clone();
-                ArrowRsSchema::new(arrow_schema::Schema::new_with_metadata(
-                    fields.clone(),
-                    metadata,
-                ))
-            }
-            other => {
-                return Err(
-                    arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
-                        "a stream of record batches carries struct arrays, not {other}"
-                    ))
-                    .into(),
-                )
-            }
-        };
+        let arrow_rs_schema = ArrowRsSchema::new(super::import_schema(schema.view())?);
         Ok(Self {
             source,
             schema,
