@@ -1,6 +1,7 @@
 //! The `dlpack_abi` Python module: `Tensor`, `ArrowArray`, `ArrowStream`, `from_dlpack`,
 //! `counts`, and small examples of Rust functions that export and import.
 
+mod arrow_rs;
 #[cfg(feature = "cuda")]
 mod cuda;
 #[cfg(feature = "model")]
@@ -498,6 +499,7 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
         py_type::<PanickingExporter>(module.py()),
     )?;
     module.setattr("_RecordingDevice", py_type::<RecordingDevice>(module.py()))?;
+    arrow_rs::add(module)?;
     module.add_function(wrap_pyfunction!(total, module)?)?;
     module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;

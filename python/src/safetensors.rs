@@ -5,8 +5,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use abi::python::PyTensor;
-use abi::safetensors::{SafeTensorsFile, SafetensorsError};
-use pyo3::exceptions::{PyKeyError, PyOverflowError, PyTypeError, PyValueError};
+use abi::safetensors::SafeTensorsFile;
 use pyo3::prelude::*;
 
 /// A safetensors file, memory-mapped: each tensor is a read-only ``Tensor`` over the mapping,
@@ -39,17 +38,6 @@ pub(crate) struct PySafeTensors {
     path: PathBuf,
 }
 
-fn py_error(error: SafetensorsError) -> PyErr {
-    let message = error.to_string();
-    match error {
-        SafetensorsError::Io(error) => error.into(),
-        SafetensorsError::NoTensor { .. } => PyKeyError::new_err(message),
-        SafetensorsError::UnsupportedDtype { .. } => PyTypeError::new_err(message),
-        SafetensorsError::ExtentTooLarge { .. } => PyOverflowError::new_err(message),
-        _ => PyValueError::new_err(message),
-    }
-}
-
 #[pymethods]
 impl PySafeTensors {
     /// Map the safetensors file at ``path`` and check its header.
@@ -58,9 +46,7 @@ impl PySafeTensors {
         // The mapping is lazy: only the header is read. No Python object is touched meanwhile.
         // SAFETY: the Python API documents that the file must not be modified while mapped (the
         // contract of `SafeTensorsFile::open`, as of every mmap loader).
-        let file = py
-            .detach(|| unsafe { SafeTensorsFile::open(&path) })
-            .map_err(py_error)?;
+        let file = py.detach(|| unsafe { SafeTensorsFile::open(&path) })?;
         Ok(Self { file, path })
     }
 
@@ -96,12 +82,12 @@ impl PySafeTensors {
     /// >>> dlpack_abi.SafeTensors(path).describe("x")
     /// ((2, 16, 1), [2, 3])
     fn describe(&self, name: &str) -> PyResult<((u8, u8, u16), Vec<usize>)> {
-        let (dtype, shape) = self.file.describe(name).map_err(py_error)?;
+        let (dtype, shape) = self.file.describe(name)?;
         Ok(((dtype.code.0, dtype.bits, dtype.lanes), shape.to_vec()))
     }
 
     fn __getitem__(&self, name: &str) -> PyResult<PyTensor> {
-        Ok(PyTensor::new(self.file.tensor(name).map_err(py_error)?))
+        Ok(PyTensor::new(self.file.tensor(name)?))
     }
 
     fn __contains__(&self, name: &str) -> bool {

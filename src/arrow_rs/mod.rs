@@ -65,7 +65,7 @@ use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::Field;
 
 use crate::arrow::{
-    Array, ArrayView, ArrowError, BridgeError, DataType, DeviceArray, ReadError, SchemaRef,
+    Array, ArrayView, ArrowError, BridgeError, DataType, DeviceArray, ReadError, Schema, SchemaRef,
     StreamError, ValidationError,
 };
 use crate::dlpack::VersionedTensor;
@@ -168,6 +168,93 @@ impl From<BridgeError> for InteropError {
 impl From<StreamError> for InteropError {
     fn from(error: StreamError) -> Self {
         Self::Stream(error)
+    }
+}
+
+/// An arrow-rs schema (a record batch's) as this crate's schema: a struct of its fields, with
+/// its metadata, as arrow-rs's own C Data export writes it (the `__arrow_c_schema__` of a table).
+///
+/// # Errors
+/// [`InteropError::Arrow`] when the schema breaks the C Data Interface (a name with a NUL byte).
+///
+/// ```
+/// use arrow_schema::{DataType, Field, Schema};
+///
+/// let schema = Schema::new(vec![Field::new("n", DataType::Int64, false)]);
+/// let ours = dlpack_abi::arrow_rs::export_schema(&schema)?;
+/// assert_eq!(ours.view().format(), b"+s");
+/// assert_eq!(dlpack_abi::arrow_rs::import_schema(ours.view())?, schema);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_schema(schema: &arrow_schema::Schema) -> Result<Schema, InteropError> {
+    Ok(schema::of_schema(schema)?)
+}
+
+/// An arrow-rs field as this crate's schema: its type, name, nullability and metadata.
+///
+/// # Errors
+/// As [`export_schema`].
+///
+/// ```
+/// use arrow_schema::{DataType, Field};
+///
+/// let field = Field::new("x", DataType::Float32, true);
+/// let ours = dlpack_abi::arrow_rs::export_field(&field)?;
+/// assert_eq!((ours.view().format(), ours.view().name()), (&b"f"[..], Some("x")));
+/// assert_eq!(dlpack_abi::arrow_rs::import_field(ours.view())?, field);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_field(field: &Field) -> Result<Schema, InteropError> {
+    Ok(schema::of_field(field)?)
+}
+
+/// This crate's schema (validated, read and not taken) as an arrow-rs field.
+///
+/// # Errors
+/// [`InteropError::ArrowRs`] when arrow-rs has no type for it (an extension it cannot read, a
+/// format newer than it).
+///
+/// ```
+/// use dlpack_abi::arrow::SchemaDef;
+///
+/// let ours = SchemaDef::new("l")?.with_name("n").export()?;
+/// let field = dlpack_abi::arrow_rs::import_field(ours.view())?;
+/// assert_eq!((field.name().as_str(), field.data_type()), ("n", &arrow_schema::DataType::Int64));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn import_field(schema: SchemaRef<'_>) -> Result<Field, InteropError> {
+    field_of(schema)
+}
+
+/// This crate's struct schema (a record batch's or a stream's) as an arrow-rs schema: one field
+/// per child, and the root's metadata.
+///
+/// # Errors
+/// [`InteropError::ArrowRs`] when the schema is not a struct (`InvalidArgumentError`), or as
+/// [`import_field`].
+///
+/// ```
+/// use dlpack_abi::arrow::SchemaDef;
+///
+/// let ours = SchemaDef::new("+s")?.with_child(SchemaDef::new("u")?.with_name("name")).export()?;
+/// let schema = dlpack_abi::arrow_rs::import_schema(ours.view())?;
+/// assert_eq!(schema.field(0).name(), "name");
+/// assert!(dlpack_abi::arrow_rs::import_schema(SchemaDef::new("u")?.export()?.view()).is_err());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn import_schema(schema: SchemaRef<'_>) -> Result<arrow_schema::Schema, InteropError> {
+    let field = field_of(schema)?;
+    match field.data_type() {
+        arrow_schema::DataType::Struct(fields) => Ok(arrow_schema::Schema::new_with_metadata(
+            fields.clone(),
+            field.metadata().clone(),
+        )),
+        other => Err(
+            arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
+                "a schema of record batches is a struct, not {other}"
+            ))
+            .into(),
+        ),
     }
 }
 

@@ -242,22 +242,7 @@ impl RecordBatchReader for StreamReader {
 pub(super) fn batch_schema(
     schema: crate::arrow::SchemaRef<'_>,
 ) -> Result<ArrowRsSchema, InteropError> {
-    let field = field_of(schema)?;
-    match field.data_type() {
-        arrow_schema::DataType::Struct(fields) => {
-            let metadata = field.metadata().clone();
-            Ok(ArrowRsSchema::new(arrow_schema::Schema::new_with_metadata(
-                fields.clone(),
-                metadata,
-            )))
-        }
-        other => Err(
-            arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
-                "a stream of record batches carries struct arrays, not {other}"
-            ))
-            .into(),
-        ),
-    }
+    Ok(ArrowRsSchema::new(super::import_schema(schema)?))
 }
 
 /// An interop error as arrow-rs's own: arrow-rs's as it was, ours (a producer's error, a

@@ -29,7 +29,7 @@ use crate::raw::{
 };
 
 /// Arrow data refused by validation (or by the bridge).
-fn arrow_error(error: impl Into<ArrowError>) -> PyErr {
+pub(crate) fn arrow_error(error: impl Into<ArrowError>) -> PyErr {
     error.into().into()
 }
 
@@ -51,7 +51,14 @@ fn schema_capsule_of<'py>(requested: &Bound<'py, PyAny>) -> PyResult<Bound<'py, 
     if requested.is_instance_of::<PyCapsule>() {
         return Ok(requested.clone());
     }
-    requested.call_method0(intern!(requested.py(), "__arrow_c_schema__"))
+    let method = intern!(requested.py(), "__arrow_c_schema__");
+    if !requested.hasattr(method)? {
+        return Err(PyTypeError::new_err(format!(
+            "{} is neither an arrow_schema capsule nor has __arrow_c_schema__",
+            type_name(requested)
+        )));
+    }
+    requested.call_method0(method)
 }
 
 /// Best-effort negotiation: the request is read, never consumed; we return our own schema,
@@ -158,15 +165,11 @@ use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
 use dlpack_abi::python::ArrowArrayExport;
 use pyo3::prelude::*;
 
-fn err(error: impl std::fmt::Display) -> PyErr {
-    pyo3::exceptions::PyValueError::new_err(error.to_string())
-}
-
-#[pyfunction]
+#[pyfunction] // errors convert with `?`: no `map_err`
 fn squares() -> PyResult<ArrowArrayExport> {
-    let array = Array::from_vec((0..5i64).map(|i| i * i).collect::<Vec<_>>()).map_err(err)?;
-    let schema = SchemaDef::of::<i64>().map_err(err)?.export().map_err(err)?;
-    ArrowArrayExport::new(schema, DeviceArray::from_cpu(array)).map_err(err)
+    let array = Array::from_vec((0..5i64).map(|i| i * i).collect::<Vec<_>>())?;
+    let schema = SchemaDef::of::<i64>()?.export()?;
+    Ok(ArrowArrayExport::new(schema, DeviceArray::from_cpu(array))?)
     // pyarrow.array(squares()) sees the same buffer
 }
 ```"#

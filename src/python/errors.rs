@@ -25,16 +25,19 @@
 //! ```
 
 use alloc::format;
-use alloc::string::ToString;
+use alloc::string::{String, ToString};
 
 use pyo3::exceptions::{
     PyBufferError, PyIndexError, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
 };
 use pyo3::{PyErr, PyResult};
 
-use crate::arrow::{ArrowError, BridgeError, ReadError, StreamError, ValidationError};
+use crate::arrow::{
+    ArrowError, BridgeError, MetadataError, ProducerError, ReadError, StreamError, ValidationError,
+};
 use crate::dlpack::{
-    AccessError, ConsumerStreamError, ExportError, ImportError, OrderError, TensorError,
+    AccessError, ConsumerStreamError, ExportError, ImportError, IntoLegacyError, OrderError,
+    TensorError,
 };
 
 impl From<ImportError> for PyErr {
@@ -59,11 +62,23 @@ impl From<AccessError> for PyErr {
 
 impl From<ExportError> for PyErr {
     fn from(error: ExportError) -> Self {
-        let message = format!("{error}");
-        match error {
-            ExportError::FlagsNotRepresentable { .. } => PyBufferError::new_err(message),
-            _ => PyValueError::new_err(message),
-        }
+        export_exception(&error, format!("{error}"))
+    }
+}
+
+/// The exception of an [`ExportError`], with `message` (the error's, or that of an error that
+/// wraps it): one home for the rule.
+pub(crate) fn export_exception(error: &ExportError, message: String) -> PyErr {
+    match error {
+        ExportError::FlagsNotRepresentable { .. } => PyBufferError::new_err(message),
+        _ => PyValueError::new_err(message),
+    }
+}
+
+/// As the [`ExportError`] it carries (the tensor is dropped).
+impl From<IntoLegacyError> for PyErr {
+    fn from(error: IntoLegacyError) -> Self {
+        export_exception(&error.error(), format!("{error}"))
     }
 }
 
@@ -130,14 +145,26 @@ impl From<ArrowError> for PyErr {
 impl From<StreamError> for PyErr {
     fn from(error: StreamError) -> Self {
         match error {
-            StreamError::Producer(error) => {
-                let message = error
-                    .message()
-                    .unwrap_or("the Arrow stream's producer failed");
-                PyOSError::new_err((error.code(), message.to_string()))
-            }
+            StreamError::Producer(error) => error.into(),
             StreamError::Invalid(error) => error.into(),
         }
+    }
+}
+
+/// `OSError(errno, message)`.
+impl From<ProducerError> for PyErr {
+    fn from(error: ProducerError) -> Self {
+        let message = error
+            .message()
+            .unwrap_or("the Arrow stream's producer failed");
+        PyOSError::new_err((error.code(), message.to_string()))
+    }
+}
+
+/// `ValueError`: invalid Arrow data.
+impl From<MetadataError> for PyErr {
+    fn from(error: MetadataError) -> Self {
+        PyValueError::new_err(format!("invalid Arrow metadata: {error}"))
     }
 }
 

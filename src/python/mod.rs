@@ -42,9 +42,27 @@
 //! | [`ValidationError`](crate::arrow::ValidationError), [`ReadError`](crate::arrow::ReadError) | `ValueError` |
 //! | [`BridgeError`](crate::arrow::BridgeError): data one side cannot describe | `BufferError` |
 //! | [`StreamError::Producer`](crate::arrow::StreamError::Producer) | `OSError(errno, message)` |
-//! | `StreamError::Invalid` | `ValueError` |
+//! | `StreamError::Invalid`, [`MetadataError`](crate::arrow::MetadataError) | `ValueError` |
+//! | [`ProducerError`](crate::arrow::ProducerError) | `OSError(errno, message)` |
+//! | [`IntoLegacyError`](crate::dlpack::IntoLegacyError) | as its `ExportError` |
 //!
-//! `TensorError` and `ArrowError` convert as the error they wrap.
+//! `TensorError` and `ArrowError` convert as the error they wrap. With their features, so do
+//! the integrations' errors, each wrapped error of the table as above and the others by kind:
+//!
+//! | error (feature) | exception |
+//! |---|---|
+//! | `arrow_rs::InteropError` (`arrow-rs`): arrow-rs's own | by kind, as pyarrow: `ValueError` (invalid argument, schema, cast, parse, C Data), `NotImplementedError`, `OverflowError`, `ZeroDivisionError`, `MemoryError`, `OSError` (I/O) |
+//! | `safetensors::SafetensorsError` (`safetensors`) | `Io`: the `io::Error`'s `OSError` subclass; `NoTensor`: `KeyError`; `UnsupportedDtype`: `TypeError`; `ExtentTooLarge`: `OverflowError`; `Export`: as its `ExportError`; `Format`, `Misaligned`: `ValueError` |
+//! | `candle::CandleError` (`candle`) | a device: `BufferError`; a dtype: `TypeError`; `DimsOverflow`: `OverflowError`; candle's own: `RuntimeError` |
+//! | `burn::BurnError` (`burn`) | a dtype: `TypeError`; `Misaligned`: `BufferError`; `ShapeTooLarge`: `OverflowError`; `HostAccess`: `OSError`; `Data`: `ValueError` |
+//! | `image::TensorImageError` (`image`) | `NotHostAccessible`, `NotContiguous`: `BufferError`; `Lanes`, `DtypeMismatch`: `TypeError`; `Ndim`, `Channels`: `ValueError`; `TooLarge`: `OverflowError` |
+//! | `cudarc::CudaError` (`cudarc`) | `Driver`: `RuntimeError`; `NotCuda`, `OtherDevice`: `BufferError` |
+//!
+//! **arrow-rs** (features `pyo3` and `arrow-rs`): [`PyArray`], [`PyRecordBatch`], [`PyField`],
+//! [`PySchema`], [`PyRecordBatchReader`] and [`PyDeviceRecordBatchReader`] are `#[pyfunction]`
+//! argument and return types over arrow-rs's values, with no capsule code: any Arrow
+//! PyCapsule producer in (zero-copy, validated), this crate's `ArrowArray`, `ArrowStream` and
+//! [`ArrowSchemaExport`] (`dlpack_abi.ArrowSchema`) out.
 //!
 //! Register the classes with [`add_to_module`].
 //!
@@ -68,6 +86,8 @@
 #![allow(unsafe_code)]
 
 mod arrow;
+#[cfg(feature = "arrow-rs")]
+mod arrow_rs;
 mod capsule;
 mod convert;
 mod copy;
@@ -77,6 +97,8 @@ pub mod exporter;
 mod fastcall;
 mod gil;
 mod import;
+mod integration_errors;
+mod schema_export;
 mod streams;
 mod tensor;
 
@@ -89,15 +111,20 @@ pub use arrow::{
     import_array, import_device_array, import_device_stream, import_schema, import_stream,
     ArrowArrayExport, ArrowStreamExport,
 };
+#[cfg(feature = "arrow-rs")]
+pub use arrow_rs::{
+    PyArray, PyDeviceRecordBatchReader, PyField, PyRecordBatch, PyRecordBatchReader, PySchema,
+};
 pub use convert::{AnyArrowArray, AnyArrowStream};
 pub use exchange::{ExchangeApi, EXCHANGE_API};
 pub use exporter::DlpackExporter;
 pub use gil::AttachedDrop;
 pub use import::{from_dlpack, DlpackRequest};
+pub use schema_export::ArrowSchemaExport;
 pub use streams::{install_stream_runtime, remove_stream_runtime, stream_runtime};
 pub use tensor::PyTensor;
 
-/// Adds `Tensor`, `ArrowArray` and `ArrowStream` to a Python module.
+/// Adds `Tensor`, `ArrowArray`, `ArrowStream` and `ArrowSchema` to a Python module.
 ///
 /// # Errors
 /// Python's, when a class cannot be added.
@@ -114,6 +141,7 @@ pub fn add_to_module(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_class::<PyTensor>()?;
     module.add_class::<ArrowArrayExport>()?;
     module.add_class::<ArrowStreamExport>()?;
+    module.add_class::<ArrowSchemaExport>()?;
     Ok(())
 }
 

@@ -13,6 +13,7 @@ __all__ = [
     "Tensor",
     "ArrowArray",
     "ArrowStream",
+    "ArrowSchema",
     "from_dlpack",
     "ramp",
     "scale",
@@ -121,6 +122,21 @@ class ArrowArray:
         """The root's Arrow format string."""
     def to_tensor(self) -> Tensor:
         """The array as a DLPack tensor, zero-copy (primitive or fixed_shape_tensor, no nulls)."""
+
+@final
+class ArrowSchema:
+    """An Arrow schema (a type, a field, or a table's struct of fields)."""
+
+    @staticmethod
+    def from_arrow(source: Any) -> ArrowSchema:
+        """Imports the schema of any object with ``__arrow_c_schema__`` (or a capsule)."""
+    def __arrow_c_schema__(self) -> CapsuleType: ...
+    @property
+    def format(self) -> str:
+        """The root's Arrow format string (``"+s"`` for a table's schema)."""
+    @property
+    def name(self) -> str | None:
+        """The root's name."""
 
 @final
 class ArrowStream:
