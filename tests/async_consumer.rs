@@ -522,7 +522,7 @@ mod arrow_rs {
         };
         let mut stream = AsyncBatchStream::new(consumer);
         let error = next_batch(&mut stream).unwrap().unwrap_err();
-        assert!(error.to_string().contains("struct arrays"), "{error}");
+        assert!(error.to_string().contains("record batches is a struct, not"), "{error}");
         assert!(next_batch(&mut stream).is_none());
     }
 }
