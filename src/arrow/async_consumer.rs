@@ -404,7 +404,10 @@ impl AsyncConsumer {
                 return Poll::Ready(None);
             }
             register(&mut state, cx.waker());
-            if state.producer.is_null() || state.released || state.requested > 0 {
+            // After a failed `extract_data` the producer was told to stop: wait for its
+            // `on_error` or `release`, asking for nothing more.
+            let stopped = state.failed_extract.is_some();
+            if state.producer.is_null() || state.released || state.requested > 0 || stopped {
                 return Poll::Pending;
             }
             state.requested = 1;
@@ -419,7 +422,10 @@ impl Drop for AsyncConsumer {
         let mut state = self.shared.lock();
         state.dropped = true;
         state.waker = None;
-        let running = !state.ended && !state.released && !state.producer.is_null();
+        let running = !state.ended
+            && !state.released
+            && !state.producer.is_null()
+            && state.failed_extract.is_none();
         let mut items = core::mem::take(&mut state.items);
         drop(state);
         if running {

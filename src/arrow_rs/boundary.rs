@@ -251,8 +251,10 @@ pub unsafe fn record_batch_from_raw(
     let schema = match unsafe { Schema::from_raw(schema) } {
         Ok(schema) => schema,
         Err(error) => {
-            // SAFETY: the caller hands over the array too: released, unread.
-            unsafe { release_array(array) };
+            if !array.is_null() {
+                // SAFETY: the caller hands over the array too: released, unread.
+                unsafe { release_array(array) };
+            }
             return Err(error.into());
         }
     };
@@ -294,10 +296,13 @@ pub unsafe fn device_record_batch_from_raw(
     let schema = match unsafe { Schema::from_raw(schema) } {
         Ok(schema) => schema,
         Err(error) => {
-            // SAFETY: the caller hands over a live device array: its `array` field is a place.
-            let inner = unsafe { &raw mut (*array).array };
-            // SAFETY: handed over too: released, unread (its `release` is the array's).
-            unsafe { release_array(inner) };
+            if !array.is_null() {
+                // SAFETY: the caller hands over a live device array: its `array` field is a
+                // place.
+                let inner = unsafe { &raw mut (*array).array };
+                // SAFETY: handed over too: released, unread (its `release` is the array's).
+                unsafe { release_array(inner) };
+            }
             return Err(error.into());
         }
     };

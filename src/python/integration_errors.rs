@@ -66,6 +66,13 @@ fn arrow_rs_exception(error: arrow_schema::ArrowError) -> PyErr {
             Ok(ours) => (*ours).into(),
             Err(inner) => match inner.downcast::<std::io::Error>() {
                 Ok(io) => (*io).into(),
+                // The async consumer's errors, passed through `AsyncBatchStream`.
+                #[cfg(feature = "std")]
+                Err(inner) => match inner.downcast::<crate::arrow::AsyncStreamError>() {
+                    Ok(ours) => (*ours).into(),
+                    Err(_) => PyRuntimeError::new_err(message),
+                },
+                #[cfg(not(feature = "std"))]
                 Err(_) => PyRuntimeError::new_err(message),
             },
         },
@@ -234,6 +241,35 @@ impl From<crate::image::TensorImageError> for PyErr {
             E::TooLarge { .. } => PyOverflowError::new_err(message),
             // `NotHostAccessible`, `NotContiguous`.
             _ => PyBufferError::new_err(message),
+        }
+    }
+}
+
+/// The async device stream consumer's errors: the producer's as `OSError(errno, message)`, a
+/// refused schema or array as the [`ValidationError`](crate::arrow::ValidationError) it is
+/// (`ValueError`), a broken protocol as `RuntimeError`.
+///
+/// ```
+/// use dlpack_abi::arrow::{AsyncStreamError, ProducerError};
+/// use pyo3::exceptions::{PyOSError, PyRuntimeError};
+/// use pyo3::PyErr;
+///
+/// pyo3::Python::initialize();
+/// pyo3::Python::attach(|py| {
+///     let error: PyErr = AsyncStreamError::Protocol("a task before the schema").into();
+///     assert!(error.is_instance_of::<PyRuntimeError>(py));
+///     let error: PyErr = AsyncStreamError::Producer(ProducerError::code_only(5)).into();
+///     assert!(error.is_instance_of::<PyOSError>(py));
+/// });
+/// ```
+#[cfg(feature = "std")]
+impl From<crate::arrow::AsyncStreamError> for PyErr {
+    fn from(error: crate::arrow::AsyncStreamError) -> Self {
+        use crate::arrow::AsyncStreamError as E;
+        match error {
+            E::Producer(error) => error.into(),
+            E::Invalid(error) => error.into(),
+            other => PyRuntimeError::new_err(alloc::string::ToString::to_string(&other)),
         }
     }
 }

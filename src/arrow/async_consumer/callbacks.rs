@@ -94,7 +94,12 @@ pub(super) unsafe extern "C" fn on_next_task(
     let shared = unsafe { shared(handler) };
     if task.is_null() {
         let mut state = shared.lock();
-        state.ended = true;
+        match state.failed_extract {
+            // The end after a failed `extract_data` and no `on_error`: the code is the error,
+            // never a clean end.
+            Some(code) => state.fail(AsyncStreamError::Producer(ProducerError::code_only(code))),
+            None => state.ended = true,
+        }
         wake(state);
         return 0;
     }
