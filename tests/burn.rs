@@ -3,8 +3,6 @@
 //! mapping and values, shapes and strides, memory shared where promised (pointers compared),
 //! flags, every buffer and tensor released exactly once, and each refusal's exact error.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
@@ -14,44 +12,9 @@ use dlpack_abi::dlpack::{AccessError, Element, Export, HostBuffer, HostMemory, V
 use dlpack_abi::raw::{kDLBfloat, kDLBool, kDLCPU, kDLCUDA, kDLFloat, kDLInt, kDLUInt};
 use dlpack_abi::raw::{DLDataType, DLDevice, DLPackFlags, DLTensor};
 
-/// The system allocator, counting on this thread the frees of one watched address.
-struct Tracking;
-
-thread_local! {
-    /// The watched address and how often it was freed.
-    static WATCHED: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the bookkeeping does not allocate.
-unsafe impl GlobalAlloc for Tracking {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let _ = WATCHED.try_with(|watched| {
-            let (address, frees) = watched.get();
-            if address == ptr as usize {
-                watched.set((address, frees + 1));
-            }
-        });
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Tracking = Tracking;
-
-/// Watches the allocation at `address`: from now on its frees on this thread are counted.
-fn watch(address: *const u8) {
-    WATCHED.with(|watched| watched.set((address as usize, 0)));
-}
-
-/// How often the watched allocation was freed since `watch`.
-fn frees() -> usize {
-    WATCHED.with(|watched| watched.get().1)
-}
+#[path = "fixture/watched_frees.rs"]
+mod watched_frees;
+use watched_frees::{frees, watch};
 
 /// What a C consumer does with an export: takes the raw pointer and imports it.
 fn through_c(tensor: VersionedTensor) -> VersionedTensor {

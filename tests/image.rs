@@ -5,8 +5,6 @@
 // image 0.25.10 needs Rust 1.88, so this test may use what 1.88 has (`pointer::addr`).
 #![allow(clippy::incompatible_msrv)]
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::fmt::Debug;
 use std::sync::Arc;
 
@@ -17,45 +15,9 @@ use dlpack_abi::image::TensorImageError;
 use dlpack_abi::raw::{kDLCPU, kDLCUDA, kDLUInt, DLDataType, DLDevice, DLPackFlags};
 use image::{GrayImage, ImageBuffer, Luma, LumaA, Pixel, Rgb, RgbImage, Rgba};
 
-/// The system allocator, counting on this thread the frees of one watched address (tests run on
-/// several threads; a thread-local watch sees only its own test's frees).
-struct Tracking;
-
-thread_local! {
-    /// The watched address and how often it was freed.
-    static WATCHED: Cell<(usize, usize)> = const { Cell::new((0, 0)) };
-}
-
-// SAFETY: every call is forwarded to `System` unchanged; the bookkeeping does not allocate.
-unsafe impl GlobalAlloc for Tracking {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        let _ = WATCHED.try_with(|watched| {
-            let (address, frees) = watched.get();
-            if address == ptr.addr() {
-                watched.set((address, frees + 1));
-            }
-        });
-        // SAFETY: the caller's contract, forwarded.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
-#[global_allocator]
-static ALLOCATOR: Tracking = Tracking;
-
-/// Watches the allocation at `address`: from now on its frees on this thread are counted.
-fn watch<T>(address: *const T) {
-    WATCHED.with(|watched| watched.set((address.addr(), 0)));
-}
-
-/// How often the watched allocation was freed since `watch`.
-fn frees() -> usize {
-    WATCHED.with(|watched| watched.get().1)
-}
+#[path = "fixture/watched_frees.rs"]
+mod watched_frees;
+use watched_frees::{frees, watch};
 
 /// A 3 x 2 image of `values` (`6 * channels` subpixels) out as a tensor and back both ways.
 fn round_trip<P>(values: Vec<P::Subpixel>)

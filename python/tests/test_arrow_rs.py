@@ -173,3 +173,19 @@ def test_producer_errors_are_oserrors_with_errno(kind):
     with pytest.raises(OSError, match="disk on fire") as raised:
         ext._raise_error(kind)
     assert raised.value.errno == errno.EIO
+
+
+def test_the_same_producer_twice_and_a_stream_consumed_twice():
+    """Arrays may be exported to any number of consumers: the same pyarrow batch imports twice,
+    sharing its buffers both times. A stream has one consumer: ours, taken as an argument a
+    second time, is refused with an exception (never a crash, never an empty read)."""
+    batch = pa.record_batch({"n": pa.array([1, 2, 3], pa.int64())})
+    first, second = pa.record_batch(ext._batch_roundtrip(batch)), pa.record_batch(
+        ext._batch_roundtrip(batch)
+    )
+    assert first.equals(batch) and second.equals(batch)
+    assert first.column(0).buffers()[1].address == second.column(0).buffers()[1].address
+    stream = ext._reader_roundtrip(pa.Table.from_batches([batch]))
+    assert ext._reader_rows(stream) == 3
+    with pytest.raises(Exception, match="consumed|already|no longer"):
+        ext._reader_rows(stream)

@@ -247,17 +247,8 @@ pub unsafe fn record_batch_from_raw(
     schema: *mut ArrowSchema,
     array: *mut ArrowArray,
 ) -> Result<RecordBatch, InteropError> {
-    // SAFETY: the caller hands over a schema by the C Data Interface.
-    let schema = match unsafe { Schema::from_raw(schema) } {
-        Ok(schema) => schema,
-        Err(error) => {
-            if !array.is_null() {
-                // SAFETY: the caller hands over the array too: released, unread.
-                unsafe { release_array(array) };
-            }
-            return Err(error.into());
-        }
-    };
+    // SAFETY: the caller hands over both structs (this function's contract).
+    let schema = unsafe { schema_or_release(schema, array) }?;
     // SAFETY: the caller hands over an array by the C Data Interface, for this schema's type.
     let array = unsafe { Array::from_raw(array, schema.view()) }?;
     import_record_batch(schema.view(), array)
@@ -292,20 +283,11 @@ pub unsafe fn device_record_batch_from_raw(
     schema: *mut ArrowSchema,
     array: *mut ArrowDeviceArray,
 ) -> Result<RecordBatch, InteropError> {
-    // SAFETY: the caller hands over a schema by the C Data Interface.
-    let schema = match unsafe { Schema::from_raw(schema) } {
-        Ok(schema) => schema,
-        Err(error) => {
-            if !array.is_null() {
-                // SAFETY: the caller hands over a live device array: its `array` field is a
-                // place.
-                let inner = unsafe { &raw mut (*array).array };
-                // SAFETY: handed over too: released, unread (its `release` is the array's).
-                unsafe { release_array(inner) };
-            }
-            return Err(error.into());
-        }
-    };
+    // `array` is the first field of an `ArrowDeviceArray` (offset 0, asserted below): a pointer
+    // to the device array is one to its array.
+    let inner = array.cast::<ArrowArray>();
+    // SAFETY: the caller hands over both structs (this function's contract).
+    let schema = unsafe { schema_or_release(schema, inner) }?;
     // SAFETY: the caller hands over a device array by the C Device interface, for this type.
     let array = unsafe { DeviceArray::from_raw(array, schema.view()) }?;
     import_device_record_batch(schema.view(), array)
@@ -373,6 +355,31 @@ pub unsafe fn device_reader_from_raw(
     // SAFETY: forwarded from the caller.
     import_device_stream(unsafe { DeviceArrayStream::from_raw(stream) }?)
 }
+
+/// The handed-over schema, validated; when it is refused, `array` (NULL or handed over too) is
+/// released at once, unread, so that neither struct is lost.
+///
+/// # Safety
+/// `schema` as [`Schema::from_raw`] takes it; `array` NULL or an array by the C Data Interface
+/// that the caller hands over.
+unsafe fn schema_or_release(
+    schema: *mut ArrowSchema,
+    array: *mut ArrowArray,
+) -> Result<Schema, InteropError> {
+    // SAFETY: forwarded from the caller.
+    let refused = match unsafe { Schema::from_raw(schema) } {
+        Ok(schema) => return Ok(schema),
+        Err(error) => error,
+    };
+    if !array.is_null() {
+        // SAFETY: the caller hands the array over too: released, unread.
+        unsafe { release_array(array) };
+    }
+    Err(refused.into())
+}
+
+// The C Device interface puts the `ArrowArray` first (what `device_record_batch_from_raw` uses).
+static_assertions::const_assert_eq!(core::mem::offset_of!(ArrowDeviceArray, array), 0);
 
 /// Releases a handed-over array that cannot be imported (its schema was refused), once.
 ///

@@ -19,7 +19,7 @@ use crate::raw::{kDLBool, DLDataType};
 /// 1; nothing here reads it as a `bool`).
 #[derive(Clone, Copy)]
 #[repr(transparent)]
-struct BoolByte(u8);
+pub(super) struct BoolByte(u8);
 
 // SAFETY: a transparent `u8`: zero is a valid value.
 unsafe impl bytemuck::Zeroable for BoolByte {}

@@ -49,9 +49,6 @@
 //! assert_eq!(back.as_slice::<f32>()?, [1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
-// Patterns name the C constants (`kDLFloat`, ...).
-#![allow(non_upper_case_globals)]
-
 mod export;
 mod import;
 
@@ -59,8 +56,8 @@ use core::fmt;
 
 use burn_std::{BoolStore, DType, DataError};
 
-use crate::dlpack::{AccessError, ExportError};
-use crate::raw::{kDLBfloat, kDLBool, kDLFloat, kDLInt, kDLUInt, DLDataType};
+use crate::dlpack::{AccessError, Element, ExportError};
+use crate::raw::DLDataType;
 
 /// The DLPack dtype whose elements are stored exactly as burn's `dtype` stores them: floats,
 /// bfloat16, signed and unsigned integers of 8 to 64 bits, and booleans of one byte
@@ -84,27 +81,23 @@ use crate::raw::{kDLBfloat, kDLBool, kDLFloat, kDLInt, kDLUInt, DLDataType};
 /// # Ok::<(), BurnError>(())
 /// ```
 pub fn dlpack_dtype(dtype: DType) -> Result<DLDataType, BurnError> {
-    let (code, bits) = match dtype {
-        DType::F64 => (kDLFloat, 64),
-        DType::F32 | DType::Flex32 => (kDLFloat, 32),
-        DType::F16 => (kDLFloat, 16),
-        DType::BF16 => (kDLBfloat, 16),
-        DType::I64 => (kDLInt, 64),
-        DType::I32 => (kDLInt, 32),
-        DType::I16 => (kDLInt, 16),
-        DType::I8 => (kDLInt, 8),
-        DType::U64 => (kDLUInt, 64),
-        DType::U32 => (kDLUInt, 32),
-        DType::U16 => (kDLUInt, 16),
-        DType::U8 => (kDLUInt, 8),
-        DType::Bool(BoolStore::Native | BoolStore::U8) => (kDLBool, 8),
+    // The Rust element type's own dtype (`Element::DTYPE`, the one home of that rule).
+    Ok(match dtype {
+        DType::F64 => f64::DTYPE,
+        DType::F32 | DType::Flex32 => f32::DTYPE,
+        DType::F16 => half::f16::DTYPE,
+        DType::BF16 => half::bf16::DTYPE,
+        DType::I64 => i64::DTYPE,
+        DType::I32 => i32::DTYPE,
+        DType::I16 => i16::DTYPE,
+        DType::I8 => i8::DTYPE,
+        DType::U64 => u64::DTYPE,
+        DType::U32 => u32::DTYPE,
+        DType::U16 => u16::DTYPE,
+        DType::U8 => u8::DTYPE,
+        DType::Bool(BoolStore::Native | BoolStore::U8) => import::BoolByte::DTYPE,
         DType::Bool(BoolStore::U32) => return Err(BurnError::NoDlpackDtype { dtype }),
         DType::QFloat(_) => return Err(BurnError::Quantized { dtype }),
-    };
-    Ok(DLDataType {
-        code,
-        bits,
-        lanes: 1,
     })
 }
 
@@ -128,23 +121,26 @@ pub fn dlpack_dtype(dtype: DType) -> Result<DLDataType, BurnError> {
 /// # Ok::<(), BurnError>(())
 /// ```
 pub fn burn_dtype(dtype: DLDataType) -> Result<DType, BurnError> {
-    let burn = match (dtype.code, dtype.bits, dtype.lanes) {
-        (kDLFloat, 64, 1) => DType::F64,
-        (kDLFloat, 32, 1) => DType::F32,
-        (kDLFloat, 16, 1) => DType::F16,
-        (kDLBfloat, 16, 1) => DType::BF16,
-        (kDLInt, 64, 1) => DType::I64,
-        (kDLInt, 32, 1) => DType::I32,
-        (kDLInt, 16, 1) => DType::I16,
-        (kDLInt, 8, 1) => DType::I8,
-        (kDLUInt, 64, 1) => DType::U64,
-        (kDLUInt, 32, 1) => DType::U32,
-        (kDLUInt, 16, 1) => DType::U16,
-        (kDLUInt, 8, 1) => DType::U8,
-        (kDLBool, 8, 1) => DType::Bool(BoolStore::Native),
-        _ => return Err(BurnError::NoBurnDtype { dtype }),
-    };
-    Ok(burn)
+    // The inverse of `dlpack_dtype`, derived from it (one table): the first burn dtype that
+    // maps to `dtype` (`F32` before `Flex32`, `Bool(Native)` before `Bool(U8)`).
+    const BURN_DTYPES: [DType; 13] = [
+        DType::F64,
+        DType::F32,
+        DType::F16,
+        DType::BF16,
+        DType::I64,
+        DType::I32,
+        DType::I16,
+        DType::I8,
+        DType::U64,
+        DType::U32,
+        DType::U16,
+        DType::U8,
+        DType::Bool(BoolStore::Native),
+    ];
+    (BURN_DTYPES.into_iter())
+        .find(|&burn| dlpack_dtype(burn).ok() == Some(dtype))
+        .ok_or(BurnError::NoBurnDtype { dtype })
 }
 
 /// Why `TensorData` could not go out as a DLPack tensor, or a tensor come in as `TensorData`.

@@ -331,11 +331,7 @@ impl ArrowArrayExport {
     }
 
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = SchemaDef::copy_of(self.shared.0.view())
-            .export()
-            .map_err(arrow_error)?;
-        // SAFETY: the capsule's struct is zeroed, writable memory we own.
-        arrow_capsule::<ArrowSchema>(py, |out| unsafe { schema.export_to(out) })
+        schema_capsule(py, SchemaDef::copy_of(self.shared.0.view()))
     }
 
     #[pyo3(signature = (requested_schema=None))]
@@ -648,12 +644,8 @@ impl ArrowStreamExport {
             AnyStream::Device(stream) => stream.schema().map(|schema| SchemaDef::copy_of(schema)),
         };
         *self.slot() = Some(stream);
-        let schema = copied
-            .map_err(|error| PyValueError::new_err(error.to_string()))?
-            .export()
-            .map_err(arrow_error)?;
-        // SAFETY: the capsule's struct is zeroed, writable memory we own.
-        arrow_capsule::<ArrowSchema>(py, |out| unsafe { schema.export_to(out) })
+        let copied = copied.map_err(|error| PyValueError::new_err(error.to_string()))?;
+        schema_capsule(py, copied)
     }
 
     #[pyo3(signature = (requested_schema=None))]
@@ -889,4 +881,15 @@ fn import_any_stream<S: RawStream + ArrowCapsule>(
 pub(crate) fn tensor_from_arrow(source: &Bound<'_, PyAny>) -> PyResult<VersionedTensor> {
     let (schema, array) = import_device_array(source, None)?;
     array.into_tensor(schema.view()).map_err(arrow_error)
+}
+
+/// An `arrow_schema` capsule of a copy of a schema (what every `__arrow_c_schema__` hands out:
+/// the consumer owns the copy, whoever keeps the original).
+pub(super) fn schema_capsule<'py>(
+    py: Python<'py>,
+    copy: SchemaDef,
+) -> PyResult<Bound<'py, PyCapsule>> {
+    let schema = copy.export().map_err(arrow_error)?;
+    // SAFETY: the capsule's struct is zeroed, writable memory we own.
+    arrow_capsule::<ArrowSchema>(py, |out| unsafe { schema.export_to(out) })
 }

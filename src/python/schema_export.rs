@@ -6,12 +6,10 @@ use alloc::string::String;
 use pyo3::prelude::*;
 use pyo3::types::PyCapsule;
 
-use super::arrow::arrow_error;
-use super::capsule::arrow_capsule;
+use super::arrow::schema_capsule;
 use super::gil::Held;
 use super::import_schema;
 use crate::arrow::{Schema, SchemaDef};
-use crate::raw::ArrowSchema;
 
 /// An Arrow schema (a type, a field, or the struct of a table's fields) that any Arrow
 /// PyCapsule consumer reads: ``pyarrow.schema(x)``, ``pyarrow.field(x)``, polars, DuckDB.
@@ -107,11 +105,7 @@ impl ArrowSchemaExport {
     }
 
     fn __arrow_c_schema__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyCapsule>> {
-        let schema = SchemaDef::copy_of(self.schema.view())
-            .export()
-            .map_err(arrow_error)?;
-        // SAFETY: the capsule's struct is zeroed, writable memory we own.
-        arrow_capsule::<ArrowSchema>(py, |out| unsafe { schema.export_to(out) })
+        schema_capsule(py, SchemaDef::copy_of(self.schema.view()))
     }
 
     /// The Arrow format string of the root (``"+s"`` for a table's schema).

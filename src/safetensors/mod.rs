@@ -96,11 +96,10 @@ enum Bytes {
 /// A parsed file: its bytes and what its header says, shared by the file and its tensors.
 struct Shared {
     /// Keeps the memory at `base` alive; dropped (unmapped, freed) with the last holder.
-    _bytes: Bytes,
+    bytes: Bytes,
     /// The first byte of the file, and its length.
     base: *mut u8,
     len: usize,
-    mapped: bool,
     /// Where the data section starts: 8 bytes of header length plus the header.
     data_start: usize,
     metadata: Metadata,
@@ -422,7 +421,7 @@ impl core::fmt::Debug for SafeTensorsFile {
         f.debug_struct("SafeTensorsFile")
             .field("tensors", &self.len())
             .field("bytes", &self.shared.len)
-            .field("mapped", &self.shared.mapped)
+            .field("mapped", &matches!(self.shared.bytes, Bytes::Mapped(_)))
             .finish()
     }
 }
@@ -458,13 +457,11 @@ impl Header {
             .map(|(key, value)| (key.clone(), value.clone()))
             .collect();
         let names = self.metadata.offset_keys();
-        let mapped = matches!(bytes, Bytes::Mapped(_));
         SafeTensorsFile {
             shared: Arc::new(Shared {
-                _bytes: bytes,
+                bytes,
                 base,
                 len,
-                mapped,
                 data_start: self.data_start,
                 metadata: self.metadata,
                 user_metadata,
@@ -474,7 +471,7 @@ impl Header {
     }
 }
 
-// SAFETY: `base` points into the memory `_bytes` owns (a mapping or a heap buffer, both fine to
+// SAFETY: `base` points into the memory `bytes` owns (a mapping or a heap buffer, both fine to
 // share and free from any thread), which is only read, through raw pointers, after parsing.
 unsafe impl Send for Shared {}
 // SAFETY: as for `Send`: shared access only reads fields and copies `base`.
