@@ -253,6 +253,16 @@ pub(crate) unsafe fn delete<M: ManagedStruct>(ptr: NonNull<M>) {
     }
 }
 
+/// A tensor registered with the Python borrow registry leaves it before its deleter runs (the
+/// owner's drop, after this one).
+#[cfg(feature = "pyo3")]
+impl<M: ManagedStruct> Drop for ManagedTensor<M> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.untrack();
+    }
+}
+
 // SAFETY: `Send`: the DLPack spec (dlpack.h; python_spec "the deleter can be called from any
 // thread") requires producers to accept the deleter call on any thread, and the data is plain
 // memory handed over for the consumer's use. `Sync`: `&ManagedTensor` only reads the struct and
@@ -358,6 +368,35 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         self.meta
     }
 
+    /// The token the Python borrow registry knows this tensor by: its managed struct's address.
+    #[cfg(feature = "pyo3")]
+    pub(crate) fn token(&self) -> usize {
+        self.owner.ptr.as_ptr() as usize
+    }
+
+    /// Marks the tensor registered with the Python borrow registry: [`tracking::untrack`] runs
+    /// when it stops being held (dropped, or given away by `into_raw`).
+    #[cfg(feature = "pyo3")]
+    pub(crate) fn set_tracked(&mut self) {
+        self.meta = self.meta.with_tracked(true);
+    }
+
+    /// Whether the tensor is registered with the Python borrow registry.
+    #[cfg(feature = "pyo3")]
+    pub(crate) fn is_tracked(&self) -> bool {
+        self.meta.is_tracked()
+    }
+
+    /// Unregisters a tracked tensor (once: the mark is cleared).
+    #[cfg(feature = "pyo3")]
+    #[inline]
+    fn untrack(&mut self) {
+        if self.meta.is_tracked() {
+            self.meta = self.meta.with_tracked(false);
+            super::tracking::untrack(self.token());
+        }
+    }
+
     /// Sets whether this consumer holds the memory alone (see `Meta::with_exclusive`).
     #[cfg(feature = "alloc")]
     pub(crate) fn set_exclusive(&mut self, exclusive: bool) {
@@ -380,7 +419,10 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// # Ok(()) }
     /// ```
     pub fn into_raw(self) -> *mut M {
-        let this = ManuallyDrop::new(self);
+        #[cfg_attr(not(feature = "pyo3"), allow(unused_mut))]
+        let mut this = ManuallyDrop::new(self);
+        #[cfg(feature = "pyo3")]
+        this.untrack();
         this.owner.ptr.as_ptr()
     }
 

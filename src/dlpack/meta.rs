@@ -110,7 +110,13 @@ pub(crate) struct Meta {
     /// May be written through a safe `&mut`: marked `IS_COPIED` and not `READ_ONLY` (the spec's
     /// "solely owned by the consumer"), or an export of a uniquely owned Rust buffer.
     exclusive: bool,
+    /// Registered as a borrow of Python-provided memory (feature `pyo3`): unregistered when the
+    /// owner stops holding the tensor (see `python::borrows`).
+    tracked: bool,
 }
+
+#[cfg(target_pointer_width = "64")]
+static_assertions::assert_eq_size!(Meta, [u8; 16]);
 
 impl Meta {
     #[inline(always)]
@@ -128,6 +134,7 @@ impl Meta {
             c_contiguous,
             readable: device.device_type.is_host_accessible() && KNOWN_FLAGS.contains(flags),
             exclusive: ownership == DLPackFlags::IS_COPIED,
+            tracked: false,
         }
     }
 
@@ -170,6 +177,20 @@ impl Meta {
     #[cfg(feature = "alloc")]
     pub(crate) fn with_exclusive(mut self, exclusive: bool) -> Self {
         self.exclusive = exclusive;
+        self
+    }
+
+    /// See the field.
+    #[cfg(feature = "pyo3")]
+    #[inline(always)]
+    pub(crate) fn is_tracked(&self) -> bool {
+        self.tracked
+    }
+
+    /// Marks the tensor registered (or not) as a borrow of Python-provided memory.
+    #[cfg(feature = "pyo3")]
+    pub(crate) fn with_tracked(mut self, tracked: bool) -> Self {
+        self.tracked = tracked;
         self
     }
 }

@@ -71,6 +71,7 @@ mod element;
 mod error;
 #[cfg(feature = "alloc")]
 mod export;
+mod extent;
 #[cfg(feature = "alloc")]
 mod host;
 mod lend;
@@ -82,6 +83,8 @@ mod placed;
 mod runtime;
 mod stream;
 mod strides;
+#[cfg(feature = "pyo3")]
+pub(crate) mod tracking;
 mod validate;
 mod view;
 
@@ -96,6 +99,7 @@ pub use element::Element;
 pub use error::{AccessError, ExportError, ImportError, TensorError};
 #[cfg(feature = "alloc")]
 pub use export::TensorOwner;
+pub use extent::MemoryExtent;
 #[cfg(feature = "alloc")]
 pub use host::{Export, HostBuffer, HostMemory};
 pub use lend::{BorrowedTensor, BorrowedTensorMut, DLTensorMut, DLTensorRef};

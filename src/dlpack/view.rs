@@ -208,7 +208,6 @@ impl<'a> TensorView<'a> {
     }
 
     /// Bytes per element, `None` for packed sub-byte elements (validation's storage rule).
-    #[cfg(feature = "pyo3")]
     pub(crate) fn element_bytes(&self) -> Option<usize> {
         self.meta.storage().element_bytes()
     }

@@ -14,7 +14,7 @@ use pyo3::types::{PyCapsule, PyDict, PyTuple, PyType};
 use pyo3::{ffi, intern};
 
 use super::capsule::{capsule_pointer, type_name, DlpackCapsule};
-use super::{streams, PyTensor, FOREIGN_EXCHANGE_IMPORTS};
+use super::{borrows, streams, PyTensor, FOREIGN_EXCHANGE_IMPORTS};
 use crate::dlpack::{
     work_stream, ConsumerStream, ImportError, ManagedTensor, OrderError, VersionedTensor,
 };
@@ -95,6 +95,11 @@ pub fn from_dlpack(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<VersionedTensor> {
+    borrows::track(source.py(), untracked(source, request)?)
+}
+
+/// [`from_dlpack`] before the tensor is registered as a borrow.
+fn untracked(source: &Bound<'_, PyAny>, request: &DlpackRequest) -> PyResult<VersionedTensor> {
     if request.is_plain() && !source.is_instance_of::<PyCapsule>() {
         // Our own tensor: the export its exchange table would make, ready where a plain
         // request wants it, without the round trip through the table and a second validation.
@@ -121,14 +126,23 @@ pub fn from_dlpack(
             };
         }
     }
-    import(source, request).map(|(tensor, _)| tensor)
+    import_untracked(source, request).map(|(tensor, _)| tensor)
 }
 
-/// Imports as [`from_dlpack`] does, and says on which stream of its device the tensor is
-/// ready: the one the request names (its device's default stream when it names none), or,
-/// through a producer's exchange API, the producer's current work stream (a plain request to
-/// a type with a table).
+/// Imports as [`from_dlpack`] does (a registered borrow), and says on which stream of its
+/// device the tensor is ready: the one the request names (its device's default stream when it
+/// names none), or, through a producer's exchange API, the producer's current work stream (a
+/// plain request to a type with a table).
 pub(crate) fn import(
+    source: &Bound<'_, PyAny>,
+    request: &DlpackRequest,
+) -> PyResult<(VersionedTensor, ConsumerStream)> {
+    let (tensor, ready) = import_untracked(source, request)?;
+    Ok((borrows::track(source.py(), tensor)?, ready))
+}
+
+/// [`import`] before the tensor is registered as a borrow.
+fn import_untracked(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<(VersionedTensor, ConsumerStream)> {

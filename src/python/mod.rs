@@ -88,6 +88,7 @@
 mod arrow;
 #[cfg(feature = "arrow-rs")]
 mod arrow_rs;
+mod borrows;
 mod capsule;
 mod convert;
 mod copy;
@@ -98,6 +99,7 @@ mod fastcall;
 mod gil;
 mod import;
 mod integration_errors;
+mod readwrite;
 mod schema_export;
 mod streams;
 mod tensor;
@@ -115,11 +117,13 @@ pub use arrow::{
 pub use arrow_rs::{
     PyArray, PyDeviceRecordBatchReader, PyField, PyRecordBatch, PyRecordBatchReader, PySchema,
 };
+pub use borrows::BorrowError;
 pub use convert::{AnyArrowArray, AnyArrowStream};
 pub use exchange::{ExchangeApi, EXCHANGE_API};
 pub use exporter::DlpackExporter;
 pub use gil::AttachedDrop;
 pub use import::{from_dlpack, DlpackRequest};
+pub use readwrite::{ReadonlyTensor, ReadwriteTensor};
 pub use schema_export::ArrowSchemaExport;
 pub use streams::{install_stream_runtime, remove_stream_runtime, stream_runtime};
 pub use tensor::PyTensor;

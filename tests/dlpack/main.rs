@@ -10,6 +10,7 @@ mod adapt;
 mod borrowed;
 #[cfg(feature = "alloc")]
 mod export;
+mod extent;
 mod import;
 #[cfg(feature = "ndarray")]
 mod ndarray;

@@ -7,6 +7,8 @@
 //!   `DlpackExporter`: zero-copy, read-only (the values are shared), and counted, so that a test
 //!   sees every export released.
 
+mod in_place;
+
 use std::ops::Mul;
 use std::sync::{Arc, Mutex};
 
@@ -167,6 +169,7 @@ fn tensor_ops(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(record_batch, module)?)?;
     module.add_function(wrap_pyfunction!(batches, module)?)?;
     module.add_function(wrap_pyfunction!(scale, module)?)?;
+    in_place::register(module)?;
     module.add_class::<Grid>()?;
     Ok(())
 }

@@ -1,0 +1,206 @@
+"""Run-time borrow checking of `ReadwriteTensor` / `ReadonlyTensor` arguments
+(`tensor_ops.scale_`, `add_`, `while_borrowed_`): the same memory passed twice is refused, disjoint
+parts are not, across two extensions built separately (`tensor_ops` and `dlpack_abi`), and under
+threads."""
+import gc
+import sys
+import threading
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+import dlpack_abi
+import tensor_ops
+
+BORROWED = "ReadwriteTensor"
+
+
+def test_in_place_kernels_write_any_layout():
+    a = np.arange(12.0).reshape(3, 4)
+    tensor_ops.scale_(a, 2.0)
+    np.testing.assert_array_equal(a, 2 * np.arange(12.0).reshape(3, 4))
+    tensor_ops.scale_(a.T, 0.5)  # Fortran order
+    tensor_ops.scale_(a[:, ::-2], -1.0)  # reversed, strided columns
+    expected = np.arange(12.0).reshape(3, 4)
+    expected[:, ::-2] *= -1
+    np.testing.assert_array_equal(a, expected)
+    out = np.zeros(5)
+    tensor_ops.add_(out, np.arange(5.0))
+    np.testing.assert_array_equal(out, np.arange(5.0))
+
+
+@pytest.mark.parametrize("out, x, name", [
+    (lambda a: a, lambda a: a, "f(a, a)"),
+    (lambda a: a, lambda a: a[::2], "f(a, a[::2])"),
+    (lambda a: a[::2], lambda a: a, "f(a[::2], a)"),
+    (lambda a: a[:7], lambda a: a[5:12], "overlapping halves"),
+    (lambda a: a.reshape(3, 4)[:, 1], lambda a: a.reshape(3, 4)[0, :3], "a column and a row"),
+    (lambda a: a[::-1][:6], lambda a: a[5:11], "reversed, overlapping"),
+])
+def test_the_same_memory_twice_is_refused(out, x, name):
+    a = np.arange(12.0)
+    before = sys.getrefcount(a)
+    out, x = out(a), x(a)
+    assert np.shares_memory(out, x), name
+    with pytest.raises(BufferError, match=BORROWED):
+        tensor_ops.add_(out, x)
+    np.testing.assert_array_equal(a, np.arange(12.0))  # nothing written
+    del out, x
+    gc.collect()
+    assert sys.getrefcount(a) == before, "every export of a refused call was released"
+
+
+@pytest.mark.parametrize("out, x, name", [
+    (lambda a: a[::2], lambda a: a[1::2], "a[::2], a[1::2]"),
+    (lambda a: a[:6], lambda a: a[6:], "two halves"),
+    (lambda a: a.reshape(3, 4)[:, 0], lambda a: a.reshape(3, 4)[:, 1], "two columns"),
+    (lambda a: a.reshape(3, 4)[1:, 0], lambda a: a.reshape(3, 4)[0, :2], "a column and a row"),
+])
+def test_disjoint_parts_of_one_array_are_borrowed_together(out, x, name):
+    a = np.arange(12.0)
+    out, x = out(a), x(a)
+    assert not np.shares_memory(out, x), name
+    expected = out + x
+    tensor_ops.add_(out, x)
+    np.testing.assert_array_equal(out, expected)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_refusals_agree_with_numpy(data):
+    """Whatever two slices of one buffer are passed (8-byte and 4-byte views of it), memory that
+    NumPy says is shared is refused, and a refusal is never made where NumPy's bound says no
+    byte can be shared."""
+    base = np.zeros(48, dtype=np.float64)
+
+    def part(label):
+        view = data.draw(st.sampled_from(["f8", "2d"]), label=label)
+        start = data.draw(st.integers(-48, 47), label=label + " start")
+        stop = data.draw(st.integers(-48, 48), label=label + " stop")
+        step = data.draw(st.sampled_from([1, 2, 3, -1, -2, 5]), label=label + " step")
+        if view == "2d":
+            return base.reshape(6, 8)[:, start % 8::max(step, 1)]
+        return base[start:stop:step]
+
+    out, x = part("out"), part("x")
+    try:
+        _borrow_both(out, x)
+        refused = False
+    except BufferError as error:
+        assert BORROWED in str(error)
+        refused = True
+    if out.size and x.size and np.shares_memory(out, x):
+        assert refused, "shared memory must be refused"
+    if not np.may_share_memory(out, x):
+        assert not refused, "memory NumPy's bounds keep apart must not be refused"
+
+
+def _borrow_both(out, x):
+    """Borrows `out` for writing while `x` is imported (whatever their shapes)."""
+    tensor_ops.while_borrowed_(out, lambda: dlpack_abi.Tensor.from_dlpack(x))
+
+
+def test_a_live_import_in_another_extension_blocks_writing():
+    a = np.arange(4.0)
+    held = dlpack_abi.Tensor.from_dlpack(a)  # the `dlpack_abi` extension's import
+    with pytest.raises(BufferError, match="another live import"):
+        tensor_ops.scale_(a, 2.0)
+    tensor_ops.scale_(a[:0], 2.0)  # empty: nothing to share
+    del held
+    gc.collect()
+    tensor_ops.scale_(a, 2.0)
+    np.testing.assert_array_equal(a, [0.0, 2.0, 4.0, 6.0])
+    assert "_dlpack_abi_borrows" in sys.modules, "one registry, published for every extension"
+
+
+def test_writing_blocks_imports_in_another_extension():
+    a = np.arange(4.0)
+    errors = []
+
+    def during():
+        with pytest.raises(BufferError, match=BORROWED) as refused:
+            dlpack_abi.Tensor.from_dlpack(a[1:3])
+        errors.append(refused.value)
+        return dlpack_abi.Tensor.from_dlpack(np.arange(3.0))  # other memory is fine
+
+    result = tensor_ops.while_borrowed_(a, during)
+    assert len(errors) == 1 and np.from_dlpack(result).tolist() == [0.0, 1.0, 2.0]
+    dlpack_abi.Tensor.from_dlpack(a)  # the borrow ended with the call
+
+
+def test_dtype_and_flags_are_checked_before_the_borrow():
+    a32 = np.arange(4, dtype=np.float32)
+    held = dlpack_abi.Tensor.from_dlpack(a32)
+    with pytest.raises(TypeError, match="float32"):
+        tensor_ops.scale_(a32, 2.0)  # the wrong dtype, not a borrow conflict
+    del held
+    frozen = np.arange(4.0)
+    frozen.flags.writeable = False
+    with pytest.raises(BufferError, match="READ_ONLY"):
+        tensor_ops.scale_(frozen, 2.0)
+
+
+def test_a_borrow_blocks_other_threads_until_it_ends():
+    a = np.arange(8.0)
+    inside, release = threading.Event(), threading.Event()
+
+    def hold():
+        inside.set()
+        assert release.wait(10)
+
+    holder = threading.Thread(target=tensor_ops.while_borrowed_, args=(a, hold))
+    holder.start()
+    assert inside.wait(10)
+    with pytest.raises(BufferError, match=BORROWED):
+        tensor_ops.scale_(a[2:4], 2.0)
+    tensor_ops.scale_(np.arange(3.0), 2.0)  # other memory meanwhile
+    release.set()
+    holder.join()
+    tensor_ops.scale_(a[2:4], 2.0)
+    assert a.tolist() == [0.0, 1.0, 4.0, 6.0, 4.0, 5.0, 6.0, 7.0]
+
+
+def test_threads_writing_disjoint_parts_never_conflict():
+    a = np.ones(40_000)
+    failures = []
+
+    def work(i):
+        try:
+            for _ in range(50):
+                tensor_ops.scale_(a[i::4], 1.0)  # releases the GIL while it writes
+            tensor_ops.scale_(a[i::4], float(i + 1))
+        except Exception as error:  # noqa: BLE001 - reported below
+            failures.append(error)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert failures == []
+    for i in range(4):
+        assert (a[i::4] == i + 1).all()
+
+
+def test_threads_writing_the_same_memory_either_write_or_are_refused():
+    a = np.ones(200_000)
+    outcomes = []
+
+    def work():
+        for _ in range(30):
+            try:
+                tensor_ops.scale_(a, 1.0)
+                outcomes.append("wrote")
+            except BufferError as error:
+                assert BORROWED in str(error)
+                outcomes.append("refused")
+
+    threads = [threading.Thread(target=work) for _ in range(3)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert len(outcomes) == 90 and "wrote" in outcomes
+    assert (a == 1.0).all()
+    tensor_ops.scale_(a, 2.0)  # no borrow outlived its call

@@ -1,0 +1,236 @@
+//! Typed `#[pyfunction]` arguments whose access is checked at run time against every other
+//! import in the process ([`borrows`](super::borrows)): [`ReadonlyTensor`] and
+//! [`ReadwriteTensor`], whose `&mut` needs no `unsafe`.
+
+use core::marker::PhantomData;
+use core::ops::Deref;
+
+use pyo3::prelude::*;
+use pyo3::Borrowed;
+
+use super::{borrows, from_dlpack, DlpackRequest};
+use crate::dlpack::{AccessError, Element, TensorViewMut, VersionedTensor};
+use crate::raw::DLPackFlags;
+
+/// The checks both argument types make, in the order that gives the clearest error: the dtype
+/// (`TypeError`), then host access, flags and alignment (`BufferError`).
+fn check_element<T: Element>(tensor: &VersionedTensor) -> Result<(), AccessError> {
+    let view = tensor.view();
+    if view.dtype() != T::DTYPE {
+        return Err(AccessError::DtypeMismatch {
+            requested: T::DTYPE,
+            found: view.dtype(),
+        });
+    }
+    view.typed_ptr::<T>().map(drop)
+}
+
+/// A host tensor of `T` elements from any DLPack producer, registered as *shared* while it
+/// lives: a [`ReadwriteTensor`] of memory it may share a byte with is refused meanwhile, in
+/// this extension and in every other built on this crate. Reads go through
+/// [`VersionedTensor`]'s (`Deref`).
+///
+/// Extraction checks, in order: the dtype is `T`'s (`TypeError`); the memory is host-readable,
+/// its flags known and the data aligned for `T` (`BufferError`); no live `ReadwriteTensor` may
+/// share a byte with it (`BufferError`, [`BorrowError`](super::BorrowError)).
+///
+/// ```no_run
+/// use dlpack_abi::python::ReadonlyTensor;
+/// use pyo3::prelude::*;
+///
+/// /// The sum of a float64 array of any layout.
+/// #[pyfunction]
+/// fn total(x: ReadonlyTensor<f64>) -> PyResult<f64> {
+///     Ok(x.view().iter::<f64>()?.sum())
+/// }
+/// ```
+pub struct ReadonlyTensor<T: Element> {
+    tensor: VersionedTensor,
+    _element: PhantomData<fn() -> T>,
+}
+
+impl<T: Element> ReadonlyTensor<T> {
+    /// The elements in row-major order, for a C-contiguous tensor.
+    ///
+    /// # Errors
+    /// [`AccessError::NotContiguous`] for other layouts (read them with
+    /// `view().iter::<T>()`).
+    ///
+    /// ```no_run
+    /// use dlpack_abi::python::ReadonlyTensor;
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyfunction]
+    /// fn first(x: ReadonlyTensor<f32>) -> PyResult<Option<f32>> {
+    ///     Ok(x.as_slice()?.first().copied())
+    /// }
+    /// ```
+    pub fn as_slice(&self) -> Result<&[T], AccessError> {
+        self.tensor.view().as_slice::<T>()
+    }
+
+    /// The import itself, still registered as shared until it is dropped.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::python::ReadonlyTensor;
+    /// use pyo3::prelude::*;
+    ///
+    /// /// Hands a checked float32 array back to Python as a `dlpack_abi.Tensor`.
+    /// #[pyfunction]
+    /// fn checked(x: ReadonlyTensor<f32>) -> VersionedTensor {
+    ///     x.into_inner()
+    /// }
+    /// ```
+    pub fn into_inner(self) -> VersionedTensor {
+        self.tensor
+    }
+}
+
+impl<T: Element> Deref for ReadonlyTensor<T> {
+    type Target = VersionedTensor;
+
+    fn deref(&self) -> &VersionedTensor {
+        &self.tensor
+    }
+}
+
+/// Imports with [`from_dlpack`]'s rules and checks as the type's docs say.
+impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadonlyTensor<T> {
+    type Error = PyErr;
+
+    fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let tensor = from_dlpack(&source, &DlpackRequest::default())?;
+        check_element::<T>(&tensor)?;
+        Ok(Self {
+            tensor,
+            _element: PhantomData,
+        })
+    }
+}
+
+/// A host tensor of `T` elements from any DLPack producer, writable through a safe `&mut`
+/// ([`as_mut_slice`](Self::as_mut_slice), [`view_mut`](Self::view_mut)) because it is
+/// registered as the *only* borrow of its memory while it lives: extraction is refused when
+/// another live import may share a byte with it (the same array passed twice, `f(a, a[::2])`,
+/// a `dlpack_abi.Tensor` of it, another extension's argument), and importing memory it may
+/// share a byte with is refused while it lives. Disjoint parts of one array (`a[::2]` and
+/// `a[1::2]`, two halves) may be borrowed together.
+///
+/// Extraction checks, in order: the dtype is `T`'s (`TypeError`); the memory is host-readable,
+/// its flags known and the data aligned for `T` (`BufferError`); the producer allows writes (not
+/// `READ_ONLY`, which legacy producers and read-only NumPy arrays are: `BufferError`); no other
+/// live import may share a byte with it (`BufferError`, [`BorrowError`](super::BorrowError)).
+///
+/// Python code and extensions not built on this crate (rust-numpy's, C's) can still write the
+/// array meanwhile: the registry covers this crate's DLPack imports, not Python's own access
+/// nor Arrow imports.
+///
+/// ```no_run
+/// use dlpack_abi::python::ReadwriteTensor;
+/// use pyo3::prelude::*;
+///
+/// /// Multiplies a contiguous float32 array by `k`, in place: `scale_(a, 2.0)`.
+/// #[pyfunction]
+/// fn scale_(mut x: ReadwriteTensor<f32>, k: f32) -> PyResult<()> {
+///     x.as_mut_slice()?.iter_mut().for_each(|v| *v *= k);
+///     Ok(())
+/// }
+/// ```
+pub struct ReadwriteTensor<T: Element> {
+    tensor: VersionedTensor,
+    _element: PhantomData<fn() -> T>,
+}
+
+impl<T: Element> ReadwriteTensor<T> {
+    /// The elements as a mutable slice in row-major order, for a C-contiguous tensor.
+    ///
+    /// # Errors
+    /// [`AccessError::NotContiguous`] for other layouts (write them through
+    /// [`view_mut`](Self::view_mut)).
+    ///
+    /// ```no_run
+    /// use dlpack_abi::python::ReadwriteTensor;
+    /// use pyo3::prelude::*;
+    ///
+    /// #[pyfunction]
+    /// fn fill_(mut x: ReadwriteTensor<i64>, value: i64) -> PyResult<()> {
+    ///     x.as_mut_slice()?.fill(value);
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn as_mut_slice(&mut self) -> Result<&mut [T], AccessError> {
+        self.view_mut().into_mut_slice::<T>()
+    }
+
+    /// A mutable view for any layout: `get_mut`, `set`, and (feature `ndarray`)
+    /// `as_array_mut`.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::python::ReadwriteTensor;
+    /// use pyo3::prelude::*;
+    ///
+    /// /// Sets the diagonal of a float64 matrix of any layout (a transposed one too).
+    /// #[pyfunction]
+    /// fn fill_diagonal_(mut x: ReadwriteTensor<f64>, value: f64) -> PyResult<()> {
+    ///     let n = x.view().shape().iter().copied().min().unwrap_or(0);
+    ///     let mut out = x.view_mut();
+    ///     for i in 0..usize::try_from(n)? {
+    ///         out.set::<f64>(&[i, i], value)?;
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn view_mut(&mut self) -> TensorViewMut<'_> {
+        // The registry holds this tensor's memory as its only borrow (and the producer allows
+        // writes): `&mut self` makes this view the one way to it while it lives.
+        TensorViewMut::from_view(self.tensor.view())
+    }
+
+    /// The import, registered as shared again: read-only access from here on.
+    ///
+    /// ```no_run
+    /// use dlpack_abi::dlpack::VersionedTensor;
+    /// use dlpack_abi::python::ReadwriteTensor;
+    /// use pyo3::prelude::*;
+    ///
+    /// /// Zeroes the array in place and returns it as a `dlpack_abi.Tensor`.
+    /// #[pyfunction]
+    /// fn zeroed(mut x: ReadwriteTensor<u8>) -> PyResult<VersionedTensor> {
+    ///     x.as_mut_slice()?.fill(0);
+    ///     Ok(x.into_inner())
+    /// }
+    /// ```
+    pub fn into_inner(self) -> VersionedTensor {
+        // Making a borrow shared cannot conflict (and a never-registered empty tensor needs
+        // nothing).
+        let _ = borrows::set_mutable(&self.tensor, false);
+        self.tensor
+    }
+}
+
+impl<T: Element> Deref for ReadwriteTensor<T> {
+    type Target = VersionedTensor;
+
+    fn deref(&self) -> &VersionedTensor {
+        &self.tensor
+    }
+}
+
+/// Imports with [`from_dlpack`]'s rules and checks as the type's docs say.
+impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadwriteTensor<T> {
+    type Error = PyErr;
+
+    fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
+        let tensor = from_dlpack(&source, &DlpackRequest::default())?;
+        check_element::<T>(&tensor)?;
+        if tensor.view().flags().contains(DLPackFlags::READ_ONLY) {
+            return Err(AccessError::ReadOnly.into());
+        }
+        borrows::set_mutable(&tensor, true)?;
+        Ok(Self {
+            tensor,
+            _element: PhantomData,
+        })
+    }
+}
