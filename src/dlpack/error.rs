@@ -373,7 +373,8 @@ impl fmt::Display for AccessError {
             ),
             NotExclusive => f.write_str(
                 "the tensor is not IS_COPIED (nor a unique export of this crate), so others may \
-                 hold the same memory; use the unsafe as_mut_slice_unchecked",
+                 hold the same memory; a pyo3 function takes a ReadwriteTensor argument to write \
+                 it (checked at run time), other code the unsafe as_mut_slice_unchecked",
             ),
             IndexRank { ndim, given } => write!(
                 f,

@@ -45,6 +45,7 @@
 //! | `StreamError::Invalid`, [`MetadataError`](crate::arrow::MetadataError) | `ValueError` |
 //! | [`ProducerError`](crate::arrow::ProducerError) | `OSError(errno, message)` |
 //! | [`IntoLegacyError`](crate::dlpack::IntoLegacyError) | as its `ExportError` |
+//! | [`BorrowError`]: memory another live import holds (see below) | `BufferError` |
 //!
 //! `TensorError` and `ArrowError` convert as the error they wrap. With their features, so do
 //! the integrations' errors, each wrapped error of the table as above and the others by kind:
@@ -57,6 +58,13 @@
 //! | `burn::BurnError` (`burn`) | a dtype: `TypeError`; `Misaligned`: `BufferError`; `ShapeTooLarge`: `OverflowError`; `HostAccess`: `OSError`; `Data`: `ValueError` |
 //! | `image::TensorImageError` (`image`) | `NotHostAccessible`, `NotContiguous`: `BufferError`; `Lanes`, `DtypeMismatch`: `TypeError`; `Ndim`, `Channels`: `ValueError`; `TooLarge`: `OverflowError` |
 //! | `cudarc::CudaError` (`cudarc`) | `Driver`: `RuntimeError`; `NotCuda`, `OtherDevice`: `BufferError` |
+//!
+//! **Writing in place.** Every import from Python is registered, in one registry per process
+//! shared by every extension built on this crate, as a shared borrow of the bytes it reaches.
+//! [`ReadwriteTensor`] (a `#[pyfunction]` argument) makes its borrow mutable, refused while any
+//! other live import may share a byte with it, so its `&mut` needs no `unsafe`;
+//! [`ReadonlyTensor`] is the typed, read-only argument. Both check the dtype first
+//! (`TypeError`).
 //!
 //! **arrow-rs** (features `pyo3` and `arrow-rs`): [`PyArray`], [`PyRecordBatch`], [`PyField`],
 //! [`PySchema`], [`PyRecordBatchReader`] and [`PyDeviceRecordBatchReader`] are `#[pyfunction]`
