@@ -10,7 +10,7 @@ import tvm_ffi
 
 import dlpack_abi
 import tensor_ops
-from tensor_ops import Grid
+from tensor_ops import Grid, Ramp
 
 
 def read_only(array):
@@ -90,6 +90,32 @@ def test_every_error_is_a_python_exception(producer):
 
 def test_the_class_is_the_authors_own():
     assert Grid.__module__ == "tensor_ops" and Grid.__name__ == "Grid"
+
+
+PROTOCOL = ["__dlpack__", "__dlpack_device__", "__dlpack_c_exchange_api__",
+            "__arrow_c_device_array__", "__arrow_c_array__"]
+
+
+def test_the_attribute_adds_the_protocol_to_the_authors_own_block():
+    """`#[dlpack_exporter]` above the class's own `#[pymethods]` block: the protocol's dunders
+    and the author's constructor, methods and getters, all on one class."""
+    for cls in (Grid, Ramp):
+        for name in PROTOCOL:
+            assert name in vars(cls), (cls, name)
+    for cls, getter in ((Grid, "live_exports"), (Ramp, "length")):
+        assert type(vars(cls)[getter]).__name__ == "getset_descriptor", (cls, getter)
+    ramp = Ramp(5)
+    assert ramp.length == 5 and ramp.total() == 10  # the author's own getter and method
+    seen = np.from_dlpack(ramp)
+    assert seen.tolist() == [0, 1, 2, 3, 4] and seen.dtype == np.int64
+    assert seen.flags.writeable, "a fresh vector per export goes out writable"
+    seen[0] = 7
+    assert np.from_dlpack(ramp).tolist() == [0, 1, 2, 3, 4], "each export is a fresh vector"
+    assert ramp.__dlpack_device__() == (1, 0)
+    assert pa.array(ramp).to_pylist() == [0, 1, 2, 3, 4]  # __arrow_c_array__
+    assert dlpack_abi.Tensor.from_dlpack(ramp).shape == (5,)  # through Ramp's exchange table
+    with pytest.raises(ValueError, match="negative"):
+        Ramp(-1)
 
 
 def test_the_class_exports_itself_zero_copy_and_read_only():

@@ -48,8 +48,8 @@ impl ExchangeApi {
         &self.0
     }
 
-    /// The table of an exporter class `T` ([`dlpack_pymethods!`](crate::dlpack_pymethods) keeps
-    /// one in a `static` per class): `managed_tensor_from_py_object_no_sync` makes the export
+    /// The table of an exporter class `T` ([`#[dlpack_exporter]`](super::dlpack_exporter) and
+    /// [`dlpack_pymethods!`](crate::dlpack_pymethods) keep one in a `static` per class): `managed_tensor_from_py_object_no_sync` makes the export
     /// `T`'s `__dlpack__(max_version=(1, 3))` makes, with
     /// [`ConsumerStream::NoSync`](crate::dlpack::ConsumerStream::NoSync);
     /// `dltensor_from_py_object_no_sync` is NULL, which the header allows and which sends

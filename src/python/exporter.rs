@@ -1,12 +1,15 @@
 //! Exporting a `#[pyclass]` of one's own: the [`DlpackExporter`] trait says where the data is and
-//! makes one tensor per consumer; [`dlpack_pymethods!`](crate::dlpack_pymethods) gives the class
-//! every dunder of the DLPack and Arrow PyCapsule protocols on top of it. The functions here are
-//! those dunders' bodies, for a class that writes its own methods and delegates.
+//! makes one tensor per consumer; the [`#[dlpack_exporter]`](crate::python::dlpack_exporter)
+//! attribute, placed above the class's own `#[pymethods]` block, adds every dunder of the DLPack
+//! and Arrow PyCapsule protocols to that block on top of it
+//! ([`dlpack_pymethods!`](crate::dlpack_pymethods) does the same for a class whose block it
+//! writes itself). The functions here are those dunders' bodies, for a class that writes its own
+//! dunders and delegates.
 //!
 //! ```no_run
 //! use std::sync::Arc;
 //! use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
-//! use dlpack_abi::python::DlpackExporter;
+//! use dlpack_abi::python::{dlpack_exporter, DlpackExporter};
 //! use dlpack_abi::raw::{kDLCPU, DLDevice};
 //! use pyo3::prelude::*;
 //!
@@ -19,12 +22,18 @@
 //!         Ok(Export::new(Arc::clone(&self.values), &self.shape).finish()?)
 //!     }
 //! }
-//! dlpack_abi::dlpack_pymethods! {
-//!     impl Ramp {
-//!         #[new]
-//!         fn new(n: i64) -> Self {
-//!             Self { values: (0..n).map(|i| i as f64).collect(), shape: [n] }
-//!         }
+//!
+//! #[dlpack_exporter] // adds __dlpack__, __dlpack_device__, ... to the block below
+//! #[pymethods]
+//! impl Ramp {
+//!     #[new]
+//!     fn new(n: i64) -> Self {
+//!         Self { values: (0..n).map(|i| i as f64).collect(), shape: [n] }
+//!     }
+//!
+//!     /// The author's own method, beside the protocol's.
+//!     fn total(&self) -> f64 {
+//!         self.values.iter().sum()
 //!     }
 //! }
 //! ```
@@ -46,7 +55,8 @@ use crate::raw::{kDLCPU, DLDevice, DLDeviceType};
 
 /// A Python object that exports its memory as DLPack tensors (and, through the zero-copy
 /// bridge, as Arrow device arrays): the two facts a producer knows, from which
-/// [`dlpack_pymethods!`](crate::dlpack_pymethods) writes the protocol.
+/// [`#[dlpack_exporter]`](crate::python::dlpack_exporter) (or
+/// [`dlpack_pymethods!`](crate::dlpack_pymethods)) writes the protocol.
 ///
 /// - [`dlpack_device`](Self::dlpack_device) is `__dlpack_device__`: where the data lives.
 /// - [`dlpack_tensor`](Self::dlpack_tensor) makes one export: a [`VersionedTensor`] sharing the
@@ -86,13 +96,13 @@ use crate::raw::{kDLCPU, DLDevice, DLDeviceType};
 ///     }
 /// }
 ///
-/// dlpack_abi::dlpack_pymethods! {
-///     impl Image {
-///         #[new]
-///         fn new(height: i64, width: i64) -> PyResult<Self> {
-///             let pixels = vec![0u8; usize::try_from(height * width)?].into();
-///             Ok(Self { pixels, height, width })
-///         }
+/// #[dlpack_abi::python::dlpack_exporter]
+/// #[pymethods]
+/// impl Image {
+///     #[new]
+///     fn new(height: i64, width: i64) -> PyResult<Self> {
+///         let pixels = vec![0u8; usize::try_from(height * width)?].into();
+///         Ok(Self { pixels, height, width })
 ///     }
 /// }
 /// ```
@@ -540,11 +550,18 @@ pub(crate) unsafe fn exchange_export<T: DlpackExporter + PyClass>(
 /// `__dlpack__`, `__dlpack_device__`, `__dlpack_c_exchange_api__` (a table of the class's own),
 /// `__arrow_c_device_array__` and `__arrow_c_array__`.
 ///
-/// Write the class's `#[pymethods]` block inside the macro (pyo3 allows one such block per
-/// class); an empty `impl MyClass {}` when it has no methods of its own. The class keeps its
-/// own name and module (`#[pyclass(module = "...")]`). Make it `immutable_type` where the build
-/// allows (pyo3 refuses it in stable-ABI builds before CPython 3.14): consumers such as
-/// `from_dlpack` then look its exchange table up once per type instead of once per call.
+/// The macro writes the class's `#[pymethods]` block itself: write the class's own methods
+/// inside it (an empty `impl MyClass {}` when it has none). pyo3 allows one `#[pymethods]`
+/// block per class, so a block of one's own **next to** the macro is refused (E0119, conflicting
+/// implementations of `PyMethods`): to keep your own `#[pymethods]` block, put the
+/// [`#[dlpack_exporter]`](crate::python::dlpack_exporter) attribute above it instead, which
+/// adds the same methods to it. (With pyo3's `multiple-pymethods` feature, which allows several
+/// blocks per class, `dlpack_pymethods! { impl MyClass {} }` may also sit beside your block.)
+///
+/// The class keeps its own name and module (`#[pyclass(module = "...")]`). Make it
+/// `immutable_type` where the build allows (pyo3 refuses it in stable-ABI builds before
+/// CPython 3.14): consumers such as `from_dlpack` then look its exchange table up once per type
+/// instead of once per call.
 ///
 /// ```no_run
 /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
@@ -578,8 +595,21 @@ pub(crate) unsafe fn exchange_export<T: DlpackExporter + PyClass>(
 #[macro_export]
 macro_rules! dlpack_pymethods {
     ($(#[$attribute:meta])* impl $class:ty { $($methods:tt)* }) => {
-        #[::pyo3::pymethods]
-        $(#[$attribute])*
+        $crate::__dlpack_exporter_methods! {
+            [#[::pyo3::pymethods] $(#[$attribute])*]
+            impl $class { $($methods)* }
+        }
+    };
+}
+
+/// The body of [`dlpack_pymethods!`](crate::dlpack_pymethods) and of
+/// [`#[dlpack_exporter]`](crate::python::dlpack_exporter): the block's attributes (its
+/// `#[pymethods]` among them) and methods, with the protocol's methods added. Not an API.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __dlpack_exporter_methods {
+    ([$($attributes:tt)*] impl $class:ty { $($methods:tt)* }) => {
+        $($attributes)*
         impl $class {
             $($methods)*
 

@@ -14,6 +14,45 @@
 //! Arrow device-array capsules through the zero-copy bridge. Each export costs one allocation
 //! and shares the data; the tensor stays alive until the last consumer's deleter runs.
 //!
+//! **Classes of your own.** A `#[pyclass]` that implements [`DlpackExporter`] (where its data
+//! lives, and one tensor per consumer) gets the whole producer side of both protocols from the
+//! [`#[dlpack_exporter]`](dlpack_exporter) attribute, placed directly **above** the class's own
+//! `#[pymethods]` block: `__dlpack__`, `__dlpack_device__`, its own `__dlpack_c_exchange_api__`
+//! table and the Arrow dunders are added to that block, beside the author's methods. pyo3
+//! allows one `#[pymethods]` block per class (without its `multiple-pymethods` feature), so
+//! [`dlpack_pymethods!`](crate::dlpack_pymethods), which writes the block itself, cannot sit
+//! next to a block of one's own (E0119): it suits a class whose methods are all written inside
+//! it. [`exporter`] has the dunders' bodies as functions, for a class that writes them itself.
+//!
+//! ```no_run
+//! use std::sync::Arc;
+//! use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
+//! use dlpack_abi::python::{dlpack_exporter, DlpackExporter};
+//! use dlpack_abi::raw::{kDLCPU, DLDevice};
+//! use pyo3::prelude::*;
+//!
+//! #[pyclass(frozen)] // numpy.from_dlpack(Samples()) reads it zero-copy, read-only (shared)
+//! struct Samples { values: Arc<[i16]> }
+//!
+//! impl DlpackExporter for Samples {
+//!     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
+//!     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> {
+//!         let len = i64::try_from(self.values.len())?;
+//!         Ok(Export::new(Arc::clone(&self.values), &[len]).finish()?)
+//!     }
+//! }
+//!
+//! #[dlpack_exporter]
+//! #[pymethods]
+//! impl Samples {
+//!     #[new]
+//!     fn new() -> Self { Self { values: Arc::from([1, -2, 3]) } }
+//!
+//!     #[getter]
+//!     fn peak(&self) -> i16 { self.values.iter().map(|v| v.abs()).max().unwrap_or(0) }
+//! }
+//! ```
+//!
 //! **Arrow.** [`ArrowArrayExport`] and [`ArrowStreamExport`] export [`arrow`](crate::arrow)
 //! values as `arrow_schema`, `arrow_array`, `arrow_device_array` and stream capsules (raw
 //! `PyCapsule_New` over the bare C struct); [`import_schema`], [`import_array`],
@@ -103,6 +142,8 @@ mod copy;
 mod errors;
 mod exchange;
 pub mod exporter;
+#[cfg(doctest)]
+mod exporter_misuse;
 mod fastcall;
 mod gil;
 mod import;
@@ -129,6 +170,10 @@ pub use borrows::BorrowError;
 pub use convert::{AnyArrowArray, AnyArrowStream};
 pub use exchange::{ExchangeApi, EXCHANGE_API};
 pub use exporter::DlpackExporter;
+
+// The attribute of crate `dlpack-abi-macros`, documented there (shown here inline).
+#[doc(inline)]
+pub use dlpack_abi_macros::dlpack_exporter;
 pub use gil::AttachedDrop;
 pub use import::{from_dlpack, DlpackRequest};
 pub use readwrite::{ReadonlyTensor, ReadwriteTensor};

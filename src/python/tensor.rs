@@ -459,7 +459,9 @@ impl PyTensor {
     /// memory; `stream` is checked per the array API.
     ///
     /// A `#[pyclass]` of your own gets the same protocol from
-    /// [`DlpackExporter`](super::DlpackExporter) and [`dlpack_pymethods!`](crate::dlpack_pymethods).
+    /// [`DlpackExporter`](super::DlpackExporter) and
+    /// [`#[dlpack_exporter]`](super::dlpack_exporter) (or
+    /// [`dlpack_pymethods!`](crate::dlpack_pymethods)).
     ///
     /// # Errors
     /// `BufferError` for what the array API refuses (a `stream` on the CPU, another device, a

@@ -5,7 +5,10 @@
 //!   `VersionedTensor` and returns a new tensor that any consumer reads and may write.
 //! - `Grid` is a class of this module's own (`tensor_ops.Grid`) that exports its memory through
 //!   `DlpackExporter`: zero-copy, read-only (the values are shared), and counted, so that a test
-//!   sees every export released.
+//!   sees every export released. Its `#[pymethods]` block is the author's own, with
+//!   `#[dlpack_exporter]` above it adding the protocol's dunders.
+//! - `Ramp` is another: a fresh, writable vector per export, and a method and a getter of its
+//!   own beside the protocol's.
 
 mod in_place;
 
@@ -21,7 +24,7 @@ use dlpack_abi::arrow_rs::{
 use dlpack_abi::dlpack::{
     AlignedVec, ConsumerStream, Element, Export, TensorView, VersionedTensor,
 };
-use dlpack_abi::python::{ArrowArrayExport, ArrowStreamExport, DlpackExporter};
+use dlpack_abi::python::{dlpack_exporter, ArrowArrayExport, ArrowStreamExport, DlpackExporter};
 use dlpack_abi::raw::{kDLCPU, DLDevice};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -89,34 +92,80 @@ impl DlpackExporter for Grid {
     }
 }
 
-dlpack_abi::dlpack_pymethods! {
-    impl Grid {
-        #[new]
-        fn new(rows: usize, cols: usize) -> PyResult<Self> {
-            let count = rows
-                .checked_mul(cols)
-                .ok_or_else(|| PyTypeError::new_err("rows * cols overflows"))?;
-            let values: Arc<[f64]> = (0..count).map(|i| i as f64).collect();
-            Ok(Self {
-                values,
-                shape: [i64::try_from(rows)?, i64::try_from(cols)?],
-                last_stream: Mutex::new(None),
-            })
-        }
+// The class's own block; the attribute adds __dlpack__, __dlpack_device__, its exchange table
+// and the Arrow dunders to it.
+#[dlpack_exporter]
+#[pymethods]
+impl Grid {
+    #[new]
+    fn new(rows: usize, cols: usize) -> PyResult<Self> {
+        let count = rows
+            .checked_mul(cols)
+            .ok_or_else(|| PyTypeError::new_err("rows * cols overflows"))?;
+        let values: Arc<[f64]> = (0..count).map(|i| i as f64).collect();
+        Ok(Self {
+            values,
+            shape: [i64::try_from(rows)?, i64::try_from(cols)?],
+            last_stream: Mutex::new(None),
+        })
+    }
 
-        /// The stream the last export was asked to be ready on (``"Unspecified"``, ``"NoSync"``,
-        /// ...), or ``None`` before the first export.
-        #[getter]
-        fn last_stream(&self) -> Option<String> {
-            let last = self.last_stream.lock().ok()?;
-            last.map(|stream| format!("{stream:?}"))
-        }
+    /// The stream the last export was asked to be ready on (``"Unspecified"``, ``"NoSync"``,
+    /// ...), or ``None`` before the first export.
+    #[getter]
+    fn last_stream(&self) -> Option<String> {
+        let last = self.last_stream.lock().ok()?;
+        last.map(|stream| format!("{stream:?}"))
+    }
 
-        /// The number of exports alive: consumers that have not released theirs yet.
-        #[getter]
-        fn live_exports(&self) -> usize {
-            Arc::strong_count(&self.values) - 1
+    /// The number of exports alive: consumers that have not released theirs yet.
+    #[getter]
+    fn live_exports(&self) -> usize {
+        Arc::strong_count(&self.values) - 1
+    }
+}
+
+/// ``0, 1, ..., n - 1`` as int64: each export is a fresh vector moved into the tensor, which
+/// its consumer may write.
+#[pyclass(frozen, module = "tensor_ops")]
+struct Ramp {
+    n: i64,
+}
+
+impl DlpackExporter for Ramp {
+    fn dlpack_device(&self) -> DLDevice {
+        DLDevice {
+            device_type: kDLCPU,
+            device_id: 0,
         }
+    }
+
+    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+        let values: Vec<i64> = (0..self.n).collect();
+        Ok(Export::new(values, &[self.n]).finish()?)
+    }
+}
+
+#[dlpack_exporter]
+#[pymethods]
+impl Ramp {
+    #[new]
+    fn new(n: i64) -> PyResult<Self> {
+        if n < 0 {
+            return Err(PyValueError::new_err("a ramp has no negative length"));
+        }
+        Ok(Self { n })
+    }
+
+    /// The sum ``0 + 1 + ... + (n - 1)``, computed without exporting.
+    fn total(&self) -> i64 {
+        self.n * (self.n - 1) / 2
+    }
+
+    /// The number of values.
+    #[getter]
+    fn length(&self) -> i64 {
+        self.n
     }
 }
 
@@ -171,5 +220,6 @@ fn tensor_ops(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(scale, module)?)?;
     in_place::register(module)?;
     module.add_class::<Grid>()?;
+    module.add_class::<Ramp>()?;
     Ok(())
 }
