@@ -7,7 +7,7 @@ cd "$(dirname "$0")/.."
 runs=${RUNS:-5}
 dir=target/build-time
 mkdir -p "$dir/ours/src" "$dir/floor/src"
-manifest() { printf '[package]\nname = "%s"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\n%s\n' "$1" "$2"; }
+manifest() { printf '[package]\nname = "%s"\nversion = "0.0.0"\nedition = "2021"\n\n[workspace]\n\n[dependencies]\n%s\n' "$1" "$2"; }
 manifest build-time-ours 'dlpack-abi = { path = "../../.." }' >"$dir/ours/Cargo.toml"
 manifest build-time-floor "$(printf 'bitflags = "2.6"\nbytemuck = "1.16"\nstatic_assertions = "1.1"')" >"$dir/floor/Cargo.toml"
 for crate in ours floor; do

@@ -143,7 +143,7 @@ run() {
 dependent_has_no_build_tools() {
   local dir=target/dependent-check
   mkdir -p "$dir/src"
-  printf '[package]\nname = "dependent-check"\nversion = "0.0.0"\nedition = "2021"\n\n[dependencies]\ndlpack-abi = { path = "../.." }\n' >"$dir/Cargo.toml"
+  printf '[package]\nname = "dependent-check"\nversion = "0.0.0"\nedition = "2021"\n\n[workspace]\n\n[dependencies]\ndlpack-abi = { path = "../.." }\n' >"$dir/Cargo.toml"
   : >"$dir/src/lib.rs"
   local tree
   tree=$(cargo tree --manifest-path "$dir/Cargo.toml" --target all -e normal,build) || return 1
@@ -201,6 +201,7 @@ fuzz_smoke() {
 # benchmark's comparison, needs Rust 1.88) and the `header` feature (cbindgen) are not part of it.
 msrv_check() {
   cargo "+$MSRV" check -q --lib --no-default-features &&
+    cargo "+$MSRV" check -q -p dlpack-abi-macros --lib &&
     cargo "+$MSRV" check -q --lib --features half,num-complex,ndarray,safetensors,futures-core
 }
 
@@ -252,10 +253,10 @@ cross_build() {
 
 [ "$listing" -eq 1 ] || setup
 run fmt cargo fmt --all -- --check
-run clippy cargo clippy -q --all-targets --all-features -- -D warnings
+run clippy cargo clippy -q --workspace --all-targets --all-features -- -D warnings
 # c_ulong is u64 on LP64 and u32 on i686: lints that depend on it must hold on both.
 run clippy-i686 cargo clippy -q --target i686-unknown-linux-gnu --all-targets -- -D warnings
-run test-all-features cargo test --all-features
+run test-all-features cargo test --workspace --all-features
 run test-no-default-features cargo test --no-default-features
 run test-i686 cargo test --target i686-unknown-linux-gnu
 # The cudarc bridge builds without CUDA (it is loaded at run time): its own check, beside
@@ -280,7 +281,8 @@ run layout-checks-x86_64 layout-checks/run.sh x86_64 "${UPSTREAM_INCLUDES[@]}"
 run layout-checks-i686 layout-checks/run.sh i686 "${UPSTREAM_INCLUDES[@]}"
 run errno-values layout-checks/errno/run.sh
 run dependent-has-no-cbindgen dependent_has_no_build_tools
-run publish-dry-run cargo publish -q --dry-run --allow-dirty
+# Both crates of the workspace, the proc-macro crate first (as they must be published).
+run publish-dry-run cargo publish -q --workspace --dry-run --allow-dirty
 run doc env RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --all-features
 # docs.rs's build, simulated: nightly, `--cfg docsrs` (every item says which features it needs).
 run docs-rs env RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo +nightly doc -q --no-deps \

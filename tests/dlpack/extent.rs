@@ -86,6 +86,7 @@ fn described() -> impl Strategy<Value = Described> {
 proptest! {
     #![proptest_config(ProptestConfig {
         cases: if cfg!(miri) { 8 } else { 2000 },
+        failure_persistence: None,
         ..ProptestConfig::default()
     })]
 
