@@ -549,7 +549,9 @@ fn render_errors(h: &mut String, root: &Path) {
     h.push_str(
         "// A dlpack-abi error code: 0 on success, else why a call failed, one value per error\n\
          // (1xx DLPack import, 2xx typed access, 3xx export, 4xx DLPack streams, 5xx Arrow metadata,\n\
-         // 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack-Arrow bridge, 9xx Arrow streams).\n\
+         // 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack-Arrow bridge, 9xx Arrow streams;\n\
+         // the integrations: 10xx arrow-rs, 11xx safetensors, 12xx candle, 13xx burn, 14xx image,\n\
+         // 15xx cudarc).\n\
          //\n\
          // Stable within a major version of dlpack-abi: values are never renumbered or reused; new\n\
          // codes may be added (a switch needs a default). dlpack-abi assigns only 0 to 9999: negative\n\
@@ -563,7 +565,8 @@ fn render_errors(h: &mut String, root: &Path) {
             doc.push(text);
         } else if let Some(section) = line.strip_prefix("// ----") {
             writeln!(h, "\n  // ----{section}").unwrap();
-        } else if let Some((name, value)) = line.strip_suffix(',').and_then(|l| l.split_once(" = ")) {
+        } else if let Some((name, value)) = line.strip_suffix(',').and_then(|l| l.split_once(" = "))
+        {
             assert!(
                 !doc.is_empty() && value.parse::<i32>().is_ok(),
                 "{ERROR_TABLE}: `{line}` needs a doc line and an integer value"

@@ -9,8 +9,8 @@
 //! layout of `ErrorReport` and every `ErrorCode` (what `layout-checks/errors.c` prints for the
 //! header's `DLPackAbiErrorReport` and `DLPackAbiErrorCode`).
 
-use dlpack_abi::raw::layout::{ABI_FAMILY, LAYOUTS};
 use dlpack_abi::error_code::{ErrorCode, ErrorReport};
+use dlpack_abi::raw::layout::{ABI_FAMILY, LAYOUTS};
 use dlpack_abi::raw::*;
 
 /// The error codes and the report struct, as `layout-checks/errors.c` prints them for C.
@@ -22,13 +22,24 @@ fn print_errors() {
     println!("size DLPackAbiErrorReport {}", size_of::<ErrorReport>());
     println!("align DLPackAbiErrorReport {}", align_of::<ErrorReport>());
     for (field, offset, size) in [
-        ("code", offset_of!(ErrorReport, code), size_of_val(&report.code)),
-        ("message", offset_of!(ErrorReport, message), size_of_val(&report.message)),
+        (
+            "code",
+            offset_of!(ErrorReport, code),
+            size_of_val(&report.code),
+        ),
+        (
+            "message",
+            offset_of!(ErrorReport, message),
+            size_of_val(&report.message),
+        ),
     ] {
         println!("offset DLPackAbiErrorReport.{field} {offset}");
         println!("fieldsize DLPackAbiErrorReport.{field} {size}");
     }
-    println!("value DLPACK_ABI_ERROR_MESSAGE_SIZE {}", ErrorReport::MESSAGE_CAPACITY);
+    println!(
+        "value DLPACK_ABI_ERROR_MESSAGE_SIZE {}",
+        ErrorReport::MESSAGE_CAPACITY
+    );
     for code in ErrorCode::KNOWN {
         let name = code.name().expect("KNOWN codes are named");
         println!("value {name} {}", code.0);

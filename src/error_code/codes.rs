@@ -4,22 +4,23 @@
 
 use super::{ErrorCode, HasErrorCode};
 use crate::arrow::{
-    ArrowError, BridgeError, MetadataError, ProducerError, ReadError, StreamError,
-    ValidationError,
+    ArrowError, BridgeError, MetadataError, ProducerError, ReadError, StreamError, ValidationError,
 };
 use crate::dlpack::{
     AccessError, ConsumerStreamError, ExportError, ImportError, OrderError, TensorError,
 };
 
-/// `code()` and [`HasErrorCode`] for an error type: `leaf` variants have their own code,
-/// `wrap` variants the code of the error they hold. `LEAF_CODES` lists the leaves' codes for
-/// the test.
+/// `code()` and [`HasErrorCode`] for an error type: the first variants have their own code,
+/// `same` ones the code of another type's variant of the same contract (an integration's copy
+/// of an [`AccessError`]), and `wraps` ones the code of the error they hold. `LEAF_CODES` lists
+/// the first group's codes, for the test.
 macro_rules! codes {
     (
         $(#[$doc:meta])*
         $ty:ident {
             $($leaf:pat => $code:ident,)*
         }
+        $(same { $($alias:pat => $same:ident,)* })?
         $(wraps { $($wrap:pat => $inner:ident,)* })?
     ) => {
         impl $ty {
@@ -27,6 +28,7 @@ macro_rules! codes {
             pub const fn code(&self) -> ErrorCode {
                 match self {
                     $($leaf => ErrorCode::$code,)*
+                    $($($alias => ErrorCode::$same,)*)?
                     $($($wrap => $inner.code(),)*)?
                 }
             }
@@ -42,6 +44,10 @@ macro_rules! codes {
         }
     };
 }
+
+// The integrations' errors (each behind its feature), with the same macro.
+#[path = "integrations.rs"]
+mod integrations;
 
 codes! {
     /// This error's stable [`ErrorCode`] (1xx, `DLPACK_ABI_IMPORT_*` in C).
@@ -425,13 +431,26 @@ mod tests {
             StreamError::LEAF_CODES,
             // AsyncStreamError::Protocol (AsyncStreamError is behind `std`).
             &[ErrorCode::STREAM_PROTOCOL],
+            &integrations::leaf_codes(),
         ]
         .concat();
         let count = leaves.len();
         leaves.sort();
         leaves.dedup();
         assert_eq!(leaves.len(), count, "two variants share a code");
-        assert_eq!(leaves, ErrorCode::KNOWN[1..], "a code no variant has, or one not in KNOWN");
+        // The integrations' ranges, where their features are on.
+        let enabled = |code: &&ErrorCode| {
+            code.0 < 1000 || integrations::enabled_ranges().contains(&(code.0 / 100 * 100))
+        };
+        let expected: alloc::vec::Vec<ErrorCode> = ErrorCode::KNOWN[1..]
+            .iter()
+            .filter(enabled)
+            .copied()
+            .collect();
+        assert_eq!(
+            leaves, expected,
+            "a code no variant has, or one not in KNOWN"
+        );
         assert_eq!(ErrorCode::KNOWN[0], ErrorCode::OK);
     }
 
@@ -440,38 +459,104 @@ mod tests {
     fn pinned_values() {
         let pinned = [
             (ErrorCode::OK, 0, "DLPACK_ABI_OK"),
-            (ImportError::NullTensor.code(), 101, "DLPACK_ABI_IMPORT_NULL_TENSOR"),
             (
-                ImportError::AddressOverflow { address: 1, byte_size: 1 }.code(),
+                ImportError::NullTensor.code(),
+                101,
+                "DLPACK_ABI_IMPORT_NULL_TENSOR",
+            ),
+            (
+                ImportError::AddressOverflow {
+                    address: 1,
+                    byte_size: 1,
+                }
+                .code(),
                 115,
                 "DLPACK_ABI_IMPORT_ADDRESS_OVERFLOW",
             ),
-            (AccessError::DtypeMismatch {
-                requested: crate::raw::DLDataType { code: crate::raw::kDLFloat, bits: 32, lanes: 1 },
-                found: crate::raw::DLDataType { code: crate::raw::kDLInt, bits: 32, lanes: 1 },
-            }
-            .code(), 204, "DLPACK_ABI_ACCESS_DTYPE_MISMATCH"),
-            (AccessError::ReadOnly.code(), 207, "DLPACK_ABI_ACCESS_READ_ONLY"),
-            (ExportError::Capacity { ndim: 1, capacity: 0 }.code(), 305, "DLPACK_ABI_EXPORT_CAPACITY"),
-            (OrderError::Runtime { call: "x", code: 1 }.code(), 414, "DLPACK_ABI_ORDER_RUNTIME"),
-            (MetadataError::TooLarge.code(), 505, "DLPACK_ABI_METADATA_TOO_LARGE"),
-            (ValidationError::NullPointer.code(), 601, "DLPACK_ABI_ARROW_NULL_POINTER"),
-            (ValidationError::DeviceMismatch {
-                stream: crate::raw::kDLCPU,
-                array: crate::raw::kDLCUDA,
-            }
-            .code(), 632, "DLPACK_ABI_ARROW_DEVICE_MISMATCH"),
-            (ReadError::Misaligned { index: 0 }.code(), 703, "DLPACK_ABI_READ_MISALIGNED"),
-            (BridgeError::DeviceIdOutOfRange { device_id: -1 }.code(), 812, "DLPACK_ABI_BRIDGE_DEVICE_ID_OUT_OF_RANGE"),
-            (ProducerError::code_only(5).error_code(), 901, "DLPACK_ABI_STREAM_PRODUCER"),
-            (ErrorCode::STREAM_PROTOCOL, 902, "DLPACK_ABI_STREAM_PROTOCOL"),
+            (
+                AccessError::DtypeMismatch {
+                    requested: crate::raw::DLDataType {
+                        code: crate::raw::kDLFloat,
+                        bits: 32,
+                        lanes: 1,
+                    },
+                    found: crate::raw::DLDataType {
+                        code: crate::raw::kDLInt,
+                        bits: 32,
+                        lanes: 1,
+                    },
+                }
+                .code(),
+                204,
+                "DLPACK_ABI_ACCESS_DTYPE_MISMATCH",
+            ),
+            (
+                AccessError::ReadOnly.code(),
+                207,
+                "DLPACK_ABI_ACCESS_READ_ONLY",
+            ),
+            (
+                ExportError::Capacity {
+                    ndim: 1,
+                    capacity: 0,
+                }
+                .code(),
+                305,
+                "DLPACK_ABI_EXPORT_CAPACITY",
+            ),
+            (
+                OrderError::Runtime { call: "x", code: 1 }.code(),
+                414,
+                "DLPACK_ABI_ORDER_RUNTIME",
+            ),
+            (
+                MetadataError::TooLarge.code(),
+                505,
+                "DLPACK_ABI_METADATA_TOO_LARGE",
+            ),
+            (
+                ValidationError::NullPointer.code(),
+                601,
+                "DLPACK_ABI_ARROW_NULL_POINTER",
+            ),
+            (
+                ValidationError::DeviceMismatch {
+                    stream: crate::raw::kDLCPU,
+                    array: crate::raw::kDLCUDA,
+                }
+                .code(),
+                632,
+                "DLPACK_ABI_ARROW_DEVICE_MISMATCH",
+            ),
+            (
+                ReadError::Misaligned { index: 0 }.code(),
+                703,
+                "DLPACK_ABI_READ_MISALIGNED",
+            ),
+            (
+                BridgeError::DeviceIdOutOfRange { device_id: -1 }.code(),
+                812,
+                "DLPACK_ABI_BRIDGE_DEVICE_ID_OUT_OF_RANGE",
+            ),
+            (
+                ProducerError::code_only(5).error_code(),
+                901,
+                "DLPACK_ABI_STREAM_PRODUCER",
+            ),
+            (
+                ErrorCode::STREAM_PROTOCOL,
+                902,
+                "DLPACK_ABI_STREAM_PROTOCOL",
+            ),
         ];
         for (code, value, name) in pinned {
             assert_eq!((code.0, code.name()), (value, Some(name)));
         }
         // Ascending (so no value twice), and in the range this crate keeps for itself.
         assert!(ErrorCode::KNOWN.windows(2).all(|pair| pair[0] < pair[1]));
-        assert!(ErrorCode::KNOWN.iter().all(|code| (0..10_000).contains(&code.0)));
+        assert!(ErrorCode::KNOWN
+            .iter()
+            .all(|code| (0..10_000).contains(&code.0)));
     }
 
     /// Wrapping errors report their inner error's code.
@@ -480,7 +565,10 @@ mod tests {
         let import = ImportError::NullShape { ndim: 2 };
         assert_eq!(TensorError::from(import).code(), import.code());
         assert_eq!(ExportError::Invalid(import).code(), import.code());
-        assert_eq!(BridgeError::Tensor(ExportError::Invalid(import)).code(), import.code());
+        assert_eq!(
+            BridgeError::Tensor(ExportError::Invalid(import)).code(),
+            import.code()
+        );
         let metadata = MetadataError::KeyNotUtf8 { pair: 0 };
         let arrow = ArrowError::from(BridgeError::Arrow(ValidationError::Metadata(metadata)));
         assert_eq!(arrow.code(), ErrorCode::METADATA_KEY_NOT_UTF8);

@@ -214,4 +214,73 @@ error_codes! {
     STREAM_PRODUCER = 901,
     /// An async Arrow stream's producer broke the protocol.
     STREAM_PROTOCOL = 902,
+
+    // ---- 1xxx: the integrations (each behind its feature; codes exist without it) ----
+    // ---- 10xx: arrow_rs::InteropError (Arrow and Stream have their inner error's code) ----
+    /// arrow-rs refused, or its reader failed (the message has arrow-rs's text).
+    ARROW_RS_REFUSED = 1001,
+
+    // ---- 11xx: safetensors::SafetensorsError (Export has its ExportError's code) ----
+    /// Opening, reading or mapping the safetensors file failed.
+    SAFETENSORS_IO = 1101,
+    /// The file is not a valid safetensors file.
+    SAFETENSORS_FORMAT = 1102,
+    /// The safetensors file has no tensor of the name asked for.
+    SAFETENSORS_NO_TENSOR = 1103,
+    /// A safetensors tensor's dtype has no DLPack equivalent.
+    SAFETENSORS_UNSUPPORTED_DTYPE = 1104,
+    /// A safetensors tensor's data is not aligned for its dtype.
+    SAFETENSORS_MISALIGNED = 1105,
+    /// A safetensors tensor's extent does not fit DLPack's int64_t.
+    SAFETENSORS_EXTENT_TOO_LARGE = 1106,
+
+    // ---- 12xx: candle::CandleError (Export and Access have their inner error's code) ----
+    /// The candle tensor is not on the CPU.
+    CANDLE_UNSUPPORTED_CANDLE_DEVICE = 1201,
+    /// The candle dtype has no DLPack dtype of exactly its format.
+    CANDLE_UNSUPPORTED_CANDLE_DTYPE = 1202,
+    /// The tensor to import into candle is not in CPU memory.
+    CANDLE_UNSUPPORTED_DEVICE = 1203,
+    /// candle has no dtype for the tensor's element type.
+    CANDLE_UNSUPPORTED_DTYPE = 1204,
+    /// A vector element type (lanes != 1), which candle cannot hold.
+    CANDLE_VECTOR_DTYPE = 1205,
+    /// A dimension, stride or offset of the candle tensor does not fit DLPack's int64_t.
+    CANDLE_DIMS_OVERFLOW = 1206,
+    /// candle refused (the message has candle's text).
+    CANDLE_REFUSED = 1207,
+
+    // ---- 13xx: burn::BurnError (Export and Access have their inner error's code) ----
+    /// burn's quantized dtype has no DLPack dtype.
+    BURN_QUANTIZED = 1301,
+    /// No DLPack dtype stores elements as this burn dtype does.
+    BURN_NO_DLPACK_DTYPE = 1302,
+    /// burn could not bring the bytes to the host.
+    BURN_HOST_ACCESS = 1303,
+    /// burn's bytes are not aligned for the dtype.
+    BURN_MISALIGNED = 1304,
+    /// A burn extent does not fit DLPack's int64_t.
+    BURN_SHAPE_TOO_LARGE = 1305,
+    /// burn has no dtype that stores elements as this DLPack dtype does.
+    BURN_NO_BURN_DTYPE = 1306,
+    /// burn refused the data.
+    BURN_DATA = 1307,
+
+    // ---- 14xx: image::TensorImageError (NotHostAccessible, DtypeMismatch, NotContiguous and Access have the ACCESS_ codes) ----
+    /// The dtype has more than one lane; an image needs scalar subpixels.
+    IMAGE_LANES = 1401,
+    /// The tensor does not have three dimensions ([height, width, channels]).
+    IMAGE_NDIM = 1402,
+    /// The last extent is not the pixel type's channel count.
+    IMAGE_CHANNELS = 1403,
+    /// The height or width does not fit the u32 that ImageBuffer keeps.
+    IMAGE_TOO_LARGE = 1404,
+
+    // ---- 15xx: cudarc::CudaError (Access, Export, Bridge and Order have their inner error's code) ----
+    /// The CUDA driver failed.
+    CUDA_DRIVER = 1501,
+    /// The memory (or event) is not CUDA's.
+    CUDA_NOT_CUDA = 1502,
+    /// The memory is on another GPU than the stream's.
+    CUDA_OTHER_DEVICE = 1503,
 }
