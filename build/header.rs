@@ -5,7 +5,9 @@
 //! carry a tag (`typedef struct DLManagedTensor {...}`) and which are anonymous
 //! (`typedef struct {...} DLDevice`) or tag-only (`struct ArrowSchema {...}`), the open enums
 //! `DLDeviceType`/`DLDataTypeCode` as C enums, and the exact spelling of the macros. Every name,
-//! value, field and doc comment comes from the Rust definitions.
+//! value, field and doc comment comes from the Rust definitions. The last part, this crate's
+//! own (`DLPackAbiErrorCode`, `DLPackAbiErrorReport`), is rendered from the table of error
+//! codes (`src/error_code/table.rs`), read line by line.
 
 use std::fmt::Write as _;
 use std::path::{Path, PathBuf};
@@ -125,6 +127,7 @@ pub fn generate() {
             println!("cargo:rerun-if-changed={}", module.file);
         }
     }
+    println!("cargo:rerun-if-changed={ERROR_TABLE}");
     let text = render(&root);
     std::fs::write(&out, text).expect("write generated header");
     println!(
@@ -149,6 +152,9 @@ fn render(root: &Path) -> String {
          * Enum values on DLPack's main branch that no release has yet (kDLBcomplex, kDLTPU,\n \
          * kDLTPUHost, kDLAscend) are declared only when DLPACK_ABI_UNRELEASED is defined, so that\n \
          * by default the enums are exactly DLPack 1.3's.\n \
+         *\n \
+         * The last part (DLPACK_ABI_ERRORS_H_) is dlpack-abi's own: DLPackAbiErrorCode, stable error\n \
+         * codes, and DLPackAbiErrorReport, which carries a code and its message out of an FFI call.\n \
          */"
     )
     .unwrap();
@@ -171,6 +177,8 @@ fn render(root: &Path) -> String {
         }
         close_guard(&mut h, part.guard);
     }
+
+    render_errors(&mut h, root);
 
     h.push_str("#ifdef __cplusplus\n}  // extern \"C\"\n#endif\n\n#endif  // DLPACK_ABI_H_\n");
     h
@@ -519,4 +527,75 @@ fn render_item(root: &Path, family: &[&Module], name: &str, style: Style) -> Str
     bindings.write(&mut buffer);
     let text = String::from_utf8(buffer).expect("cbindgen writes UTF-8");
     format!("{}\n\n", text.trim())
+}
+
+/// The table of error codes: `/// doc` lines, `// ---- section ----` lines and `NAME = value,`
+/// lines inside `error_codes! { ... }`.
+const ERROR_TABLE: &str = "src/error_code/table.rs";
+
+/// `ErrorReport`'s message buffer in bytes (`ErrorReport::MESSAGE_CAPACITY`; layout-checks
+/// compares the header's struct with Rust's).
+const ERROR_MESSAGE_SIZE: usize = 252;
+
+/// This crate's own part: the error codes as a C enum (`DLPACK_ABI_` + the Rust name), and the
+/// report struct.
+fn render_errors(h: &mut String, root: &Path) {
+    let table = std::fs::read_to_string(root.join(ERROR_TABLE)).expect("read the error table");
+    let body = table
+        .split_once("error_codes! {")
+        .expect("the table invokes error_codes!")
+        .1;
+    open_guard(h, "DLPACK_ABI_ERRORS_H_");
+    h.push_str(
+        "// A dlpack-abi error code: 0 on success, else why a call failed, one value per error\n\
+         // (1xx DLPack import, 2xx typed access, 3xx export, 4xx DLPack streams, 5xx Arrow metadata,\n\
+         // 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack-Arrow bridge, 9xx Arrow streams;\n\
+         // the integrations: 10xx arrow-rs, 11xx safetensors, 12xx candle, 13xx burn, 14xx image,\n\
+         // 15xx cudarc).\n\
+         //\n\
+         // Stable within a major version of dlpack-abi: values are never renumbered or reused; new\n\
+         // codes may be added (a switch needs a default). dlpack-abi assigns only 0 to 9999: negative\n\
+         // values and values from 10000 on are free for an FFI crate's own errors. Functions and\n\
+         // struct fields carry a code as int32_t.\n",
+    );
+    h.push_str("#ifdef __cplusplus\ntypedef enum : int32_t {\n#else\ntypedef enum {\n#endif\n");
+    let mut doc: Vec<&str> = Vec::new();
+    for line in body.lines().map(str::trim) {
+        if let Some(text) = line.strip_prefix("///") {
+            doc.push(text);
+        } else if let Some(section) = line.strip_prefix("// ----") {
+            writeln!(h, "\n  // ----{section}").unwrap();
+        } else if let Some((name, value)) = line.strip_suffix(',').and_then(|l| l.split_once(" = "))
+        {
+            assert!(
+                !doc.is_empty() && value.parse::<i32>().is_ok(),
+                "{ERROR_TABLE}: `{line}` needs a doc line and an integer value"
+            );
+            for text in doc.drain(..) {
+                writeln!(h, "  //{text}").unwrap();
+            }
+            writeln!(h, "  DLPACK_ABI_{name} = {value},").unwrap();
+        }
+    }
+    h.push_str("} DLPackAbiErrorCode;\n\n");
+    writeln!(
+        h,
+        "// Bytes in DLPackAbiErrorReport.message, the terminating NUL included.\n\
+         #define DLPACK_ABI_ERROR_MESSAGE_SIZE {ERROR_MESSAGE_SIZE}\n"
+    )
+    .unwrap();
+    h.push_str(
+        "// An error's code and message, filled by an FFI function on failure (usually into the\n\
+         // caller's stack): nothing is allocated and nothing needs freeing. 256 bytes, aligned to 4,\n\
+         // on every target.\n\
+         typedef struct {\n\
+         \x20 // A DLPackAbiErrorCode value (DLPACK_ABI_OK on success).\n\
+         \x20 int32_t code;\n\
+         \x20 // The error's message: UTF-8, always NUL-terminated, zero after the NUL. A message\n\
+         \x20 // longer than DLPACK_ABI_ERROR_MESSAGE_SIZE - 1 bytes is cut at a character boundary\n\
+         \x20 // and ends with \"...\".\n\
+         \x20 char message[DLPACK_ABI_ERROR_MESSAGE_SIZE];\n\
+         } DLPackAbiErrorReport;\n\n",
+    );
+    close_guard(h, "DLPACK_ABI_ERRORS_H_");
 }

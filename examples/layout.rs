@@ -5,10 +5,46 @@
 //! `cargo run --example layout` prints a table; `-- --check` prints the line format that
 //! `layout-checks/layout.c` prints for the C headers, so the three can be compared; with
 //! `--unreleased`, the enum values no DLPack release has yet are printed too (as `layout.c` built
-//! with `-DDLPACK_ABI_UNRELEASED` prints them).
+//! with `-DDLPACK_ABI_UNRELEASED` prints them). `-- --errors` prints, in the same format, the
+//! layout of `ErrorReport` and every `ErrorCode` (what `layout-checks/errors.c` prints for the
+//! header's `DLPackAbiErrorReport` and `DLPackAbiErrorCode`).
 
+use dlpack_abi::error_code::{ErrorCode, ErrorReport};
 use dlpack_abi::raw::layout::{ABI_FAMILY, LAYOUTS};
 use dlpack_abi::raw::*;
+
+/// The error codes and the report struct, as `layout-checks/errors.c` prints them for C.
+fn print_errors() {
+    use std::mem::{align_of, offset_of, size_of, size_of_val};
+    let report = ErrorReport::OK;
+    println!("size DLPackAbiErrorCode {}", size_of::<ErrorCode>());
+    println!("align DLPackAbiErrorCode {}", align_of::<ErrorCode>());
+    println!("size DLPackAbiErrorReport {}", size_of::<ErrorReport>());
+    println!("align DLPackAbiErrorReport {}", align_of::<ErrorReport>());
+    for (field, offset, size) in [
+        (
+            "code",
+            offset_of!(ErrorReport, code),
+            size_of_val(&report.code),
+        ),
+        (
+            "message",
+            offset_of!(ErrorReport, message),
+            size_of_val(&report.message),
+        ),
+    ] {
+        println!("offset DLPackAbiErrorReport.{field} {offset}");
+        println!("fieldsize DLPackAbiErrorReport.{field} {size}");
+    }
+    println!(
+        "value DLPACK_ABI_ERROR_MESSAGE_SIZE {}",
+        ErrorReport::MESSAGE_CAPACITY
+    );
+    for code in ErrorCode::KNOWN {
+        let name = code.name().expect("KNOWN codes are named");
+        println!("value {name} {}", code.0);
+    }
+}
 
 /// Every constant of the C headers, with its value.
 fn constants() -> Vec<(&'static str, i64)> {
@@ -58,6 +94,10 @@ fn constants() -> Vec<(&'static str, i64)> {
 }
 
 fn main() {
+    if std::env::args().any(|a| a == "--errors") {
+        print_errors();
+        return;
+    }
     let check = std::env::args().any(|a| a == "--check");
     if check {
         for t in LAYOUTS {

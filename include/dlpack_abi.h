@@ -9,6 +9,9 @@
  * Enum values on DLPack's main branch that no release has yet (kDLBcomplex, kDLTPU,
  * kDLTPUHost, kDLAscend) are declared only when DLPACK_ABI_UNRELEASED is defined, so that
  * by default the enums are exactly DLPack 1.3's.
+ *
+ * The last part (DLPACK_ABI_ERRORS_H_) is dlpack-abi's own: DLPackAbiErrorCode, stable error
+ * codes, and DLPackAbiErrorReport, which carries a code and its message out of an FFI call.
  */
 #ifndef DLPACK_ABI_H_
 #define DLPACK_ABI_H_
@@ -517,6 +520,321 @@ struct ArrowAsyncDeviceStreamHandler {
 };
 
 #endif  // ARROW_C_ASYNC_STREAM_INTERFACE
+
+#ifndef DLPACK_ABI_ERRORS_H_
+#define DLPACK_ABI_ERRORS_H_
+
+// A dlpack-abi error code: 0 on success, else why a call failed, one value per error
+// (1xx DLPack import, 2xx typed access, 3xx export, 4xx DLPack streams, 5xx Arrow metadata,
+// 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack-Arrow bridge, 9xx Arrow streams;
+// the integrations: 10xx arrow-rs, 11xx safetensors, 12xx candle, 13xx burn, 14xx image,
+// 15xx cudarc).
+//
+// Stable within a major version of dlpack-abi: values are never renumbered or reused; new
+// codes may be added (a switch needs a default). dlpack-abi assigns only 0 to 9999: negative
+// values and values from 10000 on are free for an FFI crate's own errors. Functions and
+// struct fields carry a code as int32_t.
+#ifdef __cplusplus
+typedef enum : int32_t {
+#else
+typedef enum {
+#endif
+  // Success: no error.
+  DLPACK_ABI_OK = 0,
+
+  // ---- 1xx: ImportError (a tensor's description refused) ----
+  // The tensor pointer handed over was NULL.
+  DLPACK_ABI_IMPORT_NULL_TENSOR = 101,
+  // The producer's DLPack major version is not 1.
+  DLPACK_ABI_IMPORT_UNSUPPORTED_VERSION = 102,
+  // DLTensor.ndim is negative.
+  DLPACK_ABI_IMPORT_NEGATIVE_NDIM = 103,
+  // DLTensor.ndim is above the maximum (MAX_NDIM).
+  DLPACK_ABI_IMPORT_TOO_MANY_DIMS = 104,
+  // DLTensor.dtype.lanes is zero.
+  DLPACK_ABI_IMPORT_ZERO_LANES = 105,
+  // DLTensor.dtype.bits is zero.
+  DLPACK_ABI_IMPORT_ZERO_BITS = 106,
+  // A sub-byte dtype code (FP4, FP6) with a bit width other than the spec's.
+  DLPACK_ABI_IMPORT_SUB_BYTE_BITS = 107,
+  // DLTensor.shape is NULL although ndim > 0.
+  DLPACK_ABI_IMPORT_NULL_SHAPE = 108,
+  // An extent in DLTensor.shape is negative.
+  DLPACK_ABI_IMPORT_NEGATIVE_EXTENT = 109,
+  // The tensor's size, in elements or bytes, does not fit in isize.
+  DLPACK_ABI_IMPORT_SIZE_OVERFLOW = 110,
+  // DLTensor.strides is NULL although ndim > 0 and the producer is DLPack 1.2 or later.
+  DLPACK_ABI_IMPORT_NULL_STRIDES = 111,
+  // data + byte_offset overflows the address space.
+  DLPACK_ABI_IMPORT_BYTE_OFFSET_OVERFLOW = 112,
+  // DLTensor.data is NULL although the tensor has elements.
+  DLPACK_ABI_IMPORT_NULL_DATA = 113,
+  // The strides reach bytes outside the address space.
+  DLPACK_ABI_IMPORT_STRIDES_OVERFLOW = 114,
+  // A compact tensor's bytes run past the end of the address space.
+  DLPACK_ABI_IMPORT_ADDRESS_OVERFLOW = 115,
+
+  // ---- 2xx: AccessError (typed access refused; the tensor is untouched) ----
+  // The memory is not host-accessible.
+  DLPACK_ABI_ACCESS_NOT_HOST_ACCESSIBLE = 201,
+  // The device's data is an opaque handle (OpenCL, Vulkan, Metal, ...), not an address.
+  DLPACK_ABI_ACCESS_NOT_ADDRESSABLE = 202,
+  // The tensor's flags carry bits this crate does not know.
+  DLPACK_ABI_ACCESS_UNKNOWN_FLAGS = 203,
+  // The requested type does not describe the tensor's dtype.
+  DLPACK_ABI_ACCESS_DTYPE_MISMATCH = 204,
+  // data + byte_offset is not aligned for the requested type.
+  DLPACK_ABI_ACCESS_MISALIGNED = 205,
+  // The strides are not contiguous in the required order.
+  DLPACK_ABI_ACCESS_NOT_CONTIGUOUS = 206,
+  // The tensor is READ_ONLY and cannot be written.
+  DLPACK_ABI_ACCESS_READ_ONLY = 207,
+  // Others may hold the same memory (not IS_COPIED), so it cannot be written safely.
+  DLPACK_ABI_ACCESS_NOT_EXCLUSIVE = 208,
+  // An index has another number of coordinates than the tensor's ndim.
+  DLPACK_ABI_ACCESS_INDEX_RANK = 209,
+  // A view with a fixed number of dimensions was requested for a tensor with another.
+  DLPACK_ABI_ACCESS_DIMENSION_MISMATCH = 210,
+  // Mutable access through strides that may reach one element from two indices.
+  DLPACK_ABI_ACCESS_OVERLAPPING = 211,
+  // An index is out of bounds.
+  DLPACK_ABI_ACCESS_INDEX_OUT_OF_BOUNDS = 212,
+
+  // ---- 3xx: ExportError (an export refused; ExportError::Invalid has the ImportError's code) ----
+  // The strides given do not have one entry per dimension.
+  DLPACK_ABI_EXPORT_STRIDES_LENGTH = 301,
+  // The description reaches outside the owner's buffer.
+  DLPACK_ABI_EXPORT_OUTSIDE_BUFFER = 302,
+  // The flags cannot be represented in the requested struct (legacy tensors have none).
+  DLPACK_ABI_EXPORT_FLAGS_NOT_REPRESENTABLE = 303,
+  // The owner's ndim changed between announcing and describing the tensor.
+  DLPACK_ABI_EXPORT_NDIM_CHANGED = 304,
+  // More dimensions than the export's capacity.
+  DLPACK_ABI_EXPORT_CAPACITY = 305,
+
+  // ---- 4xx: ConsumerStreamError and OrderError (DLPack stream ordering) ----
+  // A stream was given for a device that has none (the CPU).
+  DLPACK_ABI_STREAM_NO_STREAMS = 401,
+  // CUDA stream 0, which could mean either default stream.
+  DLPACK_ABI_STREAM_AMBIGUOUS = 402,
+  // A stream value the device's table leaves out (ROCm 1 and 2).
+  DLPACK_ABI_STREAM_UNSUPPORTED = 403,
+  // A stream value below -1, or a handle wider than a pointer on this target.
+  DLPACK_ABI_STREAM_INVALID = 404,
+  // The producer cannot order its work on the requested stream.
+  DLPACK_ABI_ORDER_UNSUPPORTED = 411,
+  // The data is ready on one stream only, and no runtime can order it for the requester.
+  DLPACK_ABI_ORDER_NOT_ORDERED = 412,
+  // No device runtime can record the sync event an Arrow device export must carry.
+  DLPACK_ABI_ORDER_NO_EVENT = 413,
+  // The device runtime failed.
+  DLPACK_ABI_ORDER_RUNTIME = 414,
+
+  // ---- 5xx: MetadataError (an Arrow metadata map refused) ----
+  // The metadata map is shorter than its counts and lengths say.
+  DLPACK_ABI_METADATA_TRUNCATED = 501,
+  // The metadata pair count is negative.
+  DLPACK_ABI_METADATA_NEGATIVE_COUNT = 502,
+  // A metadata key or value length is negative.
+  DLPACK_ABI_METADATA_NEGATIVE_LENGTH = 503,
+  // A metadata key is not UTF-8.
+  DLPACK_ABI_METADATA_KEY_NOT_UTF8 = 504,
+  // The metadata map's total size does not fit in isize.
+  DLPACK_ABI_METADATA_TOO_LARGE = 505,
+
+  // ---- 6xx: ValidationError (an Arrow struct refused) ----
+  // The Arrow struct pointer was NULL.
+  DLPACK_ABI_ARROW_NULL_POINTER = 601,
+  // The Arrow struct is already released.
+  DLPACK_ABI_ARROW_RELEASED = 602,
+  // The schema or array is nested too deeply.
+  DLPACK_ABI_ARROW_TOO_DEEP = 603,
+  // The schema or array has too many nodes.
+  DLPACK_ABI_ARROW_TOO_MANY_NODES = 604,
+  // A required callback is NULL.
+  DLPACK_ABI_ARROW_NULL_CALLBACK = 605,
+  // ArrowSchema.format is NULL.
+  DLPACK_ABI_ARROW_NULL_FORMAT = 606,
+  // ArrowSchema.format is not a valid format string.
+  DLPACK_ABI_ARROW_INVALID_FORMAT = 607,
+  // ArrowSchema.name is not UTF-8.
+  DLPACK_ABI_ARROW_NAME_NOT_UTF8 = 608,
+  // A dictionary's index type is not an integer.
+  DLPACK_ABI_ARROW_DICTIONARY_INDEX = 609,
+  // n_children is negative.
+  DLPACK_ABI_ARROW_NEGATIVE_CHILDREN = 610,
+  // children is NULL although n_children > 0.
+  DLPACK_ABI_ARROW_NULL_CHILDREN = 611,
+  // A child pointer is NULL.
+  DLPACK_ABI_ARROW_NULL_CHILD = 612,
+  // A child is already released.
+  DLPACK_ABI_ARROW_RELEASED_CHILD = 613,
+  // The dictionary is already released.
+  DLPACK_ABI_ARROW_RELEASED_DICTIONARY = 614,
+  // The number of children is not the one the format requires.
+  DLPACK_ABI_ARROW_CHILD_COUNT = 615,
+  // An extension type's metadata is invalid.
+  DLPACK_ABI_ARROW_EXTENSION_METADATA = 616,
+  // A tensor extension's JSON parameters are invalid.
+  DLPACK_ABI_ARROW_TENSOR_JSON = 617,
+  // A tensor extension parameter is missing.
+  DLPACK_ABI_ARROW_TENSOR_PARAMETER_MISSING = 618,
+  // A tensor extension parameter is invalid.
+  DLPACK_ABI_ARROW_TENSOR_PARAMETER = 619,
+  // ArrowArray.length is negative.
+  DLPACK_ABI_ARROW_NEGATIVE_LENGTH = 620,
+  // ArrowArray.offset is negative.
+  DLPACK_ABI_ARROW_NEGATIVE_OFFSET = 621,
+  // ArrowArray.null_count is invalid for its length.
+  DLPACK_ABI_ARROW_INVALID_NULL_COUNT = 622,
+  // n_buffers is not the number the format requires.
+  DLPACK_ABI_ARROW_BUFFER_COUNT = 623,
+  // n_buffers is too large.
+  DLPACK_ABI_ARROW_TOO_MANY_BUFFERS = 624,
+  // buffers is NULL although n_buffers > 0.
+  DLPACK_ABI_ARROW_NULL_BUFFERS = 625,
+  // A required buffer is NULL.
+  DLPACK_ABI_ARROW_NULL_BUFFER = 626,
+  // A buffer's size does not fit in isize.
+  DLPACK_ABI_ARROW_SIZE_OVERFLOW = 627,
+  // A child array is shorter than its parent needs.
+  DLPACK_ABI_ARROW_CHILD_TOO_SHORT = 628,
+  // The array's dictionary does not match the schema's.
+  DLPACK_ABI_ARROW_DICTIONARY_MISMATCH = 629,
+  // The array does not match its schema.
+  DLPACK_ABI_ARROW_SCHEMA_MISMATCH = 630,
+  // What was to be exported as Arrow is invalid.
+  DLPACK_ABI_ARROW_INVALID_SOURCE = 631,
+  // A stream's array is on another device type than the stream.
+  DLPACK_ABI_ARROW_DEVICE_MISMATCH = 632,
+
+  // ---- 7xx: ReadError (typed reading of an Arrow array refused) ----
+  // The Arrow array's memory is not host-accessible.
+  DLPACK_ABI_READ_NOT_HOST_ACCESSIBLE = 701,
+  // The Arrow array's type is not the one requested.
+  DLPACK_ABI_READ_TYPE_MISMATCH = 702,
+  // An Arrow buffer is not aligned for the requested type.
+  DLPACK_ABI_READ_MISALIGNED = 703,
+
+  // ---- 8xx: BridgeError (DLPack <-> Arrow bridge refused) ----
+  // The Arrow array has nulls, which a DLPack tensor cannot express.
+  DLPACK_ABI_BRIDGE_NULLS_PRESENT = 801,
+  // The Arrow array is dictionary-encoded.
+  DLPACK_ABI_BRIDGE_DICTIONARY_ENCODED = 802,
+  // The Arrow type has no DLPack dtype.
+  DLPACK_ABI_BRIDGE_UNSUPPORTED_TYPE = 803,
+  // The DLPack dtype has no Arrow type.
+  DLPACK_ABI_BRIDGE_UNSUPPORTED_DTYPE = 804,
+  // The tensor is not compact row-major.
+  DLPACK_ABI_BRIDGE_NOT_CONTIGUOUS = 805,
+  // The tensor has no dimensions (a 0-d tensor has no Arrow length).
+  DLPACK_ABI_BRIDGE_ZERO_DIMS = 806,
+  // An offset does not fit the other side (Arrow offset or DLPack byte_offset).
+  DLPACK_ABI_BRIDGE_OFFSET_NOT_REPRESENTABLE = 807,
+  // The values buffer is not aligned for the element type.
+  DLPACK_ABI_BRIDGE_MISALIGNED = 808,
+  // The device array has a pending sync_event: wait on it before bridging.
+  DLPACK_ABI_BRIDGE_PENDING_EVENT = 809,
+  // A sync_event cannot be attached (CPU data, or one is already attached).
+  DLPACK_ABI_BRIDGE_EVENT_NOT_ATTACHABLE = 810,
+  // The DLPack device type has no Arrow value.
+  DLPACK_ABI_BRIDGE_DEVICE_NOT_IN_ARROW = 811,
+  // The Arrow device_id does not fit DLPack's int32_t.
+  DLPACK_ABI_BRIDGE_DEVICE_ID_OUT_OF_RANGE = 812,
+
+  // ---- 9xx: Arrow streams ----
+  // An Arrow stream's producer returned an error (its errno and message).
+  DLPACK_ABI_STREAM_PRODUCER = 901,
+  // An async Arrow stream's producer broke the protocol.
+  DLPACK_ABI_STREAM_PROTOCOL = 902,
+
+  // ---- 1xxx: the integrations (each behind its feature; codes exist without it) ----
+
+  // ---- 10xx: arrow_rs::InteropError (Arrow and Stream have their inner error's code) ----
+  // arrow-rs refused, or its reader failed (the message has arrow-rs's text).
+  DLPACK_ABI_ARROW_RS_REFUSED = 1001,
+
+  // ---- 11xx: safetensors::SafetensorsError (Export has its ExportError's code) ----
+  // Opening, reading or mapping the safetensors file failed.
+  DLPACK_ABI_SAFETENSORS_IO = 1101,
+  // The file is not a valid safetensors file.
+  DLPACK_ABI_SAFETENSORS_FORMAT = 1102,
+  // The safetensors file has no tensor of the name asked for.
+  DLPACK_ABI_SAFETENSORS_NO_TENSOR = 1103,
+  // A safetensors tensor's dtype has no DLPack equivalent.
+  DLPACK_ABI_SAFETENSORS_UNSUPPORTED_DTYPE = 1104,
+  // A safetensors tensor's data is not aligned for its dtype.
+  DLPACK_ABI_SAFETENSORS_MISALIGNED = 1105,
+  // A safetensors tensor's extent does not fit DLPack's int64_t.
+  DLPACK_ABI_SAFETENSORS_EXTENT_TOO_LARGE = 1106,
+
+  // ---- 12xx: candle::CandleError (Export and Access have their inner error's code) ----
+  // The candle tensor is not on the CPU.
+  DLPACK_ABI_CANDLE_UNSUPPORTED_CANDLE_DEVICE = 1201,
+  // The candle dtype has no DLPack dtype of exactly its format.
+  DLPACK_ABI_CANDLE_UNSUPPORTED_CANDLE_DTYPE = 1202,
+  // The tensor to import into candle is not in CPU memory.
+  DLPACK_ABI_CANDLE_UNSUPPORTED_DEVICE = 1203,
+  // candle has no dtype for the tensor's element type.
+  DLPACK_ABI_CANDLE_UNSUPPORTED_DTYPE = 1204,
+  // A vector element type (lanes != 1), which candle cannot hold.
+  DLPACK_ABI_CANDLE_VECTOR_DTYPE = 1205,
+  // A dimension, stride or offset of the candle tensor does not fit DLPack's int64_t.
+  DLPACK_ABI_CANDLE_DIMS_OVERFLOW = 1206,
+  // candle refused (the message has candle's text).
+  DLPACK_ABI_CANDLE_REFUSED = 1207,
+
+  // ---- 13xx: burn::BurnError (Export and Access have their inner error's code) ----
+  // burn's quantized dtype has no DLPack dtype.
+  DLPACK_ABI_BURN_QUANTIZED = 1301,
+  // No DLPack dtype stores elements as this burn dtype does.
+  DLPACK_ABI_BURN_NO_DLPACK_DTYPE = 1302,
+  // burn could not bring the bytes to the host.
+  DLPACK_ABI_BURN_HOST_ACCESS = 1303,
+  // burn's bytes are not aligned for the dtype.
+  DLPACK_ABI_BURN_MISALIGNED = 1304,
+  // A burn extent does not fit DLPack's int64_t.
+  DLPACK_ABI_BURN_SHAPE_TOO_LARGE = 1305,
+  // burn has no dtype that stores elements as this DLPack dtype does.
+  DLPACK_ABI_BURN_NO_BURN_DTYPE = 1306,
+  // burn refused the data.
+  DLPACK_ABI_BURN_DATA = 1307,
+
+  // ---- 14xx: image::TensorImageError (NotHostAccessible, DtypeMismatch, NotContiguous and Access have the ACCESS_ codes) ----
+  // The dtype has more than one lane; an image needs scalar subpixels.
+  DLPACK_ABI_IMAGE_LANES = 1401,
+  // The tensor does not have three dimensions ([height, width, channels]).
+  DLPACK_ABI_IMAGE_NDIM = 1402,
+  // The last extent is not the pixel type's channel count.
+  DLPACK_ABI_IMAGE_CHANNELS = 1403,
+  // The height or width does not fit the u32 that ImageBuffer keeps.
+  DLPACK_ABI_IMAGE_TOO_LARGE = 1404,
+
+  // ---- 15xx: cudarc::CudaError (Access, Export, Bridge and Order have their inner error's code) ----
+  // The CUDA driver failed.
+  DLPACK_ABI_CUDA_DRIVER = 1501,
+  // The memory (or event) is not CUDA's.
+  DLPACK_ABI_CUDA_NOT_CUDA = 1502,
+  // The memory is on another GPU than the stream's.
+  DLPACK_ABI_CUDA_OTHER_DEVICE = 1503,
+} DLPackAbiErrorCode;
+
+// Bytes in DLPackAbiErrorReport.message, the terminating NUL included.
+#define DLPACK_ABI_ERROR_MESSAGE_SIZE 252
+
+// An error's code and message, filled by an FFI function on failure (usually into the
+// caller's stack): nothing is allocated and nothing needs freeing. 256 bytes, aligned to 4,
+// on every target.
+typedef struct {
+  // A DLPackAbiErrorCode value (DLPACK_ABI_OK on success).
+  int32_t code;
+  // The error's message: UTF-8, always NUL-terminated, zero after the NUL. A message
+  // longer than DLPACK_ABI_ERROR_MESSAGE_SIZE - 1 bytes is cut at a character boundary
+  // and ends with "...".
+  char message[DLPACK_ABI_ERROR_MESSAGE_SIZE];
+} DLPackAbiErrorReport;
+
+#endif  // DLPACK_ABI_ERRORS_H_
 
 #ifdef __cplusplus
 }  // extern "C"

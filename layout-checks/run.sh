@@ -11,6 +11,8 @@
 #   unreleased  values on DLPack main in no release: only under -DDLPACK_ABI_UNRELEASED, = Rust
 #   dropin    dropin.c behaves identically against upstream and ours, as C11 and C++11
 #   coexist   ours + upstream in one translation unit, both orders, as C11 and C++11
+#   errors    dlpack-abi's own part: every DLPackAbiErrorCode value of the header, and
+#             DLPackAbiErrorReport's layout (errors.c), == Rust (examples/layout.rs --errors)
 # All C is compiled with -Wall -Wextra -Werror -pedantic.
 set -uo pipefail
 cd "$(dirname "$0")"
@@ -76,6 +78,17 @@ unreleased_values_on_request() {
     ! grep -q 'kDLTPU\|kDLBcomplex\|kDLAscend' "$out/default.txt"
 }
 
+# The error codes and the report struct (our own part, not upstream's): the header's names and
+# values (every `DLPACK_ABI_X =` line, printed by C) == Rust's `ErrorCode::KNOWN`, both ways.
+error_codes_match() {
+  sed -n 's/^  \(DLPACK_ABI_[A-Z0-9_]*\) = .*/VALUE(\1);/p' ../include/dlpack_abi.h >"$out/error_values.h" &&
+    "${c[@]}" -I../include -I"$out" errors.c -o "$out/errors" &&
+    "$out/errors" >"$out/errors-c.txt" &&
+    (cd .. && cargo run -q --example layout --target "$target" -- --errors) >"$out/errors-rust.txt" &&
+    diff -u <(sort "$out/errors-c.txt") <(sort "$out/errors-rust.txt") &&
+    echo "$(grep '^value DLPACK_ABI_' "$out/errors-rust.txt" | grep -vc MESSAGE_SIZE) error codes agree"
+}
+
 dropin_behaves_identically() {
   local lang=$1
   local -n compiler=$2
@@ -97,6 +110,7 @@ coexist_compiles() {
 
 check layout layout_matches
 check unreleased unreleased_values_on_request
+check errors error_codes_match
 check dropin-c11 dropin_behaves_identically c11 c
 check dropin-c++11 dropin_behaves_identically cxx11 cxx
 for order in ours-first upstream-first; do

@@ -77,6 +77,7 @@ pub mod candle;
 #[cfg(feature = "cudarc")]
 pub mod cudarc;
 pub mod dlpack;
+pub mod error_code;
 #[cfg(feature = "image")]
 pub mod image;
 #[cfg(feature = "ndarray")]
@@ -108,4 +109,6 @@ mod guide {
     struct Python;
     #[doc = include_str!("../docs/layout.md")]
     struct Layout;
+    #[doc = include_str!("../docs/errors.md")]
+    struct Errors;
 }

@@ -1,6 +1,7 @@
 /* The FFI-crate test: C calls the kernels of examples/ffi-kernels (a Rust staticlib built on
- * dlpack-abi) with stack DLTensors, good and malformed, and with managed tensors; and Rust calls
- * a C kernel with its own memory (kernels_call_c_scale). Each malformed tensor must be refused
+ * dlpack-abi) with stack DLTensors, good and malformed, and with managed tensors; branches on
+ * the stable error codes (DLPackAbiErrorCode) of a kernel that fills a DLPackAbiErrorReport; and
+ * Rust calls a C kernel with its own memory (kernels_call_c_scale). Each malformed tensor must be refused
  * with its own message and never read; the C stack buffers stay untouched (nothing is owned, so
  * nothing is freed); managed tensors' deleters run exactly once. Exits non-zero on any failure. */
 #include <stdint.h>
@@ -16,6 +17,7 @@ int32_t kernels_scale(const DLTensor* x, float k, DLTensor* out);
 int32_t kernels_sum_managed(DLManagedTensorVersioned* x, double* out);
 size_t kernels_last_error(char* buffer, size_t capacity);
 int32_t kernels_call_c_scale(void);
+int32_t kernels_scale_managed(DLManagedTensorVersioned* x, float k, DLPackAbiErrorReport* report);
 
 static DLTensor cpu_f32(float* data, int32_t ndim, int64_t* shape, int64_t* strides) {
   DLTensor t = cpu_i32((int32_t*)(void*)data, ndim, shape, strides);
@@ -33,6 +35,47 @@ static void refused(const char* name, int code, int want_code, const char* expec
     printf("ok   %s: %s\n", name, message);
   } else {
     printf("  code %d (want %d), message \"%s\", expected \"%s\"\n", code, want_code, message, expected);
+  }
+}
+
+/* What a caller does about each outcome: C branches on the code, not on the text. */
+static const char* remedy(int32_t code) {
+  switch (code) {
+    case DLPACK_ABI_OK:
+      return "done";
+    case DLPACK_ABI_ACCESS_DTYPE_MISMATCH:
+      return "convert to float32";
+    case DLPACK_ABI_ACCESS_READ_ONLY:
+    case DLPACK_ABI_ACCESS_NOT_EXCLUSIVE:
+      return "scale a copy";
+    case DLPACK_ABI_IMPORT_NEGATIVE_NDIM:
+    case DLPACK_ABI_IMPORT_NULL_TENSOR:
+      return "fix the producer";
+    default: /* codes may be added within a major version */
+      return "give up";
+  }
+}
+
+/* Calls kernels_scale_managed on a managed tensor with `flags` and checks the returned code, the
+ * report (same code, a NUL-terminated message containing `expected`), the remedy chosen by the
+ * code, and that the deleter ran once. */
+static void scale_managed(const char* name, DLTensor t, uint64_t flags, int32_t want_code,
+                          const char* expected, const char* want_remedy) {
+  int deleted = 0;
+  DLPackAbiErrorReport report;
+  memset(&report, 0xAB, sizeof report); /* garbage: the kernel writes all of it */
+  DLManagedTensorVersioned* m = versioned(t, &deleted);
+  m->flags = flags;
+  int32_t code = kernels_scale_managed(m, 2.0f, &report);
+  int ok = code == want_code && report.code == code && deleted == 1 &&
+           memchr(report.message, 0, sizeof report.message) != NULL &&
+           strstr(report.message, expected) != NULL && strcmp(remedy(code), want_remedy) == 0;
+  check(name, ok);
+  if (ok) {
+    printf("ok   %s: code %d (%s): \"%s\"\n", name, (int)code, remedy(code), report.message);
+  } else {
+    printf("  code %d (want %d), report.code %d, deleted %d, message \"%.*s\"\n", (int)code,
+           (int)want_code, (int)report.code, deleted, (int)sizeof report.message, report.message);
   }
 }
 
@@ -123,6 +166,31 @@ int main(void) {
     m = versioned(cpu_i32((int32_t*)(void*)data, 2, shape23, row_major), &deleted);
     refused("managed, wrong dtype", kernels_sum_managed(m, &sum), 2, "dtype");
     check("  deleter ran once", deleted == 1);
+  }
+
+  /* ---- stable error codes and the report: C branches on the code, prints the message ---- */
+  {
+    float mine[6] = {1, 2, 3, 4, 5, 6};
+    const uint64_t copied = DLPACK_FLAG_BITMASK_IS_COPIED;
+    const uint64_t frozen = DLPACK_FLAG_BITMASK_IS_COPIED | DLPACK_FLAG_BITMASK_READ_ONLY;
+    scale_managed("scale managed: success", cpu_f32(mine, 2, shape23, row_major), copied,
+                  DLPACK_ABI_OK, "", "done");
+    float want[6] = {2, 4, 6, 8, 10, 12};
+    check("  scaled in place", memcmp(mine, want, sizeof want) == 0);
+    scale_managed("scale managed: int32 tensor", cpu_i32((int32_t*)(void*)mine, 2, shape23, row_major),
+                  copied, DLPACK_ABI_ACCESS_DTYPE_MISMATCH, "dtype", "convert to float32");
+    scale_managed("scale managed: READ_ONLY tensor", cpu_f32(mine, 2, shape23, row_major), frozen,
+                  DLPACK_ABI_ACCESS_READ_ONLY, "READ_ONLY", "scale a copy");
+    scale_managed("scale managed: not IS_COPIED", cpu_f32(mine, 2, shape23, row_major), 0,
+                  DLPACK_ABI_ACCESS_NOT_EXCLUSIVE, "IS_COPIED", "scale a copy");
+    DLTensor bad = cpu_f32(mine, 2, shape23, row_major);
+    bad.ndim = -1;
+    scale_managed("scale managed: malformed", bad, copied, DLPACK_ABI_IMPORT_NEGATIVE_NDIM,
+                  "ndim is -1", "fix the producer");
+    check("  refused tensors untouched", memcmp(mine, want, sizeof want) == 0);
+    check("scale managed: NULL tensor, NULL report: the code alone",
+          kernels_scale_managed(NULL, 2.0f, NULL) == DLPACK_ABI_IMPORT_NULL_TENSOR);
+    check("the report is 256 bytes", sizeof(DLPackAbiErrorReport) == 256);
   }
 
   /* ---- Rust calls C with Rust memory ---- */

@@ -3,8 +3,11 @@
 //! memory. Every foreign tensor is validated before use; a bad one is refused with a message
 //! (`kernels_last_error`), never read. Nothing here allocates but the error text.
 //!
-//! Return codes: 0 success, 1 the tensor is malformed (validation), 2 it cannot be read as the
-//! kernel needs (dtype, device, layout), 3 a NULL output pointer.
+//! Return codes of the first kernels: 0 success, 1 the tensor is malformed (validation), 2 it
+//! cannot be read as the kernel needs (dtype, device, layout), 3 a NULL output pointer.
+//! `kernels_scale_managed` shows the other way: it returns dlpack-abi's stable error code (C
+//! `DLPackAbiErrorCode`, one per refusal) and fills the caller's `DLPackAbiErrorReport` with the
+//! code and message, so that C can branch on the code; nothing is allocated or to be freed.
 #![deny(unsafe_op_in_unsafe_fn)]
 
 use std::cell::RefCell;
@@ -15,6 +18,7 @@ use dlpack_abi::dlpack::{
     AccessError, BorrowedTensor, BorrowedTensorMut, ImportError, TensorView, TensorViewMut,
     VersionedTensor,
 };
+use dlpack_abi::error_code::{ErrorCode, ErrorReport, HasErrorCode};
 use dlpack_abi::raw::{DLManagedTensorVersioned, DLTensor};
 
 thread_local! {
@@ -107,6 +111,48 @@ pub unsafe extern "C" fn kernels_sum_managed(
         Ok(values) => unsafe { write(out, values.map(f64::from).sum()) },
         Err(error) => unreadable(error),
     }
+}
+
+/// `x *= k` in place, for a float32 managed tensor that the caller hands over and that this
+/// kernel may write (`IS_COPIED`, not `READ_ONLY`); its deleter runs exactly once, before this
+/// returns. Returns a `DLPackAbiErrorCode` (`DLPACK_ABI_OK`, `DLPACK_ABI_ACCESS_READ_ONLY`,
+/// `DLPACK_ABI_ACCESS_DTYPE_MISMATCH`, ...) and writes the same code and the message to
+/// `*report`, on success too.
+///
+/// # Safety
+/// `x` is NULL or a live `DLManagedTensorVersioned` whose ownership passes to this call;
+/// `report` is NULL (the code alone is wanted) or writable.
+#[no_mangle]
+pub unsafe extern "C" fn kernels_scale_managed(
+    x: *mut DLManagedTensorVersioned,
+    k: f32,
+    report: *mut ErrorReport,
+) -> i32 {
+    // SAFETY: the caller hands the tensor over.
+    let mut x = match unsafe { VersionedTensor::from_raw(x) } {
+        Ok(x) => x,
+        // SAFETY: `report` is NULL or writable (the caller's contract).
+        Err(error) => return unsafe { refuse(&error, report) },
+    };
+    match x.as_mut_slice::<f32>() {
+        Ok(values) => {
+            values.iter_mut().for_each(|value| *value *= k);
+            // SAFETY: as above.
+            unsafe { ErrorReport::OK.write_to(report) }
+        }
+        // SAFETY: as above.
+        Err(error) => unsafe { refuse(&error, report) },
+    }
+}
+
+/// Writes `error`'s code and message to `report` and returns the code.
+///
+/// # Safety
+/// `report` is NULL or writable.
+unsafe fn refuse(error: &(impl HasErrorCode + Display), report: *mut ErrorReport) -> i32 {
+    debug_assert_ne!(error.error_code(), ErrorCode::OK);
+    // SAFETY: the caller's contract.
+    unsafe { ErrorReport::from(error).write_to(report) }
 }
 
 /// Writes the last refusal's message (NUL-terminated, truncated to `capacity`) and returns its
