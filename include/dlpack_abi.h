@@ -817,6 +817,12 @@ typedef enum {
   DLPACK_ABI_CUDA_NOT_CUDA = 1502,
   // The memory is on another GPU than the stream's.
   DLPACK_ABI_CUDA_OTHER_DEVICE = 1503,
+
+  // ---- 16xx: python::BorrowError (the process's registry of memory imported from Python) ----
+  // The memory is being written through a live ReadwriteTensor.
+  DLPACK_ABI_PYTHON_BORROWED_MUTABLY = 1601,
+  // A ReadwriteTensor was asked for memory another live import may share.
+  DLPACK_ABI_PYTHON_SHARED = 1602,
 } DLPackAbiErrorCode;
 
 // Bytes in DLPackAbiErrorReport.message, the terminating NUL included.

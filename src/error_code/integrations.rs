@@ -1,5 +1,5 @@
 //! The integrations' error types: `code()` for each, in the 1xxx ranges (10xx arrow-rs, 11xx
-//! safetensors, 12xx candle, 13xx burn, 14xx image, 15xx cudarc). Variants that hold one of this
+//! safetensors, 12xx candle, 13xx burn, 14xx image, 15xx cudarc, 16xx the Python borrow registry). Variants that hold one of this
 //! crate's errors have its code; variants that repeat an [`AccessError`](crate::dlpack::AccessError)
 //! contract have the `ACCESS_` code.
 
@@ -16,6 +16,8 @@ use crate::candle::CandleError;
 use crate::cudarc::CudaError;
 #[cfg(feature = "image")]
 use crate::image::TensorImageError;
+#[cfg(feature = "pyo3")]
+use crate::python::BorrowError;
 #[cfg(feature = "safetensors")]
 use crate::safetensors::SafetensorsError;
 
@@ -174,6 +176,22 @@ codes! {
     }
 }
 
+#[cfg(feature = "pyo3")]
+codes! {
+    /// This error's stable [`ErrorCode`] (16xx, `DLPACK_ABI_PYTHON_*` in C).
+    ///
+    /// ```
+    /// use dlpack_abi::error_code::ErrorCode;
+    /// use dlpack_abi::python::BorrowError;
+    ///
+    /// assert_eq!(BorrowError::Shared.code(), ErrorCode::PYTHON_SHARED);
+    /// ```
+    BorrowError {
+        Self::BorrowedMutably => PYTHON_BORROWED_MUTABLY,
+        Self::Shared => PYTHON_SHARED,
+    }
+}
+
 /// The codes of the enabled integrations' own variants.
 #[cfg(test)]
 pub(super) fn leaf_codes() -> alloc::vec::Vec<ErrorCode> {
@@ -191,6 +209,8 @@ pub(super) fn leaf_codes() -> alloc::vec::Vec<ErrorCode> {
     codes.extend_from_slice(TensorImageError::LEAF_CODES);
     #[cfg(feature = "cudarc")]
     codes.extend_from_slice(CudaError::LEAF_CODES);
+    #[cfg(feature = "pyo3")]
+    codes.extend_from_slice(BorrowError::LEAF_CODES);
     codes
 }
 
@@ -204,6 +224,7 @@ pub(super) fn enabled_ranges() -> alloc::vec::Vec<i32> {
         (cfg!(feature = "burn"), 1300),
         (cfg!(feature = "image"), 1400),
         (cfg!(feature = "cudarc"), 1500),
+        (cfg!(feature = "pyo3"), 1600),
     ]
     .into_iter()
     .filter_map(|(on, start)| on.then_some(start))

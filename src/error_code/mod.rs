@@ -39,7 +39,8 @@ pub use report::ErrorReport;
 /// error contract has its range (1xx DLPack import, 2xx typed access, 3xx export, 4xx DLPack
 /// streams, 5xx Arrow metadata, 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack ↔ Arrow
 /// bridge, 9xx Arrow streams; the integrations 10xx arrow-rs, 11xx safetensors, 12xx candle,
-/// 13xx burn, 14xx image, 15xx cudarc, declared whatever the features).
+/// 13xx burn, 14xx image, 15xx cudarc, 16xx the Python borrow registry, declared whatever the
+/// features).
 ///
 /// Stable within a major version: values are never renumbered or reused; new codes may be
 /// added. Like the DLPack enums of [`raw`](crate::raw), it is an open `i32` newtype, not a

@@ -283,4 +283,10 @@ error_codes! {
     CUDA_NOT_CUDA = 1502,
     /// The memory is on another GPU than the stream's.
     CUDA_OTHER_DEVICE = 1503,
+
+    // ---- 16xx: python::BorrowError (the process's registry of memory imported from Python) ----
+    /// The memory is being written through a live ReadwriteTensor.
+    PYTHON_BORROWED_MUTABLY = 1601,
+    /// A ReadwriteTensor was asked for memory another live import may share.
+    PYTHON_SHARED = 1602,
 }
