@@ -65,6 +65,7 @@ mod adapt;
 #[cfg(feature = "alloc")]
 mod aligned;
 mod borrowed;
+mod convert;
 mod description;
 mod device_ptr;
 mod element;
@@ -90,6 +91,7 @@ pub use adapt::IntoLegacyError;
 #[cfg(feature = "alloc")]
 pub use aligned::{AlignedVec, HOST_ALIGNMENT};
 pub use borrowed::TensorViewMut;
+pub use convert::{ElementsAs, ReadAs};
 pub use description::{Dims, TensorDescription};
 pub(crate) use element::assert_size_matches;
 pub use element::Element;
