@@ -42,8 +42,10 @@ use sealed::{Convert, Source};
 ///
 /// **Cost.** The source dtype is matched once per call; the loop that follows is
 /// [`TensorView::iter`]'s, with the conversion inlined. Internal iteration (`fold`, `for_each`,
-/// `sum`, `to_vec_as`, ...) runs one monomorphic loop; `next()` also matches a tag per element.
-/// `to_vec_as` of a C-contiguous tensor of `Self` itself is one `memcpy`.
+/// `sum`, ...) runs one monomorphic loop; `next()` (a `for` loop) also matches a tag per
+/// element, which costs: prefer `fold`/`sum`/`for_each` in hot loops. `to_vec_as` converts a
+/// C-contiguous tensor from a slice (a loop the compiler vectorises; one `memcpy` when the dtype
+/// is `Self`'s), and any other through the strides.
 ///
 /// ```
 /// # #[cfg(feature = "alloc")] {
@@ -109,6 +111,10 @@ mod sealed {
         fn next(source: &mut Source<'_>) -> Option<Self>;
         /// Every remaining element, converted, folded in one monomorphic loop.
         fn fold<B, F: FnMut(B, Self) -> B>(source: Source<'_>, init: B, f: F) -> B;
+        /// Every element of `view`, converted, in a new `Vec`: from a slice (a loop the
+        /// compiler vectorises) when the tensor is C-contiguous, through the strides otherwise.
+        #[cfg(feature = "alloc")]
+        fn to_vec(view: &TensorView<'_>) -> Result<alloc::vec::Vec<Self>, AccessError>;
     }
 }
 
@@ -201,6 +207,23 @@ macro_rules! read_as {
                     #[allow(unreachable_patterns)]
                     _ => init,
                 }
+            }
+
+            #[cfg(feature = "alloc")]
+            fn to_vec(view: &TensorView<'_>) -> Result<alloc::vec::Vec<Self>, AccessError> {
+                let dtype = view.dtype();
+                $($(
+                    $(#[$cfg])*
+                    if dtype == <$source as Element>::DTYPE {
+                        return Ok(if view.is_c_contiguous() {
+                            let values = view.as_slice::<$source>()?;
+                            values.iter().map(|&$x| -> Self { $convert }).collect()
+                        } else {
+                            view.iter::<$source>()?.map(|$x| -> Self { $convert }).collect()
+                        });
+                    }
+                )+)+
+                Err(AccessError::UnsupportedDtype { found: dtype, supported: Self::SOURCES })
             }
         }
     )+};
@@ -327,10 +350,7 @@ impl<'a> TensorView<'a> {
         if self.dtype() == U::DTYPE && self.is_c_contiguous() {
             return Ok(self.as_slice::<U>()?.to_vec());
         }
-        let elements = self.iter_as::<U>()?;
-        let mut values = alloc::vec::Vec::with_capacity(elements.len());
-        elements.for_each(|value| values.push(value));
-        Ok(values)
+        U::to_vec(self)
     }
 }
 
@@ -388,7 +408,9 @@ impl<U> fmt::Debug for ElementsAs<'_, U> {
 /// [`Element`] types: `Ok(body)`, or `Err(`[`AccessError::UnsupportedDtype`]`)` listing them
 /// for any other dtype (a `TypeError` in Python, with the `pyo3` feature). The body is compiled
 /// once per listed type, so it may use `T` as a type everywhere (`view.iter::<T>()`,
-/// `Vec<T>`, ...); `?` and `return` in it act on the enclosing function.
+/// `Vec<T>`, ...); `?` and `return` in it act on the enclosing function. Clippy's
+/// `useless_conversion` is allowed in the body (`f64::from(x)` is the identity when `T` is
+/// `f64`).
 ///
 /// Form: `dispatch_dtype!(dtype, [Type, ...], T => body)`, where `dtype` is a
 /// [`DLDataType`](crate::raw::DLDataType) (usually `view.dtype()`) and `T` any name.
@@ -423,7 +445,10 @@ macro_rules! dispatch_dtype {
                 if dtype == <$element as $crate::dlpack::Element>::DTYPE {
                     #[allow(dead_code)]
                     type $T = $element;
-                    break 'dispatch ::core::result::Result::Ok($body);
+                    // For one of the types, a conversion in the body may be the identity.
+                    #[allow(clippy::useless_conversion)]
+                    let value = $body;
+                    break 'dispatch ::core::result::Result::Ok(value);
                 }
             )+
             const SUPPORTED: &[$crate::raw::DLDataType] =
