@@ -1,4 +1,4 @@
-//! Converting reads ([`TensorView::iter_as`], [`TensorView::to_vec_as`]) under the lossless
+//! Converting reads ([`TensorView::iter_as`], `TensorView::to_vec_as`) under the lossless
 //! rule [`ReadAs`] documents, and [`dispatch_dtype!`](crate::dispatch_dtype), which runs one
 //! generic body for the element type a tensor holds. No unsafe code: the reads are
 //! [`TensorView::iter`]'s.
@@ -11,7 +11,7 @@ use crate::raw::DLDataType;
 use sealed::{Convert, Source};
 
 /// A Rust element type that the elements of other dtypes convert into without loss: what
-/// [`TensorView::iter_as`] and [`TensorView::to_vec_as`] (and, with `ndarray`,
+/// [`TensorView::iter_as`] and (with `alloc`) `TensorView::to_vec_as` (and, with `ndarray`,
 /// `TensorView::as_array_as`) read as. Sealed: the conversions are the crate's.
 ///
 /// **What goes in and out.** The elements of a host tensor whose dtype is any of

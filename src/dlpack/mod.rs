@@ -7,7 +7,10 @@
 //! refused. [`TensorView`] then exposes the validated description, and typed access
 //! ([`TensorView::as_slice`], [`TensorView::get`], [`TensorView::iter`],
 //! [`VersionedTensor::as_mut_slice`]) reads the elements as [`Element`] types with `bytemuck`.
-//! Import never allocates.
+//! Converting reads ([`TensorView::iter_as`], and `TensorView::to_vec_as` with `alloc`) read
+//! any dtype that converts losslessly into one type ([`ReadAs`]), and
+//! [`dispatch_dtype!`](crate::dispatch_dtype) runs one generic body for the element type a
+//! tensor holds. Import never allocates.
 //!
 //! **Borrowed tensors** (no `alloc`). A kernel called with a bare `DLTensor*` validates it by the
 //! same rules with [`TensorView::from_raw`] (an input) or [`TensorViewMut::from_raw`] (an

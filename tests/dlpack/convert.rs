@@ -297,7 +297,7 @@ check! {
 
 fn config() -> Config {
     Config {
-        cases: if cfg!(miri) { 4 } else { 64 },
+        cases: if cfg!(miri) { 2 } else { 64 },
         failure_persistence: None,
         ..Config::default()
     }
@@ -341,7 +341,7 @@ fn a_tensor_of_u_itself_is_copied_as_it_is() {
 }
 
 #[test]
-fn refusals_other_than_the_dtype_are_typed_accesss() {
+fn refusals_other_than_the_dtype_are_typed_accesses() {
     // Unknown flag bits, then a foreign dtype (bool), on a converting read.
     let raw = Export::new(vec![1i16, 2], &[2])
         .finish()
