@@ -3,11 +3,9 @@
 //! generic body for the element type a tensor holds. No unsafe code: the reads are
 //! [`TensorView::iter`]'s.
 
-use core::fmt;
-use core::marker::PhantomData;
-
-use super::{AccessError, Element, TensorView};
+use super::{AccessError, Element, Elements, TensorView};
 use crate::raw::DLDataType;
+use core::fmt;
 use sealed::{Convert, Source};
 
 /// A Rust element type that the elements of other dtypes convert into without loss: what
@@ -42,10 +40,11 @@ use sealed::{Convert, Source};
 ///
 /// **Cost.** The source dtype is matched once per call; the loop that follows is
 /// [`TensorView::iter`]'s, with the conversion inlined. Internal iteration (`fold`, `for_each`,
-/// `sum`, ...) runs one monomorphic loop; `next()` (a `for` loop) also matches a tag per
-/// element, which costs: prefer `fold`/`sum`/`for_each` in hot loops. `to_vec_as` converts a
-/// C-contiguous tensor from a slice (a loop the compiler vectorises; one `memcpy` when the dtype
-/// is `Self`'s), and any other through the strides.
+/// `sum`, ...) runs one monomorphic loop, as fast as `iter::<S>().map(convert)`. `next()` (a
+/// `for` loop) is `iter`'s own when the dtype is `Self`'s, and otherwise also matches the
+/// source per element: prefer `fold`/`sum`/`for_each` in hot loops over converted dtypes.
+/// `to_vec_as` converts a C-contiguous tensor from a slice (a loop the compiler vectorises; one
+/// `memcpy` when the dtype is `Self`'s), and any other through the strides.
 ///
 /// ```
 /// # #[cfg(feature = "alloc")] {
@@ -324,9 +323,18 @@ impl<'a> TensorView<'a> {
     /// ```
     #[inline]
     pub fn iter_as<U: ReadAs>(&self) -> Result<ElementsAs<'a, U>, AccessError> {
-        Ok(ElementsAs {
-            source: U::source(self)?,
-            _target: PhantomData,
+        // The tensor's own type needs no conversion: `iter`'s iterator itself, in a field of
+        // its own (not inside an enum, which would keep its state out of registers).
+        Ok(if self.dtype() == U::DTYPE {
+            ElementsAs {
+                same: self.iter::<U>()?,
+                converted: None,
+            }
+        } else {
+            ElementsAs {
+                same: Elements::empty(),
+                converted: Some(U::source(self)?),
+            }
         })
     }
 
@@ -370,9 +378,10 @@ impl<'a> TensorView<'a> {
 /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
 /// ```
 pub struct ElementsAs<'a, U> {
-    /// The source dtype's elements, borrowed from the tensor's owner.
-    source: Source<'a>,
-    _target: PhantomData<fn() -> U>,
+    /// The elements when the tensor's dtype is `U`'s; empty otherwise.
+    same: Elements<'a, U>,
+    /// The source dtype's elements when they convert; `None` when the dtype is `U`'s.
+    converted: Option<Source<'a>>,
 }
 
 impl<U: ReadAs> Iterator for ElementsAs<'_, U> {
@@ -380,18 +389,31 @@ impl<U: ReadAs> Iterator for ElementsAs<'_, U> {
 
     #[inline]
     fn next(&mut self) -> Option<U> {
-        U::next(&mut self.source)
+        // A tensor of `U` itself: `iter`'s `next`, the rest only checked at the end.
+        if let Some(value) = self.same.next() {
+            return Some(value);
+        }
+        self.converted.as_mut().and_then(next_converted)
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
-        let len = self.source.len();
+        let len = self.converted.as_ref().map_or(self.same.len(), Source::len);
         (len, Some(len))
     }
 
     #[inline]
     fn fold<B, F: FnMut(B, U) -> B>(self, init: B, f: F) -> B {
-        U::fold(self.source, init, f)
+        match self.converted {
+            None => self.same.fold(init, f),
+            Some(source) => U::fold(source, init, f),
+        }
     }
+}
+
+/// `U::next`: the per-element match over the sources, for a converted dtype.
+#[inline]
+fn next_converted<U: ReadAs>(source: &mut Source<'_>) -> Option<U> {
+    U::next(source)
 }
 
 impl<U: ReadAs> ExactSizeIterator for ElementsAs<'_, U> {}
@@ -399,7 +421,8 @@ impl<U: ReadAs> ExactSizeIterator for ElementsAs<'_, U> {}
 impl<U> fmt::Debug for ElementsAs<'_, U> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ElementsAs")
-            .field("source", &self.source)
+            .field("same", &self.same)
+            .field("converted", &self.converted)
             .finish()
     }
 }
