@@ -599,6 +599,8 @@ typedef enum {
   DLPACK_ABI_ACCESS_OVERLAPPING = 211,
   // An index is out of bounds.
   DLPACK_ABI_ACCESS_INDEX_OUT_OF_BOUNDS = 212,
+  // The dtype is none of those a converting read or a dtype dispatch supports.
+  DLPACK_ABI_ACCESS_UNSUPPORTED_DTYPE = 213,
 
   // ---- 3xx: ExportError (an export refused; ExportError::Invalid has the ImportError's code) ----
   // The strides given do not have one entry per dimension.

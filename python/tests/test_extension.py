@@ -88,6 +88,36 @@ def test_every_error_is_a_python_exception(producer):
         tensor_ops.scale(capsule, 3.0)  # a capsule is consumed once
 
 
+@pytest.mark.parametrize("dtype", ["int8", "uint8", "int16", "uint16", "int32", "uint32",
+                                   "float32", "float64"])
+def test_norm_reads_every_dtype_that_converts_exactly(dtype):
+    x = np.array([[0, 3], [0, 4]], dtype=dtype).T[::-1]  # strided: transposed and reversed
+    assert tensor_ops.norm(x) == 5.0
+    assert tensor_ops.norm(np.zeros((0, 2), dtype=dtype)) == 0.0
+
+
+def test_norm_refuses_int64_and_names_what_it_takes():
+    message = ("DLTensor.dtype is int64, but only int8, uint8, int16, uint16, int32, uint32, "
+               "float32, float64 are supported here")
+    with pytest.raises(TypeError) as error:
+        tensor_ops.norm(np.arange(3, dtype=np.int64))
+    assert str(error.value) == message
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_double_keeps_the_dtype_in_any_layout(dtype):
+    source = np.arange(6, dtype=dtype).reshape(2, 3).T[::-1]
+    seen = np.from_dlpack(tensor_ops.double(source))
+    np.testing.assert_array_equal(seen, 2 * source)
+    assert seen.dtype == dtype and seen.shape == (3, 2)
+
+
+def test_double_refuses_int8_with_the_dtypes_it_takes():
+    with pytest.raises(TypeError) as error:
+        tensor_ops.double(np.arange(3, dtype=np.int8))
+    assert str(error.value) == "DLTensor.dtype is int8, but only float32, float64 are supported here"
+
+
 def test_the_class_is_the_authors_own():
     assert Grid.__module__ == "tensor_ops" and Grid.__name__ == "Grid"
 

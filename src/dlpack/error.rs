@@ -151,6 +151,22 @@ pub enum AccessError {
         /// The tensor's dtype.
         found: DLDataType,
     },
+    /// The tensor's dtype is none of those an operation supports: a converting read
+    /// ([`TensorView::iter_as`](super::TensorView::iter_as)) or a
+    /// [`dispatch_dtype!`](crate::dispatch_dtype) over element types.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{AccessError, Element};
+    ///
+    /// let error = AccessError::UnsupportedDtype { found: i8::DTYPE, supported: &[f32::DTYPE, f64::DTYPE] };
+    /// assert_eq!(error.to_string(), "DLTensor.dtype is int8, but only float32, float64 are supported here");
+    /// ```
+    UnsupportedDtype {
+        /// The tensor's dtype.
+        found: DLDataType,
+        /// The dtypes the operation supports.
+        supported: &'static [DLDataType],
+    },
     /// The first element's address is not aligned for the requested type.
     Misaligned {
         /// The address of the first element (`data + byte_offset`).
@@ -361,6 +377,14 @@ impl fmt::Display for AccessError {
                 f,
                 "DLTensor.dtype is {found}, but the requested type is {requested}"
             ),
+            UnsupportedDtype { found, supported } => {
+                write!(f, "DLTensor.dtype is {found}, but only ")?;
+                for (i, dtype) in supported.iter().enumerate() {
+                    let separator = if i == 0 { "" } else { ", " };
+                    write!(f, "{separator}{dtype}")?;
+                }
+                f.write_str(" are supported here")
+            }
             Misaligned { address, align } => write!(
                 f,
                 "data + byte_offset is {address:#x}, not aligned to the {align} bytes the type needs"

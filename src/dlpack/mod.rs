@@ -7,7 +7,10 @@
 //! refused. [`TensorView`] then exposes the validated description, and typed access
 //! ([`TensorView::as_slice`], [`TensorView::get`], [`TensorView::iter`],
 //! [`VersionedTensor::as_mut_slice`]) reads the elements as [`Element`] types with `bytemuck`.
-//! Import never allocates.
+//! Converting reads ([`TensorView::iter_as`], and `TensorView::to_vec_as` with `alloc`) read
+//! any dtype that converts losslessly into one type ([`ReadAs`]), and
+//! [`dispatch_dtype!`](crate::dispatch_dtype) runs one generic body for the element type a
+//! tensor holds. Import never allocates.
 //!
 //! **Borrowed tensors** (no `alloc`). A kernel called with a bare `DLTensor*` validates it by the
 //! same rules with [`TensorView::from_raw`] (an input) or [`TensorViewMut::from_raw`] (an
@@ -65,6 +68,7 @@ mod adapt;
 #[cfg(feature = "alloc")]
 mod aligned;
 mod borrowed;
+mod convert;
 mod description;
 mod device_ptr;
 mod element;
@@ -93,6 +97,7 @@ pub use adapt::IntoLegacyError;
 #[cfg(feature = "alloc")]
 pub use aligned::{AlignedVec, HOST_ALIGNMENT};
 pub use borrowed::TensorViewMut;
+pub use convert::{ElementsAs, ReadAs};
 pub use description::{Dims, TensorDescription};
 pub(crate) use element::assert_size_matches;
 pub use element::Element;

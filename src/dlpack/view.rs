@@ -630,6 +630,21 @@ pub struct Elements<'a, T> {
     _data: PhantomData<&'a [T]>,
 }
 
+impl<T> Elements<'_, T> {
+    /// No elements (nothing is read: the pointer is never dereferenced).
+    pub(super) fn empty() -> Self {
+        Elements {
+            start: core::ptr::NonNull::dangling().as_ptr(),
+            shape: &[],
+            strides: &[],
+            index: [0; MAX_NDIM],
+            offset: 0,
+            remaining: 0,
+            _data: PhantomData,
+        }
+    }
+}
+
 impl<T: Element> Iterator for Elements<'_, T> {
     type Item = T;
 

@@ -101,6 +101,7 @@ codes! {
         Self::DimensionMismatch { .. } => ACCESS_DIMENSION_MISMATCH,
         Self::Overlapping => ACCESS_OVERLAPPING,
         Self::IndexOutOfBounds { .. } => ACCESS_INDEX_OUT_OF_BOUNDS,
+        Self::UnsupportedDtype { .. } => ACCESS_UNSUPPORTED_DTYPE,
     }
 }
 

@@ -66,6 +66,8 @@ error_codes! {
     ACCESS_OVERLAPPING = 211,
     /// An index is out of bounds.
     ACCESS_INDEX_OUT_OF_BOUNDS = 212,
+    /// The dtype is none of those a converting read or a dtype dispatch supports.
+    ACCESS_UNSUPPORTED_DTYPE = 213,
 
     // ---- 3xx: ExportError (an export refused; ExportError::Invalid has the ImportError's code) ----
     /// The strides given do not have one entry per dimension.

@@ -3,10 +3,13 @@
 //! **Tensor → ndarray.** [`TensorView::as_array`] views any validated host tensor (imported,
 //! borrowed from C, or lent) as an `ArrayView<T, D>`: `IxDyn`, or a fixed dimension such as `Ix2`
 //! ([`AccessError::DimensionMismatch`] when `ndim` differs). Strides are kept (negative and zero
-//! ones too), `byte_offset` is counted once, 0-d and empty tensors work. Mutable views come from
+//! ones too), `byte_offset` is counted once, 0-d and empty tensors work.
+//! [`TensorView::as_array_as`] reads any dtype that converts losslessly into the element type
+//! ([`ReadAs`]): the same view when the dtype already is that type, and otherwise a converted
+//! copy that the returned `CowArray` owns. Mutable views come from
 //! [`TensorViewMut::as_array_mut`] (a kernel's output) and [`VersionedTensor::as_array_mut`] (a
 //! tensor this consumer holds alone); strides that reach one element twice are refused
-//! ([`AccessError::Overlapping`]). Nothing is ever copied.
+//! ([`AccessError::Overlapping`]). Nothing else is ever copied.
 //!
 //! **ndarray → tensor.** `Array<T, D>` and `ArcArray<T, D>` are [`TensorOwner`]s:
 //! [`ManagedTensor::from_owner`](crate::dlpack::ManagedTensor::from_owner) moves the array into
@@ -31,14 +34,14 @@
 #![allow(unsafe_code)]
 
 use ::ndarray::{
-    ArcArray, Array, ArrayBase, ArrayView, ArrayViewMut, Axis, Data, DataMut, Dimension,
+    ArcArray, Array, ArrayBase, ArrayView, ArrayViewMut, Axis, CowArray, Data, DataMut, Dimension,
     ShapeBuilder,
 };
 use core::ptr::NonNull;
 
 use crate::dlpack::{
-    AccessError, BorrowedTensor, BorrowedTensorMut, Element, ExportError, TensorDescription,
-    TensorOwner, TensorView, TensorViewMut, VersionedTensor,
+    AccessError, BorrowedTensor, BorrowedTensorMut, Element, ExportError, ReadAs,
+    TensorDescription, TensorOwner, TensorView, TensorViewMut, VersionedTensor,
 };
 use crate::raw::{kDLCPU, DLDevice, DLPackFlags};
 
@@ -146,6 +149,52 @@ impl<'a> TensorView<'a> {
         let mut array = unsafe { ArrayView::from_shape_ptr(shape, layout.base(first)) };
         layout.invert(&mut array);
         Ok(array)
+    }
+
+    /// The tensor as an ndarray array of `U` with dimension `D`, its elements converted
+    /// losslessly from any of [`U::SOURCES`](ReadAs::SOURCES) (the rule is [`ReadAs`]'s): a
+    /// zero-copy view ([`CowArray::is_view`], with the tensor's strides, as
+    /// [`as_array`](Self::as_array) gives) when the dtype already is `U`, and otherwise a new
+    /// row-major array that owns the converted copy. `.into_owned()` gives an `Array` either way
+    /// (copying the view).
+    ///
+    /// # Errors
+    /// [`AccessError::DimensionMismatch`] when `ndim` is not `D`'s,
+    /// [`AccessError::UnsupportedDtype`] when the dtype does not convert into `U` without loss,
+    /// and what [`TensorView::get`] refuses (device, flags, alignment).
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{AccessError, BorrowedTensor};
+    /// use ndarray::{array, Ix2};
+    ///
+    /// let values = [0u8, 1, 2, 3, 4, 5];
+    /// let lent = BorrowedTensor::strided(&values, [3, 2], [1, 3], 0)?; // a transpose
+    /// let raw = lent.dl_tensor();
+    /// let converted = raw.view().as_array_as::<f32, Ix2>()?;
+    /// assert!(converted.is_owned());
+    /// assert_eq!(converted, array![[0.0f32, 3.0], [1.0, 4.0], [2.0, 5.0]]);
+    ///
+    /// let same = raw.view().as_array_as::<u8, Ix2>()?;
+    /// assert!(same.is_view() && same.as_ptr() == values.as_ptr());
+    /// let error = raw.view().as_array_as::<i8, Ix2>().unwrap_err();
+    /// assert!(matches!(error, AccessError::UnsupportedDtype { .. }));
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+    /// ```
+    pub fn as_array_as<U: ReadAs, D: Dimension>(&self) -> Result<CowArray<'a, U, D>, AccessError> {
+        if self.dtype() == U::DTYPE {
+            return self.as_array::<U, D>().map(CowArray::from);
+        }
+        let shape = Layout::<D>::of(self)?.shape;
+        let values = self.to_vec_as::<U>()?;
+        // `values` holds one element per index of `shape`, in row-major order: ndarray's check
+        // cannot fail (were it to, the dimensions are what it would be about).
+        let ndim = self.ndim();
+        Array::from_shape_vec(shape, values)
+            .map(CowArray::from)
+            .map_err(|_| AccessError::DimensionMismatch {
+                ndim,
+                expected: D::NDIM.unwrap_or(ndim),
+            })
     }
 }
 

@@ -50,7 +50,9 @@ impl From<AccessError> for PyErr {
     fn from(error: AccessError) -> Self {
         let message = format!("{error}");
         match error {
-            AccessError::DtypeMismatch { .. } => PyTypeError::new_err(message),
+            AccessError::DtypeMismatch { .. } | AccessError::UnsupportedDtype { .. } => {
+                PyTypeError::new_err(message)
+            }
             AccessError::IndexRank { .. } | AccessError::IndexOutOfBounds { .. } => {
                 PyIndexError::new_err(message)
             }

@@ -70,7 +70,7 @@
 //! | error | exception |
 //! |---|---|
 //! | [`ImportError`](crate::dlpack::ImportError): a producer's tensor is malformed | `BufferError` |
-//! | [`AccessError::DtypeMismatch`](crate::dlpack::AccessError::DtypeMismatch) | `TypeError` |
+//! | [`AccessError::DtypeMismatch`](crate::dlpack::AccessError::DtypeMismatch), `AccessError::UnsupportedDtype` (a converting read or [`dispatch_dtype!`](crate::dispatch_dtype)) | `TypeError` |
 //! | `AccessError::IndexRank`, `AccessError::IndexOutOfBounds` | `IndexError` |
 //! | `AccessError::DimensionMismatch` | `ValueError` |
 //! | any other `AccessError` (device, layout, read-only, alignment) | `BufferError` |

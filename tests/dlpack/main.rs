@@ -9,6 +9,8 @@ mod access;
 mod adapt;
 mod borrowed;
 #[cfg(feature = "alloc")]
+mod convert;
+#[cfg(feature = "alloc")]
 mod export;
 mod extent;
 mod import;

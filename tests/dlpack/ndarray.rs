@@ -113,6 +113,24 @@ proptest! {
     }
 
     #[test]
+    fn converted_arrays_are_copies_and_the_same_dtype_is_the_same_view(layout in layouts()) {
+        let array = array(&layout);
+        let view = array.view();
+        let lent = BorrowedTensor::<4>::from_array(&view).unwrap();
+        let raw = lent.dl_tensor();
+        let again = raw.view();
+        let converted = again.as_array_as::<f64, IxDyn>().unwrap();
+        prop_assert!(converted.is_owned() && converted.is_standard_layout());
+        prop_assert_eq!(&converted, &view.mapv(f64::from));
+        let same = again.as_array_as::<i32, IxDyn>().unwrap();
+        prop_assert!(same.is_view());
+        prop_assert_eq!(&same, &view);
+        if !view.is_empty() {
+            prop_assert_eq!(same.as_ptr(), view.as_ptr());
+        }
+    }
+
+    #[test]
     fn mutable_views_are_written_in_place(layout in layouts()) {
         let mut array = array(&layout);
         let mut expected = array.clone();
@@ -125,6 +143,27 @@ proptest! {
         out.as_array_mut::<i32, IxDyn>().unwrap().mapv_inplace(|x| -x - 1);
         prop_assert_eq!(array, expected);
     }
+}
+
+#[test]
+fn converted_arrays_check_the_dimension_and_the_dtype() {
+    let values = [1u16, 2, 3, 4];
+    let lent = BorrowedTensor::<2>::new(&values, [2, 2]).unwrap();
+    let raw = lent.dl_tensor();
+    let error = raw.view().as_array_as::<f64, ndarray::Ix1>().unwrap_err();
+    assert_eq!(
+        error,
+        AccessError::DimensionMismatch {
+            ndim: 2,
+            expected: 1
+        }
+    );
+    let error = raw.view().as_array_as::<i8, Ix2>().unwrap_err();
+    assert!(
+        matches!(error, AccessError::UnsupportedDtype { supported, .. } if supported.len() == 1)
+    );
+    let wide = raw.view().as_array_as::<u64, Ix2>().unwrap();
+    assert_eq!(wide, ndarray::array![[1u64, 2], [3, 4]]);
 }
 
 #[test]

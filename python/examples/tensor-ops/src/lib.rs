@@ -3,6 +3,8 @@
 //!
 //! - `scale(x, k)` takes any DLPack producer (NumPy, pyarrow, JAX, tvm-ffi, ...) as a
 //!   `VersionedTensor` and returns a new tensor that any consumer reads and may write.
+//! - `norm(x)` reads any dtype that converts exactly to f64 (`iter_as`), and `double(x)` runs one
+//!   generic body for f32 or f64 (`dispatch_dtype!`): dtype-generic kernels, no dispatch by hand.
 //! - `Grid` is a class of this module's own (`tensor_ops.Grid`) that exports its memory through
 //!   `DlpackExporter`: zero-copy, read-only (the values are shared), and counted, so that a test
 //!   sees every export released. Its `#[pymethods]` block is the author's own, with
@@ -57,6 +59,32 @@ fn scaled<T: Element + Send + Mul<Output = T>>(
     // 64-byte aligned: JAX imports it without a copy.
     let values: AlignedVec<T> = x.iter::<T>()?.map(|value| k * value).collect();
     Ok(Export::new(values, x.shape()).finish()?)
+}
+
+/// The Euclidean norm of ``x``, whose dtype may be any that converts exactly to float64
+/// (int8 to int32, uint8 to uint32, float32, float64), in any layout.
+///
+/// Raises ``TypeError`` for other dtypes (int64 among them: it would round).
+#[pyfunction]
+fn norm(x: VersionedTensor) -> PyResult<f64> {
+    // The dtype is matched once; `sum` then runs one loop over the source type.
+    let squares = x.view().iter_as::<f64>()?.map(|value| value * value);
+    Ok(squares.sum::<f64>().sqrt())
+}
+
+/// Return ``x + x`` for a float32 or float64 array ``x``, in any layout, as a new tensor of
+/// the same dtype and shape.
+///
+/// Raises ``TypeError`` for other dtypes, naming the two it takes.
+#[pyfunction]
+fn double(x: VersionedTensor) -> PyResult<VersionedTensor> {
+    let x = x.view();
+    // One body, compiled for f32 and for f64: `T` is the tensor's element type.
+    let doubled = dlpack_abi::dispatch_dtype!(x.dtype(), [f32, f64], T => {
+        let values: AlignedVec<T> = x.iter::<T>()?.map(|value| value + value).collect();
+        Export::new(values, x.shape()).finish()?
+    })?;
+    Ok(doubled)
 }
 
 /// A ``rows`` x ``cols`` grid of float64 values ``i * cols + j`` that DLPack and Arrow
@@ -218,6 +246,8 @@ fn tensor_ops(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(record_batch, module)?)?;
     module.add_function(wrap_pyfunction!(batches, module)?)?;
     module.add_function(wrap_pyfunction!(scale, module)?)?;
+    module.add_function(wrap_pyfunction!(norm, module)?)?;
+    module.add_function(wrap_pyfunction!(double, module)?)?;
     in_place::register(module)?;
     module.add_class::<Grid>()?;
     module.add_class::<Ramp>()?;
