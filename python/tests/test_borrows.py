@@ -7,6 +7,7 @@ import sys
 import threading
 
 import numpy as np
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings, strategies as st
 
@@ -204,3 +205,50 @@ def test_threads_writing_the_same_memory_either_write_or_are_refused():
     assert len(outcomes) == 90 and "wrote" in outcomes
     assert (a == 1.0).all()
     tensor_ops.scale_(a, 2.0)  # no borrow outlived its call
+
+
+def test_the_dtype_is_checked_before_a_live_borrow_refuses():
+    a = np.arange(6.0)
+    refused = []
+
+    def during():
+        with pytest.raises(TypeError, match="int64"):
+            tensor_ops.add_(np.zeros(6), a.view(np.int64))
+        refused.append(True)
+
+    tensor_ops.while_borrowed_(a, during)
+    assert refused == [True]
+
+
+class Copying:
+    """A producer that always hands over a copy (IS_COPIED)."""
+
+    def __init__(self, array):
+        self.array = array
+
+    def __dlpack__(self, **kwargs):
+        kwargs["copy"] = True
+        return self.array.__dlpack__(**kwargs)
+
+    def __dlpack_device__(self):
+        return self.array.__dlpack_device__()
+
+
+def test_a_copy_is_refused_for_writing_not_written_and_lost():
+    a = np.arange(3.0)
+    with pytest.raises(BufferError, match="copy"):
+        tensor_ops.scale_(Copying(a), 5.0)
+    assert a.tolist() == [0.0, 1.0, 2.0]
+    tensor_ops.add_(np.zeros(3), Copying(a))  # reading a copy is fine
+
+
+def test_a_tensor_made_from_arrow_memory_is_a_registered_borrow():
+    a = np.arange(4.0)
+    column = pa.array(a)  # zero-copy: the same memory
+    held = dlpack_abi.Tensor.from_arrow(column)
+    with pytest.raises(BufferError, match="another live import"):
+        tensor_ops.scale_(a, 2.0)
+    del held
+    gc.collect()
+    tensor_ops.scale_(a, 2.0)
+    assert column.to_pylist() == [0.0, 2.0, 4.0, 6.0]

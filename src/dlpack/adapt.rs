@@ -18,6 +18,10 @@ unsafe fn rewrap<M: ManagedStruct, I: ManagedStruct + 'static>(
     // The same validation, and exclusive only if the inner tensor was and stays writable.
     let meta = inner.meta();
     let meta = meta.with_exclusive(meta.is_exclusive() && !flags.contains(DLPackFlags::READ_ONLY));
+    // The wrapper is a new struct the borrow registry does not know (the inner one stays
+    // registered while the wrapper holds it).
+    #[cfg(feature = "pyo3")]
+    let meta = meta.with_tracked(false);
     let ndim = inner.view().ndim();
     let placed = Placed::<M, ManagedTensor<I>>::new(inner, ndim);
     // SAFETY: the inner tensor stays in place until the new deleter drops it; the view

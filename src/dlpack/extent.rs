@@ -92,7 +92,8 @@ impl MemoryExtent {
         // Bytes of `self` have residues [a, a + sa) modulo g, those of `other` [b, b + sb): they
         // miss each other when `other`'s start lies at least `sa` past `self`'s and its end
         // wraps no further than `self`'s start.
-        let distance = (other.first % g + g - self.first % g) % g;
+        let (a, b) = (self.first % g, other.first % g);
+        let distance = if b >= a { b - a } else { b + (g - a) };
         !(distance >= sa && g - distance >= sb)
     }
 }
@@ -132,15 +133,20 @@ impl TensorView<'_> {
                 usize::MAX
             })
         };
-        let element_bytes = self.element_bytes().unwrap_or(0);
+        let mut element_bytes = self.element_bytes().unwrap_or(0);
         let mut stride_gcd = 0;
         if element_bytes != 0 {
             for (&extent, stride) in self.shape().iter().zip(self.strides().iter()) {
                 if extent > 1 {
-                    // |stride| * (extent - 1) * element_bytes fits in isize (validated reach).
+                    // |stride| * (extent - 1) * element_bytes fits in isize (validated reach);
+                    // were it not, only the range would be compared.
                     let bytes = usize::try_from(stride.unsigned_abs())
-                        .unwrap_or(usize::MAX)
-                        .saturating_mul(element_bytes);
+                        .ok()
+                        .and_then(|stride| stride.checked_mul(element_bytes));
+                    let Some(bytes) = bytes else {
+                        (element_bytes, stride_gcd) = (0, 0);
+                        break;
+                    };
                     stride_gcd = gcd(stride_gcd, bytes);
                 }
             }

@@ -189,6 +189,7 @@ codes! {
     BorrowError {
         Self::BorrowedMutably => PYTHON_BORROWED_MUTABLY,
         Self::Shared => PYTHON_SHARED,
+        Self::Copied => PYTHON_COPIED,
     }
 }
 

@@ -291,4 +291,6 @@ error_codes! {
     PYTHON_BORROWED_MUTABLY = 1601,
     /// A ReadwriteTensor was asked for memory another live import may share.
     PYTHON_SHARED = 1602,
+    /// A ReadwriteTensor was given a copy (IS_COPIED): writes would not reach the array.
+    PYTHON_COPIED = 1603,
 }

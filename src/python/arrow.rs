@@ -367,10 +367,12 @@ impl ArrowArrayExport {
     /// >>> t = dlpack_abi.ArrowArray.from_arrow(pa.array([1.0, 2.0])).to_tensor()
     /// >>> np.from_dlpack(t)
     /// array([1., 2.])
-    fn to_tensor(&self) -> PyResult<PyTensor> {
+    fn to_tensor(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let (schema, array) = self.share()?;
         let tensor = array.into_tensor(schema.view()).map_err(arrow_error)?;
-        Ok(PyTensor::new_writable(tensor))
+        Ok(PyTensor::new_writable(super::borrows::track(
+            py, tensor, false,
+        )?))
     }
 
     fn __len__(&self) -> usize {
@@ -880,7 +882,8 @@ fn import_any_stream<S: RawStream + ArrowCapsule>(
 /// An Arrow array from Python bridged to DLPack (zero-copy).
 pub(crate) fn tensor_from_arrow(source: &Bound<'_, PyAny>) -> PyResult<VersionedTensor> {
     let (schema, array) = import_device_array(source, None)?;
-    array.into_tensor(schema.view()).map_err(arrow_error)
+    let tensor = array.into_tensor(schema.view()).map_err(arrow_error)?;
+    super::borrows::track(source.py(), tensor, false)
 }
 
 /// An `arrow_schema` capsule of a copy of a schema (what every `__arrow_c_schema__` hands out:

@@ -1,24 +1,26 @@
 //! The process-wide registry of memory imported from Python, shared by every extension built on
 //! this crate: what makes [`ReadwriteTensor`](super::ReadwriteTensor)'s `&mut` safe.
 //!
-//! Every tensor that [`from_dlpack`](super::from_dlpack) imports is registered as a *shared*
+//! Every tensor that [`from_dlpack`](super::from_dlpack) imports, and every DLPack tensor made
+//! of an Arrow import (`Tensor.from_arrow`, `ArrowArray.to_tensor`), is registered as a *shared*
 //! borrow of the bytes it reaches ([`MemoryExtent`]) until it is dropped (or given away with
-//! `into_raw`). A `ReadwriteTensor` turns its import's borrow *mutable*, which is refused while
+//! `into_raw`), when the host can read it (Rust can only reach such memory). A
+//! [`ReadwriteTensor`](super::ReadwriteTensor) registers its import as *mutable*: refused while
 //! any other registered tensor may share a byte with it; and while it lives, importing memory
 //! that may share a byte with it is refused. Two tensors conflict when
 //! [`MemoryExtent::may_overlap`] says they may share a byte: `a[::2]` and `a[1::2]` do not.
 //!
 //! **Across extensions.** The first extension that imports creates the registry and publishes
 //! it as a capsule (`api`, of the module `_dlpack_abi_borrows` that it puts in `sys.modules`);
-//! every other extension built on this crate, whatever its version, finds it there and calls it
-//! through the versioned C table [`SharedApi`], so that two extensions built separately refuse
-//! each other's overlapping borrows. (rust-numpy does the same for NumPy arrays through NumPy's
-//! module; the two registries do not know each other.)
+//! every other extension built on this crate (from the release that added it on) finds it there
+//! and calls it through the versioned C table [`SharedApi`], so that two extensions built
+//! separately refuse each other's overlapping borrows. The first extension's code decides for
+//! the whole process. rust-numpy does the same for NumPy arrays through NumPy's module; the two
+//! registries do not know each other.
 //!
-//! **Cost.** A mutex around two vectors: registering an import checks the live mutable borrows
-//! (usually none) and appends; dropping one searches from the newest (arguments go first);
-//! making a borrow mutable checks every live import. No Python call; the table is looked up
-//! once per extension.
+//! **Cost.** One mutex: registering a shared import checks the live mutable borrows (usually
+//! none) and inserts into a hash map; dropping one removes it; registering a mutable one checks
+//! every live import. No Python call; the table is looked up once per extension.
 #![allow(unsafe_code)]
 
 use alloc::format;
@@ -26,9 +28,11 @@ use alloc::string::ToString;
 use alloc::vec::Vec;
 use core::ffi::{c_int, c_void, CStr};
 use core::fmt;
+use core::hash::{BuildHasherDefault, Hasher};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::collections::HashMap;
+use std::sync::{Mutex, PoisonError};
 
 use pyo3::exceptions::PyBufferError;
 use pyo3::prelude::*;
@@ -63,6 +67,9 @@ pub enum BorrowError {
     /// A `ReadwriteTensor` was asked for memory that another live import (an argument, a
     /// `dlpack_abi.Tensor`, another extension's tensor) may also read.
     Shared,
+    /// A `ReadwriteTensor` was given a copy (the producer set `IS_COPIED`): writes would not
+    /// reach the caller's array.
+    Copied,
 }
 
 impl fmt::Display for BorrowError {
@@ -76,7 +83,11 @@ impl fmt::Display for BorrowError {
             Self::Shared => {
                 "the array's memory is also held by another live import (another argument, a \
                  dlpack_abi.Tensor, or another extension's tensor), so it cannot be written \
-                 through a ReadwriteTensor"
+                 through a ReadwriteTensor; drop (del) the other import first"
+            }
+            Self::Copied => {
+                "the producer handed over a copy (IS_COPIED), so writes through a \
+                 ReadwriteTensor would not reach the array"
             }
         })
     }
@@ -149,11 +160,11 @@ pub(crate) struct SharedApi {
     version: u64,
     /// Passed back to every function.
     state: *const c_void,
-    /// Registers a shared borrow: `OK`, or `CONFLICTS_MUTABLE`.
-    track: unsafe extern "C" fn(*const c_void, usize, *const SharedExtent) -> c_int,
-    /// Makes a borrow mutable (`1`) or shared (`0`): `OK`, `CONFLICTS_MUTABLE`,
-    /// `CONFLICTS_SHARED` or `UNKNOWN_TOKEN`.
-    set_mutable: unsafe extern "C" fn(*const c_void, usize, c_int) -> c_int,
+    /// Registers a borrow, shared (`0`) or mutable (`1`): `OK`, `CONFLICTS_MUTABLE` or
+    /// `CONFLICTS_SHARED` (nothing registered then).
+    track: unsafe extern "C" fn(*const c_void, usize, *const SharedExtent, c_int) -> c_int,
+    /// Makes a mutable borrow shared: `OK` or `UNKNOWN_TOKEN`.
+    make_shared: unsafe extern "C" fn(*const c_void, usize) -> c_int,
     /// Removes a borrow (nothing for an unknown token).
     untrack: unsafe extern "C" fn(*const c_void, usize),
 }
@@ -162,43 +173,65 @@ pub(crate) struct SharedApi {
 // thread (the registry is a `Mutex`).
 unsafe impl Sync for SharedApi {}
 
-struct Entry {
-    token: usize,
-    extent: MemoryExtent,
-}
-
 /// This extension's registry, used when it is the first one in the process.
 #[derive(Default)]
 struct Registry {
-    /// Live imports that are only read.
-    shared: Vec<Entry>,
-    /// Live imports written through a `ReadwriteTensor` (usually none).
-    mutable: Vec<Entry>,
+    /// Live imports that are only read, by token (every import from Python while it is held).
+    shared: HashMap<usize, MemoryExtent, BuildHasherDefault<TokenHasher>>,
+    /// Live imports written through a `ReadwriteTensor` (usually none or a few).
+    mutable: Vec<(usize, MemoryExtent)>,
 }
 
-static REGISTRY: Mutex<Registry> = Mutex::new(Registry {
-    shared: Vec::new(),
-    mutable: Vec::new(),
-});
+impl Registry {
+    /// Whether a borrow other than `token`'s may share a byte with `extent`: `Some(true)` for a
+    /// mutable one, `Some(false)` for a shared one (only asked when `shared_too`).
+    fn conflict(&self, token: usize, extent: &MemoryExtent, shared_too: bool) -> Option<bool> {
+        let overlaps = |(other, theirs): (&usize, &MemoryExtent)| {
+            *other != token && theirs.may_overlap(extent)
+        };
+        if self.mutable.iter().map(|(t, e)| (t, e)).any(overlaps) {
+            return Some(true);
+        }
+        (shared_too && self.shared.iter().any(overlaps)).then_some(false)
+    }
+}
 
-fn registry() -> MutexGuard<'static, Registry> {
-    // The vectors are consistent after any panic (nothing panics while they are changed).
-    REGISTRY.lock().unwrap_or_else(PoisonError::into_inner)
+/// Tokens are addresses of distinct live structs: one multiplication spreads them.
+#[derive(Default)]
+struct TokenHasher(u64);
+
+impl Hasher for TokenHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &byte in bytes {
+            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, token: usize) {
+        self.0 = (token as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    }
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+/// Runs `f` on this extension's registry, locked.
+fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
+    // The registry is consistent after any panic (nothing panics while it is changed).
+    let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
+    f(registry.get_or_insert_with(Registry::default))
 }
 
 static OWN_API: SharedApi = SharedApi {
     version: 1,
     state: ptr::null(),
     track: own_track,
-    set_mutable: own_set_mutable,
+    make_shared: own_make_shared,
     untrack: own_untrack,
 };
-
-fn conflicts(entries: &[Entry], extent: &MemoryExtent, except: usize) -> bool {
-    entries
-        .iter()
-        .any(|entry| entry.token != except && entry.extent.may_overlap(extent))
-}
 
 /// # Safety
 /// `extent` points to a live `SharedExtent`.
@@ -206,55 +239,47 @@ unsafe extern "C" fn own_track(
     _: *const c_void,
     token: usize,
     extent: *const SharedExtent,
+    mutable: c_int,
 ) -> c_int {
     // SAFETY: a live extent (caller).
     let extent = MemoryExtent::from(unsafe { *extent });
-    let mut registry = registry();
-    if conflicts(&registry.mutable, &extent, 0) {
-        return CONFLICTS_MUTABLE;
-    }
-    registry.shared.push(Entry { token, extent });
-    OK
+    with_registry(
+        |registry| match registry.conflict(token, &extent, mutable != 0) {
+            Some(true) => CONFLICTS_MUTABLE,
+            Some(false) => CONFLICTS_SHARED,
+            None if mutable != 0 => {
+                registry.mutable.push((token, extent));
+                OK
+            }
+            None => {
+                registry.shared.insert(token, extent);
+                OK
+            }
+        },
+    )
 }
 
 /// # Safety
-/// None beyond the table's contract (a token, a flag).
-unsafe extern "C" fn own_set_mutable(_: *const c_void, token: usize, mutable: c_int) -> c_int {
-    let mut registry = registry();
-    let registry = &mut *registry;
-    let (from, to) = if mutable != 0 {
-        (&mut registry.shared, &mut registry.mutable)
-    } else {
-        (&mut registry.mutable, &mut registry.shared)
-    };
-    let Some(index) = from.iter().rposition(|entry| entry.token == token) else {
-        return UNKNOWN_TOKEN;
-    };
-    let extent = from[index].extent;
-    if mutable != 0 {
-        if conflicts(to, &extent, token) {
-            return CONFLICTS_MUTABLE;
-        }
-        if conflicts(from, &extent, token) {
-            return CONFLICTS_SHARED;
-        }
-    }
-    let entry = from.swap_remove(index);
-    to.push(entry);
-    OK
+/// None beyond the table's contract (a token).
+unsafe extern "C" fn own_make_shared(_: *const c_void, token: usize) -> c_int {
+    with_registry(|registry| {
+        let Some(index) = registry.mutable.iter().position(|(t, _)| *t == token) else {
+            return UNKNOWN_TOKEN;
+        };
+        let (token, extent) = registry.mutable.swap_remove(index);
+        registry.shared.insert(token, extent);
+        OK
+    })
 }
 
 /// # Safety
 /// None beyond the table's contract (a token).
 unsafe extern "C" fn own_untrack(_: *const c_void, token: usize) {
-    let mut registry = registry();
-    let registry = &mut *registry;
-    for entries in [&mut registry.shared, &mut registry.mutable] {
-        if let Some(index) = entries.iter().rposition(|entry| entry.token == token) {
-            entries.swap_remove(index);
-            return;
+    with_registry(|registry| {
+        if registry.shared.remove(&token).is_none() {
+            registry.mutable.retain(|(t, _)| *t != token);
         }
-    }
+    });
 }
 
 /// The table in use (the process's first registry), once found.
@@ -325,41 +350,40 @@ fn api(py: Python<'_>) -> PyResult<&'static SharedApi> {
     Ok(unsafe { table.as_ref() })
 }
 
-/// Registers an import as a shared borrow of what it reaches, for as long as it is held.
-/// Empty tensors reach nothing and are not registered.
+/// Registers an import as a borrow of what it reaches, shared or `mutable`, for as long as it
+/// is held. Tensors the host cannot read (device memory, handles, unknown flags) are not
+/// registered: no Rust reference can reach them. Nor are empty ones, which reach nothing.
 ///
 /// # Errors
-/// [`BorrowError::BorrowedMutably`] (the tensor is dropped, its deleter run) when a live
-/// `ReadwriteTensor` may share a byte with it.
-pub(crate) fn track(py: Python<'_>, mut tensor: VersionedTensor) -> PyResult<VersionedTensor> {
+/// [`BorrowError`] (the tensor is dropped, its deleter run) when another live import may share
+/// a byte with it: a mutable one, or, for a `mutable` borrow, any.
+pub(crate) fn track(
+    py: Python<'_>,
+    mut tensor: VersionedTensor,
+    mutable: bool,
+) -> PyResult<VersionedTensor> {
     let extent = tensor.view().memory_extent();
-    if extent.is_empty() {
+    if tensor.is_tracked() || !tensor.meta().is_readable() || extent.is_empty() {
         return Ok(tensor);
     }
     let api = api(py)?;
     let shared = SharedExtent::from(extent);
     // SAFETY: the table's contract: a token unique while registered (the managed struct's
     // address, held by `tensor`), a live extent.
-    match unsafe { (api.track)(api.state, tensor.token(), &shared) } {
+    match unsafe { (api.track)(api.state, tensor.token(), &shared, c_int::from(mutable)) } {
         OK => {
             tensor.set_tracked();
             Ok(tensor)
         }
-        _ => Err(BorrowError::BorrowedMutably.into()),
+        CONFLICTS_MUTABLE => Err(BorrowError::BorrowedMutably.into()),
+        _ => Err(BorrowError::Shared.into()),
     }
 }
 
-/// Makes a registered tensor's borrow mutable (`true`) or shared again (`false`). An empty
-/// tensor (never registered) needs neither.
-pub(crate) fn set_mutable(tensor: &VersionedTensor, mutable: bool) -> Result<(), BorrowError> {
-    let Some(api) = loaded().filter(|_| tensor.is_tracked()) else {
-        return Ok(());
-    };
-    // SAFETY: the table's contract: a registered token.
-    match unsafe { (api.set_mutable)(api.state, tensor.token(), c_int::from(mutable)) } {
-        OK => Ok(()),
-        CONFLICTS_MUTABLE => Err(BorrowError::BorrowedMutably),
-        // CONFLICTS_SHARED, or a token the registry lost: never writable then.
-        _ => Err(BorrowError::Shared),
+/// Makes a registered tensor's mutable borrow shared (nothing for one never registered).
+pub(crate) fn make_shared(tensor: &VersionedTensor) {
+    if let Some(api) = loaded().filter(|_| tensor.is_tracked()) {
+        // SAFETY: the table's contract: any token. Making a borrow shared cannot conflict.
+        let _ = unsafe { (api.make_shared)(api.state, tensor.token()) };
     }
 }

@@ -95,11 +95,15 @@ pub fn from_dlpack(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<VersionedTensor> {
-    borrows::track(source.py(), untracked(source, request)?)
+    borrows::track(source.py(), untracked(source, request)?, false)
 }
 
-/// [`from_dlpack`] before the tensor is registered as a borrow.
-fn untracked(source: &Bound<'_, PyAny>, request: &DlpackRequest) -> PyResult<VersionedTensor> {
+/// [`from_dlpack`] before the tensor is registered as a borrow: ready on its device's default
+/// stream.
+pub(crate) fn untracked(
+    source: &Bound<'_, PyAny>,
+    request: &DlpackRequest,
+) -> PyResult<VersionedTensor> {
     if request.is_plain() && !source.is_instance_of::<PyCapsule>() {
         // Our own tensor: the export its exchange table would make, ready where a plain
         // request wants it, without the round trip through the table and a second validation.
@@ -138,7 +142,7 @@ pub(crate) fn import(
     request: &DlpackRequest,
 ) -> PyResult<(VersionedTensor, ConsumerStream)> {
     let (tensor, ready) = import_untracked(source, request)?;
-    Ok((borrows::track(source.py(), tensor)?, ready))
+    Ok((borrows::track(source.py(), tensor, false)?, ready))
 }
 
 /// [`import`] before the tensor is registered as a borrow.

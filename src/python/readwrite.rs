@@ -8,21 +8,45 @@ use core::ops::Deref;
 use pyo3::prelude::*;
 use pyo3::Borrowed;
 
-use super::{borrows, from_dlpack, DlpackRequest};
-use crate::dlpack::{AccessError, Element, TensorViewMut, VersionedTensor};
-use crate::raw::DLPackFlags;
+use super::{borrows, import, streams, DlpackRequest};
+use crate::dlpack::{AccessError, ConsumerStream, Element, TensorViewMut, VersionedTensor};
+use crate::raw::{kDLCPU, DLPackFlags};
 
-/// The checks both argument types make, in the order that gives the clearest error: the dtype
-/// (`TypeError`), then host access, flags and alignment (`BufferError`).
-fn check_element<T: Element>(tensor: &VersionedTensor) -> Result<(), AccessError> {
+/// Imports `source` for host access as a `T` tensor, checking in the order that gives the
+/// clearest error: the dtype (`TypeError`); host access, flags and alignment (`BufferError`);
+/// for writing, `READ_ONLY` and `IS_COPIED` (`BufferError`); then the data is made ready for the
+/// host (device memory the host can read: the producer's pending work waited for) and the borrow
+/// registered, shared or `mutable` (`BufferError`).
+fn import_checked<T: Element>(
+    source: &Bound<'_, PyAny>,
+    mutable: bool,
+) -> PyResult<VersionedTensor> {
+    let tensor = import::untracked(source, &DlpackRequest::default())?;
     let view = tensor.view();
     if view.dtype() != T::DTYPE {
         return Err(AccessError::DtypeMismatch {
             requested: T::DTYPE,
             found: view.dtype(),
-        });
+        }
+        .into());
     }
-    view.typed_ptr::<T>().map(drop)
+    view.typed_ptr::<T>()?;
+    if mutable {
+        if view.flags().contains(DLPackFlags::READ_ONLY) {
+            return Err(AccessError::ReadOnly.into());
+        }
+        if view.flags().contains(DLPackFlags::IS_COPIED) {
+            return Err(borrows::BorrowError::Copied.into());
+        }
+    }
+    let device = view.device();
+    if device.device_type != kDLCPU {
+        // Ready on the device's default stream (`untracked`'s contract); the host waits for it.
+        if let Some(order) = streams::ready_on(device, ConsumerStream::Unspecified)? {
+            order.ready_on(device, ConsumerStream::Host)?;
+        }
+    }
+    borrows::track(source.py(), tensor, mutable)
 }
 
 /// A host tensor of `T` elements from any DLPack producer, registered as *shared* while it
@@ -31,8 +55,9 @@ fn check_element<T: Element>(tensor: &VersionedTensor) -> Result<(), AccessError
 /// [`VersionedTensor`]'s (`Deref`).
 ///
 /// Extraction checks, in order: the dtype is `T`'s (`TypeError`); the memory is host-readable,
-/// its flags known and the data aligned for `T` (`BufferError`); no live `ReadwriteTensor` may
-/// share a byte with it (`BufferError`, [`BorrowError`](super::BorrowError)).
+/// its flags known and the data aligned for `T` (`BufferError`); device memory the host can read
+/// (pinned, managed) is made ready for it; no live `ReadwriteTensor` may share a byte with it
+/// (`BufferError`, [`BorrowError`](super::BorrowError)).
 ///
 /// ```no_run
 /// use dlpack_abi::python::ReadonlyTensor;
@@ -100,8 +125,7 @@ impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadonlyTensor<T> {
     type Error = PyErr;
 
     fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let tensor = from_dlpack(&source, &DlpackRequest::default())?;
-        check_element::<T>(&tensor)?;
+        let tensor = import_checked::<T>(&source, false)?;
         Ok(Self {
             tensor,
             _element: PhantomData,
@@ -119,12 +143,17 @@ impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadonlyTensor<T> {
 ///
 /// Extraction checks, in order: the dtype is `T`'s (`TypeError`); the memory is host-readable,
 /// its flags known and the data aligned for `T` (`BufferError`); the producer allows writes (not
-/// `READ_ONLY`, which legacy producers and read-only NumPy arrays are: `BufferError`); no other
-/// live import may share a byte with it (`BufferError`, [`BorrowError`](super::BorrowError)).
+/// `READ_ONLY`, which legacy producers and read-only NumPy arrays are) and handed over the
+/// array's own memory, not a copy (`IS_COPIED`: writes would be lost) (`BufferError`); device
+/// memory the host can read (pinned, managed) is made ready for it; no other live import may
+/// share a byte with it (`BufferError`, [`BorrowError`](super::BorrowError)).
 ///
-/// Python code and extensions not built on this crate (rust-numpy's, C's) can still write the
-/// array meanwhile: the registry covers this crate's DLPack imports, not Python's own access
-/// nor Arrow imports.
+/// **Not covered:** Python code and C extensions can still write the array meanwhile, as they
+/// can under rust-numpy. Two kinds of Rust access are outside the registry and must not be
+/// combined with a `ReadwriteTensor` of the same memory: rust-numpy's own borrows (its
+/// `PyReadonlyArray` registers with NumPy's registry, which does not know this one), and
+/// Arrow imports (`AnyArrowArray`, `import_array`, the arrow-rs argument types), whose buffers
+/// are not registered.
 ///
 /// ```no_run
 /// use dlpack_abi::python::ReadwriteTensor;
@@ -202,9 +231,7 @@ impl<T: Element> ReadwriteTensor<T> {
     /// }
     /// ```
     pub fn into_inner(self) -> VersionedTensor {
-        // Making a borrow shared cannot conflict (and a never-registered empty tensor needs
-        // nothing).
-        let _ = borrows::set_mutable(&self.tensor, false);
+        borrows::make_shared(&self.tensor);
         self.tensor
     }
 }
@@ -222,12 +249,7 @@ impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadwriteTensor<T> {
     type Error = PyErr;
 
     fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let tensor = from_dlpack(&source, &DlpackRequest::default())?;
-        check_element::<T>(&tensor)?;
-        if tensor.view().flags().contains(DLPackFlags::READ_ONLY) {
-            return Err(AccessError::ReadOnly.into());
-        }
-        borrows::set_mutable(&tensor, true)?;
+        let tensor = import_checked::<T>(&source, true)?;
         Ok(Self {
             tensor,
             _element: PhantomData,

@@ -156,3 +156,42 @@ fn empty_tensors_occupy_nothing() {
     assert!(empty.is_empty());
     assert!(!empty.may_overlap(&all) && !all.may_overlap(&empty));
 }
+
+#[test]
+fn a_single_element_meets_a_strided_one_inside_its_gap() {
+    // A 2-byte 0-d element at 450 and 1-byte elements at 448 and 451: byte 451 is shared,
+    // though neither element starts where the other does (a case proptest once found).
+    let mut buffer = vec![0u8; 512];
+    let single = Described {
+        offset: 450,
+        element_bytes: 2,
+        shape: vec![],
+        strides: vec![],
+    }
+    .extent(&mut buffer);
+    let strided = Described {
+        offset: 448,
+        element_bytes: 1,
+        shape: vec![2],
+        strides: vec![3],
+    }
+    .extent(&mut buffer);
+    assert!(single.may_overlap(&strided) && strided.may_overlap(&single));
+}
+
+#[test]
+fn may_overlap_does_not_overflow_on_extreme_extents() {
+    let high = MemoryExtent {
+        start: usize::MAX - 16,
+        end: usize::MAX,
+        first: usize::MAX - 16,
+        stride_gcd: usize::MAX / 2 + 1,
+        element_bytes: 8,
+    };
+    let low = MemoryExtent {
+        first: usize::MAX - 8,
+        start: usize::MAX - 8,
+        ..high
+    };
+    assert!(!high.may_overlap(&low) && !low.may_overlap(&high));
+}
