@@ -3,6 +3,9 @@
 //!
 //! - `scale(x, k)` takes any DLPack producer (NumPy, pyarrow, JAX, tvm-ffi, ...) as a
 //!   `VersionedTensor` and returns a new tensor that any consumer reads and may write.
+//! - `element_count(x)` takes any DLPack producer and returns its number of elements: the
+//!   smallest function with a tensor argument, whose call python/bench.py times against
+//!   nanobind's `nb::ndarray` argument.
 //! - `Grid` is a class of this module's own (`tensor_ops.Grid`) that exports its memory through
 //!   `DlpackExporter`: zero-copy, read-only (the values are shared), and counted, so that a test
 //!   sees every export released.
@@ -43,6 +46,16 @@ fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
         "scale takes float32 or float64, not {}",
         x.dtype()
     )))
+}
+
+/// Return the number of elements of ``x``, any DLPack producer (NumPy, pyarrow, JAX, tvm-ffi,
+/// ...) of any dtype, layout and device: the import, and nothing else.
+///
+/// Raises ``TypeError`` for objects that are not DLPack producers, ``BufferError`` for a
+/// malformed tensor.
+#[pyfunction]
+fn element_count(x: VersionedTensor) -> usize {
+    x.view().element_count()
 }
 
 fn scaled<T: Element + Send + Mul<Output = T>>(
@@ -167,6 +180,7 @@ fn tensor_ops(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(record_batch, module)?)?;
     module.add_function(wrap_pyfunction!(batches, module)?)?;
     module.add_function(wrap_pyfunction!(scale, module)?)?;
+    module.add_function(wrap_pyfunction!(element_count, module)?)?;
     module.add_class::<Grid>()?;
     Ok(())
 }
