@@ -91,7 +91,9 @@ pub(crate) fn dlpack_capsule<M: DlpackCapsule>(
 /// The tensor of a dying capsule of ours that no consumer took, found without comparing names
 /// as strings: its name is still the very string [`dlpack_capsule`] gave it (a consumer that
 /// takes the tensor renames the capsule, which gives it another string), and its context is
-/// the pointer. `None` when the name is another string: the caller then checks by value.
+/// the pointer. `None` when the name is another string: the caller then checks by value. (A
+/// third party that changed the context without renaming would be as far outside the protocol
+/// as one that changed the pointer, which the check by value trusts.)
 ///
 /// # Safety
 /// Attached, with a live capsule.
