@@ -27,22 +27,38 @@ pub(crate) trait DlpackCapsule: ManagedStruct + Sized + 'static {
     const USED_NAME: &'static CStr;
     /// Whether the struct carries a version and flags.
     const VERSIONED: bool;
+
+    /// `NAME` at one address for the life of the process (read from a `static`: each use of a
+    /// `const` may have its own copy), the name [`dlpack_capsule`] gives its capsules, so that
+    /// the destructor recognises an untouched one by the address alone.
+    fn export_name() -> &'static CStr;
 }
 
 impl DlpackCapsule for DLManagedTensorVersioned {
     const NAME: &'static CStr = c"dltensor_versioned";
     const USED_NAME: &'static CStr = c"used_dltensor_versioned";
     const VERSIONED: bool = true;
+
+    fn export_name() -> &'static CStr {
+        static NAME: &CStr = DLManagedTensorVersioned::NAME;
+        NAME
+    }
 }
 
 impl DlpackCapsule for DLManagedTensor {
     const NAME: &'static CStr = c"dltensor";
     const USED_NAME: &'static CStr = c"used_dltensor";
     const VERSIONED: bool = false;
+
+    fn export_name() -> &'static CStr {
+        static NAME: &CStr = DLManagedTensor::NAME;
+        NAME
+    }
 }
 
 /// Hands `tensor` to Python in a capsule named `M::NAME`, whose destructor calls the deleter
-/// unless a consumer renamed the capsule to `M::USED_NAME`.
+/// unless a consumer renamed the capsule to `M::USED_NAME`. The capsule's context holds the
+/// pointer too, for the destructor's fast path.
 pub(crate) fn dlpack_capsule<M: DlpackCapsule>(
     py: Python<'_>,
     tensor: ManagedTensor<M>,
@@ -56,15 +72,40 @@ pub(crate) fn dlpack_capsule<M: DlpackCapsule>(
         PyCapsule::new_with_pointer_and_destructor(
             py,
             pointer.cast(),
-            M::NAME,
+            M::export_name(),
             Some(dlpack_destructor::<M>),
         )
     };
-    if capsule.is_err() {
+    match &capsule {
+        Ok(made) => {
+            // SAFETY: a live capsule (just made), attached; the context is ours to set, and
+            // setting it cannot fail for a valid capsule.
+            unsafe { ffi::PyCapsule_SetContext(made.as_ptr(), pointer.as_ptr().cast()) };
+        }
         // SAFETY: no capsule was made, so the tensor is still ours: delete it once.
-        unsafe { delete(pointer) };
+        Err(_) => unsafe { delete(pointer) },
     }
     capsule
+}
+
+/// The tensor of a dying capsule of ours that no consumer took, found without comparing names
+/// as strings: its name is still the very string [`dlpack_capsule`] gave it (a consumer that
+/// takes the tensor renames the capsule, which gives it another string), and its context is
+/// the pointer. `None` when the name is another string: the caller then checks by value. (A
+/// third party that changed the context without renaming would be as far outside the protocol
+/// as one that changed the pointer, which the check by value trusts.)
+///
+/// # Safety
+/// Attached, with a live capsule.
+unsafe fn unconsumed_export<M: DlpackCapsule>(capsule: *mut ffi::PyObject) -> Option<NonNull<M>> {
+    // SAFETY: attached, a live capsule (caller); no exception is set for a valid capsule.
+    let name = unsafe { ffi::PyCapsule_GetName(capsule) };
+    if !ptr::eq(name, M::export_name().as_ptr()) {
+        return None;
+    }
+    // SAFETY: as above; `dlpack_capsule` set the context to the capsule's pointer.
+    let context = unsafe { ffi::PyCapsule_GetContext(capsule) };
+    NonNull::new(context.cast::<M>())
 }
 
 /// The producer's capsule destructor (python_spec): nothing if the capsule was consumed,
@@ -74,7 +115,9 @@ pub(crate) fn dlpack_capsule<M: DlpackCapsule>(
 /// Called by CPython, attached, with a dying capsule made by [`dlpack_capsule`].
 unsafe extern "C" fn dlpack_destructor<M: DlpackCapsule>(capsule: *mut ffi::PyObject) {
     // SAFETY: CPython calls capsule destructors with a live capsule, attached to the interpreter.
-    if unsafe { ffi::PyCapsule_IsValid(capsule, M::USED_NAME.as_ptr()) } == 1 {
+    let fast = unsafe { unconsumed_export::<M>(capsule) };
+    // SAFETY: as above.
+    if fast.is_none() && unsafe { ffi::PyCapsule_IsValid(capsule, M::USED_NAME.as_ptr()) } == 1 {
         return;
     }
     // Only an exception in flight needs saving (the common case has none, and saves two calls).
@@ -83,9 +126,12 @@ unsafe extern "C" fn dlpack_destructor<M: DlpackCapsule>(capsule: *mut ffi::PyOb
         // SAFETY: attached (above).
         unsafe { SavedError::fetch() }
     });
-    // SAFETY: a live capsule; a wrong name gives NULL and sets an exception.
-    let pointer = unsafe { ffi::PyCapsule_GetPointer(capsule, M::NAME.as_ptr()) };
-    match NonNull::new(pointer.cast::<M>()) {
+    let pointer = fast.or_else(|| {
+        // SAFETY: a live capsule; a wrong name gives NULL and sets an exception.
+        let pointer = unsafe { ffi::PyCapsule_GetPointer(capsule, M::NAME.as_ptr()) };
+        NonNull::new(pointer.cast::<M>())
+    });
+    match pointer {
         // SAFETY: attached, with the exception `PyCapsule_GetPointer` set.
         None => unsafe { report_unraisable(c"a DLPack capsule's destructor") },
         // SAFETY: an unconsumed capsule of ours holds a live tensor whose deleter has not run.

@@ -104,6 +104,9 @@ pub(crate) fn untracked(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<VersionedTensor> {
+    // Set once `source` is known to be no capsule, not ours, and of a type without a table: only
+    // `__dlpack__` is left, and `import` need not ask again (issue 31: a NumPy argument).
+    let mut only_dlpack = false;
     if request.is_plain() && !source.is_instance_of::<PyCapsule>() {
         // Our own tensor: the export its exchange table would make, ready where a plain
         // request wants it, without the round trip through the table and a second validation.
@@ -129,8 +132,14 @@ pub(crate) fn untracked(
                 Err(error) => Err(error.into()),
             };
         }
+        only_dlpack = true;
     }
-    import_untracked(source, request).map(|(tensor, _)| tensor)
+    let imported = if only_dlpack {
+        call_dlpack(source, request)
+    } else {
+        import_untracked(source, request)
+    };
+    imported.map(|(tensor, _)| tensor)
 }
 
 /// Imports as [`from_dlpack`] does (a registered borrow), and says on which stream of its
@@ -303,7 +312,10 @@ fn request_kwargs<'py>(py: Python<'py>, request: &DlpackRequest) -> PyResult<Bou
     Ok(kwargs)
 }
 
-/// Consumes a `dltensor_versioned` or `dltensor` capsule.
+/// Consumes a `dltensor_versioned` or `dltensor` capsule. The name is read once and compared
+/// here: `PyCapsule_IsValid` per candidate name would compare it again (with `strcmp`) before
+/// `take`'s `PyCapsule_GetPointer` does.
+#[inline(always)] // its result, returned through memory, stalled the load after it (perf, issue 31)
 fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<VersionedTensor> {
     let Ok(capsule) = capsule.cast::<PyCapsule>() else {
         return Err(PyTypeError::new_err(format!(
@@ -311,33 +323,37 @@ fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<VersionedTensor> {
             type_name(capsule)
         )));
     };
-    if is_named(capsule, DLManagedTensorVersioned::NAME) {
-        take::<DLManagedTensorVersioned>(capsule)
-    } else if is_named(capsule, DLManagedTensor::NAME) {
-        take::<DLManagedTensor>(capsule).map(ManagedTensor::into_versioned)
-    } else {
-        // SAFETY: a live capsule, attached; the name is NULL or a C string.
-        let name = unsafe { ffi::PyCapsule_GetName(capsule.as_ptr()) };
-        let name = (!name.is_null()).then(|| {
-            // SAFETY: non-NULL names are NUL-terminated and live as long as the capsule.
-            let name = unsafe { CStr::from_ptr(name) };
-            name.to_string_lossy().into_owned()
-        });
+    // SAFETY: a live capsule, attached; the name is NULL or a C string.
+    let name = unsafe { ffi::PyCapsule_GetName(capsule.as_ptr()) };
+    if name.is_null() {
+        // A nameless capsule (or, had it no pointer, the exception saying so, dropped).
         PyErr::take(capsule.py());
-        Err(match name.as_deref() {
-            Some("used_dltensor" | "used_dltensor_versioned") => {
-                PyValueError::new_err("the DLPack capsule was already consumed")
-            }
-            other => PyValueError::new_err(format!(
-                "expected a capsule named 'dltensor_versioned' or 'dltensor', got {other:?}"
-            )),
-        })
     }
-}
-
-fn is_named(capsule: &Bound<'_, PyCapsule>, name: &CStr) -> bool {
-    // SAFETY: a live capsule, attached; `IsValid` sets no exception.
-    unsafe { ffi::PyCapsule_IsValid(capsule.as_ptr(), name.as_ptr()) == 1 }
+    let name = (!name.is_null()).then(|| {
+        // SAFETY: non-NULL names are NUL-terminated and live as long as the capsule, which we
+        // hold; no Python code runs while the name is read.
+        unsafe { CStr::from_ptr(name) }
+    });
+    match name {
+        Some(name) if name == DLManagedTensorVersioned::NAME => {
+            take::<DLManagedTensorVersioned>(capsule)
+        }
+        Some(name) if name == DLManagedTensor::NAME => {
+            take::<DLManagedTensor>(capsule).map(ManagedTensor::into_versioned)
+        }
+        Some(name)
+            if name == DLManagedTensorVersioned::USED_NAME
+                || name == DLManagedTensor::USED_NAME =>
+        {
+            Err(PyValueError::new_err(
+                "the DLPack capsule was already consumed",
+            ))
+        }
+        other => Err(PyValueError::new_err(format!(
+            "expected a capsule named 'dltensor_versioned' or 'dltensor', got {:?}",
+            other.map(|name| name.to_string_lossy().into_owned())
+        ))),
+    }
 }
 
 /// Validates the capsule's tensor without owning it, then renames the capsule and owns it.

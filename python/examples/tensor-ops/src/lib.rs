@@ -5,6 +5,11 @@
 //!   `VersionedTensor` and returns a new tensor that any consumer reads and may write.
 //! - `norm(x)` reads any dtype that converts exactly to f64 (`iter_as`), and `double(x)` runs one
 //!   generic body for f32 or f64 (`dispatch_dtype!`): dtype-generic kernels, no dispatch by hand.
+//! - `element_count(x)` takes any DLPack producer and returns its number of elements: the
+//!   smallest function with a tensor argument, whose call python/bench.py times against
+//!   nanobind's `nb::ndarray` argument.
+//! - `scale_(x, k)`, `add_(out, x)`: in-place kernels through `ReadwriteTensor` arguments
+//!   (`in_place.rs`), borrow-checked at run time.
 //! - `Grid` is a class of this module's own (`tensor_ops.Grid`) that exports its memory through
 //!   `DlpackExporter`: zero-copy, read-only (the values are shared), and counted, so that a test
 //!   sees every export released. Its `#[pymethods]` block is the author's own, with
@@ -50,6 +55,16 @@ fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
         "scale takes float32 or float64, not {}",
         x.dtype()
     )))
+}
+
+/// Return the number of elements of ``x``, any DLPack producer (NumPy, pyarrow, JAX, tvm-ffi,
+/// ...) of any dtype, layout and device: the import, and nothing else.
+///
+/// Raises ``TypeError`` for objects that are not DLPack producers, ``BufferError`` for a
+/// malformed tensor.
+#[pyfunction]
+fn element_count(x: VersionedTensor) -> usize {
+    x.view().element_count()
 }
 
 fn scaled<T: Element + Send + Mul<Output = T>>(
@@ -248,6 +263,7 @@ fn tensor_ops(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(scale, module)?)?;
     module.add_function(wrap_pyfunction!(norm, module)?)?;
     module.add_function(wrap_pyfunction!(double, module)?)?;
+    module.add_function(wrap_pyfunction!(element_count, module)?)?;
     in_place::register(module)?;
     module.add_class::<Grid>()?;
     module.add_class::<Ramp>()?;
