@@ -123,11 +123,12 @@ def main():
         "ours_from_dlpack(peer)", "peer.__dlpack_device__()", "<= 80 ns above")
     row("`element_count(numpy)`: a `VersionedTensor` argument / nanobind's `nb::ndarray<>`",
         "ours_count(array)", "nanobind_count(array)", "<= 1")
-    row("`element_count_readwrite(numpy)`: the read-write argument / nanobind's `nb::ndarray<>`",
-        "ours_count_readwrite(array)", "nanobind_count(array)", "<= 1")
     row("`element_count(numpy float64)`: a `VersionedTensor` argument / nanobind's "
         "`nb::ndarray<double, nb::c_contig, nb::device::cpu>`",
         "ours_count(doubles)", "nanobind_count_f64(doubles)", "<= 1")
+    row("`element_count_readwrite(numpy float64)`: a `ReadwriteTensor<f64>` argument (borrow "
+        "registered and checked) / nanobind's `nb::ndarray<double, nb::c_contig, nb::device::cpu>`",
+        "ours_count_readwrite(doubles)", "nanobind_count_f64(doubles)", "<= 1")
 
     pinned = re.search(r'"nanobind==([^"]+)"', (NANOBIND_SOURCE / "pyproject.toml").read_text())
     nanobind_version = f"nanobind {pinned.group(1)}" if nanobind else "no nanobind"

@@ -369,10 +369,9 @@ impl ArrowArrayExport {
     /// array([1., 2.])
     fn to_tensor(&self, py: Python<'_>) -> PyResult<PyTensor> {
         let (schema, array) = self.share()?;
-        let tensor = array.into_tensor(schema.view()).map_err(arrow_error)?;
-        Ok(PyTensor::new_writable(super::borrows::track(
-            py, tensor, false,
-        )?))
+        let mut tensor = array.into_tensor(schema.view()).map_err(arrow_error)?;
+        super::borrows::track(py, &mut tensor, false)?;
+        Ok(PyTensor::new_writable(tensor))
     }
 
     fn __len__(&self) -> usize {
@@ -882,8 +881,9 @@ fn import_any_stream<S: RawStream + ArrowCapsule>(
 /// An Arrow array from Python bridged to DLPack (zero-copy).
 pub(crate) fn tensor_from_arrow(source: &Bound<'_, PyAny>) -> PyResult<VersionedTensor> {
     let (schema, array) = import_device_array(source, None)?;
-    let tensor = array.into_tensor(schema.view()).map_err(arrow_error)?;
-    super::borrows::track(source.py(), tensor, false)
+    let mut tensor = array.into_tensor(schema.view()).map_err(arrow_error)?;
+    super::borrows::track(source.py(), &mut tensor, false)?;
+    Ok(tensor)
 }
 
 /// An `arrow_schema` capsule of a copy of a schema (what every `__arrow_c_schema__` hands out:

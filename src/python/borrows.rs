@@ -18,7 +18,7 @@
 //! the whole process. rust-numpy does the same for NumPy arrays through NumPy's module; the two
 //! registries do not know each other.
 //!
-//! **Cost.** One mutex: registering a shared import checks the live mutable borrows (usually
+//! **Cost.** One spin lock: registering a shared import checks the live mutable borrows (usually
 //! none) and inserts into a hash map; dropping one removes it; registering a mutable one checks
 //! every live import. No Python call; the table is looked up once per extension.
 #![allow(unsafe_code)]
@@ -30,9 +30,9 @@ use core::ffi::{c_int, c_void, CStr};
 use core::fmt;
 use core::hash::{BuildHasherDefault, Hasher};
 use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicPtr, Ordering};
+use core::cell::UnsafeCell;
+use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::collections::HashMap;
-use std::sync::{Mutex, PoisonError};
 
 use pyo3::exceptions::PyBufferError;
 use pyo3::prelude::*;
@@ -170,7 +170,7 @@ pub(crate) struct SharedApi {
 }
 
 // SAFETY: the table is immutable; its functions lock the registry they belong to, from any
-// thread (the registry is a `Mutex`).
+// thread (a lock).
 unsafe impl Sync for SharedApi {}
 
 /// This extension's registry, used when it is the first one in the process.
@@ -216,13 +216,61 @@ impl Hasher for TokenHasher {
     }
 }
 
-static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+/// A spin lock: one atomic read-modify-write to take it and a plain store to give it back,
+/// half of what `std::sync::Mutex` pays (whose unlock swaps, to wake waiters), on a path every
+/// import takes twice. Held only for a hash-map operation or one scan, never across a call out.
+struct SpinLock<T> {
+    locked: AtomicBool,
+    value: UnsafeCell<T>,
+}
 
-/// Runs `f` on this extension's registry, locked.
+// SAFETY: the value is reached only by the thread holding the lock (`with`), and it moves
+// between threads only as `T: Send` allows.
+unsafe impl<T: Send> Sync for SpinLock<T> {}
+
+impl<T> SpinLock<T> {
+    const fn new(value: T) -> Self {
+        Self {
+            locked: AtomicBool::new(false),
+            value: UnsafeCell::new(value),
+        }
+    }
+
+    /// Runs `f` on the value, with the lock held (given back on unwind too).
+    fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
+        let mut spins = 0u32;
+        while self
+            .locked
+            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_err()
+        {
+            while self.locked.load(Ordering::Relaxed) {
+                spins += 1;
+                if spins < 64 {
+                    core::hint::spin_loop();
+                } else {
+                    std::thread::yield_now(); // a holder that was descheduled
+                }
+            }
+        }
+        struct Unlock<'a>(&'a AtomicBool);
+        impl Drop for Unlock<'_> {
+            fn drop(&mut self) {
+                self.0.store(false, Ordering::Release);
+            }
+        }
+        let _unlock = Unlock(&self.locked);
+        // SAFETY: the lock is held until `_unlock` drops: this is the only access.
+        f(unsafe { &mut *self.value.get() })
+    }
+}
+
+static REGISTRY: SpinLock<Option<Registry>> = SpinLock::new(None);
+
+/// Runs `f` on this extension's registry, locked. (The registry stays consistent if `f`
+/// unwinds: nothing panics while it is changed.)
 fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
-    // The registry is consistent after any panic (nothing panics while it is changed).
-    let mut registry = REGISTRY.lock().unwrap_or_else(PoisonError::into_inner);
-    f(registry.get_or_insert_with(Registry::default))
+    REGISTRY.with(|registry| f(registry.get_or_insert_with(Registry::default)))
 }
 
 static OWN_API: SharedApi = SharedApi {
@@ -354,17 +402,18 @@ fn api(py: Python<'_>) -> PyResult<&'static SharedApi> {
 /// is held. Tensors the host cannot read (device memory, handles, unknown flags) are not
 /// registered: no Rust reference can reach them. Nor are empty ones, which reach nothing.
 ///
+/// Taken by reference, not moved: the struct is not copied through memory on the way in and out.
+///
 /// # Errors
-/// [`BorrowError`] (the tensor is dropped, its deleter run) when another live import may share
-/// a byte with it: a mutable one, or, for a `mutable` borrow, any.
-pub(crate) fn track(
-    py: Python<'_>,
-    mut tensor: VersionedTensor,
-    mutable: bool,
-) -> PyResult<VersionedTensor> {
+/// [`BorrowError`] (the caller drops the tensor, which runs its deleter) when another live
+/// import may share a byte with it: a mutable one, or, for a `mutable` borrow, any.
+pub(crate) fn track(py: Python<'_>, tensor: &mut VersionedTensor, mutable: bool) -> PyResult<()> {
+    if tensor.is_tracked() || !tensor.meta().is_readable() {
+        return Ok(());
+    }
     let extent = tensor.view().memory_extent();
-    if tensor.is_tracked() || !tensor.meta().is_readable() || extent.is_empty() {
-        return Ok(tensor);
+    if extent.is_empty() {
+        return Ok(());
     }
     let api = api(py)?;
     let shared = SharedExtent::from(extent);
@@ -373,7 +422,7 @@ pub(crate) fn track(
     match unsafe { (api.track)(api.state, tensor.token(), &shared, c_int::from(mutable)) } {
         OK => {
             tensor.set_tracked();
-            Ok(tensor)
+            Ok(())
         }
         CONFLICTS_MUTABLE => Err(BorrowError::BorrowedMutably.into()),
         _ => Err(BorrowError::Shared.into()),

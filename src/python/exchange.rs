@@ -249,7 +249,8 @@ unsafe extern "C" fn to_py_object(
         if out.is_null() {
             return Err(PyBufferError::new_err("NULL out")); // drops (deletes) the tensor
         }
-        let tensor = super::borrows::track(py, tensor, false)?;
+        let mut tensor = tensor;
+        super::borrows::track(py, &mut tensor, false)?;
         let object = Bound::new(py, PyTensor::imported(tensor))?;
         // SAFETY: `out` is non-NULL and writable (exchange API contract).
         unsafe { *out = object.into_ptr().cast() };

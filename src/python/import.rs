@@ -95,7 +95,9 @@ pub fn from_dlpack(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<VersionedTensor> {
-    borrows::track(source.py(), untracked(source, request)?, false)
+    let mut tensor = untracked(source, request)?;
+    borrows::track(source.py(), &mut tensor, false)?;
+    Ok(tensor)
 }
 
 /// [`from_dlpack`] before the tensor is registered as a borrow: ready on its device's default
@@ -150,8 +152,9 @@ pub(crate) fn import(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<(VersionedTensor, ConsumerStream)> {
-    let (tensor, ready) = import_untracked(source, request)?;
-    Ok((borrows::track(source.py(), tensor, false)?, ready))
+    let (mut tensor, ready) = import_untracked(source, request)?;
+    borrows::track(source.py(), &mut tensor, false)?;
+    Ok((tensor, ready))
 }
 
 /// [`import`] before the tensor is registered as a borrow.
@@ -256,6 +259,16 @@ fn call_plain<'py>(
         PyTuple::new(py, [intern!(py, "max_version")]).map(Bound::unbind)
     })?;
     let args = [source.as_ptr(), max_version(py)?.as_ptr()];
+    #[cfg(not(any(Py_LIMITED_API, PyPy)))]
+    if let Some(descriptor) = cached_dlpack_method(source) {
+        // SAFETY: attached; `descriptor` is a live C method descriptor of `source`'s type
+        // (kept alive by the type, which the cache holds), called as the method call would be:
+        // `self` first, then the keyword's value named by `names`; `nargsf` as below.
+        let result =
+            unsafe { ffi::PyObject_Vectorcall(descriptor, args.as_ptr(), 1, names.as_ptr()) };
+        // SAFETY: a new reference, or NULL with an exception set.
+        return unsafe { Bound::from_owned_ptr_or_err(py, result) };
+    }
     // SAFETY: attached; `args` holds `self` and then the one keyword's value, both alive for the
     // call, and `names` is a tuple of that one name. `nargsf` is 1 (`self`) without
     // `PY_VECTORCALL_ARGUMENTS_OFFSET`: the slot before `args` is not ours to write.
@@ -458,6 +471,49 @@ fn exchange_api_of(source: &Bound<'_, PyAny>) -> Option<&'static DLPackExchangeA
     // process-lifetime by the protocol.
     (address != 0).then(|| unsafe { &*(address as *const DLPackExchangeAPI) })
 }
+
+/// The `__dlpack__` of an immutable type whose instances have no `__dict__`, when it is a C
+/// method descriptor (NumPy's `ndarray`): calling it with `self` first is what the method call
+/// does, without looking the method up on every call. Remembered per type ([`DLPACK_METHODS`]);
+/// `None` for every other type, which takes the method call.
+#[cfg(not(any(Py_LIMITED_API, PyPy)))]
+fn cached_dlpack_method(source: &Bound<'_, PyAny>) -> Option<*mut ffi::PyObject> {
+    let ty = source.get_type();
+    // SAFETY: `ty` is a live type object (we hold a reference), and the GIL is held.
+    let flags = unsafe { ffi::PyType_GetFlags(ty.as_type_ptr()) };
+    if flags & IMMUTABLE_TYPE == 0 && flags & ffi::Py_TPFLAGS_HEAPTYPE != 0 {
+        return None;
+    }
+    let address = match DLPACK_METHODS.get(ty.as_ptr() as usize) {
+        Some(address) => address,
+        None => {
+            // SAFETY: as above; the full API's type object has `tp_dictoffset`.
+            let no_dict = unsafe { (*ty.as_type_ptr()).tp_dictoffset } == 0;
+            let py = source.py();
+            // CPython's static type of C method descriptors (its address only).
+            let descriptor_type = core::ptr::addr_of_mut!(ffi::PyMethodDescr_Type);
+            let address = ty
+                .getattr(intern!(py, "__dlpack__"))
+                .ok()
+                .filter(|method| no_dict && method.get_type().as_type_ptr() == descriptor_type)
+                .map_or(0, |method| method.as_ptr() as usize);
+            PyErr::take(py);
+            DLPACK_METHODS.insert(&ty, address);
+            address
+        }
+    };
+    (address != 0).then_some(address as *mut ffi::PyObject)
+}
+
+/// Immutable types and their `__dlpack__` method descriptor (0: call the method instead): the
+/// same kind of cache as [`EXCHANGE_CACHE`]. The type's dictionary, which cannot change, holds
+/// the descriptor; the cache holds the type.
+#[cfg(not(any(Py_LIMITED_API, PyPy)))]
+static DLPACK_METHODS: ExchangeCache = ExchangeCache {
+    len: AtomicUsize::new(0),
+    entries: [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; EXCHANGE_CACHE_CAPACITY],
+    owners: std::sync::Mutex::new(alloc::vec::Vec::new()),
+};
 
 /// The major-1 exchange API table of type `ty`, looked up.
 fn lookup_exchange_api(ty: &Bound<'_, PyType>) -> Option<&'static DLPackExchangeAPI> {

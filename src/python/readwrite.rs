@@ -21,7 +21,7 @@ fn import_checked<T: Element>(
     source: &Bound<'_, PyAny>,
     mutable: bool,
 ) -> PyResult<VersionedTensor> {
-    let tensor = import::untracked(source, &DlpackRequest::default())?;
+    let mut tensor = import::untracked(source, &DlpackRequest::default())?;
     let view = tensor.view();
     if view.dtype() != T::DTYPE {
         return Err(AccessError::DtypeMismatch {
@@ -46,7 +46,8 @@ fn import_checked<T: Element>(
             order.ready_on(device, ConsumerStream::Host)?;
         }
     }
-    borrows::track(source.py(), tensor, mutable)
+    borrows::track(source.py(), &mut tensor, mutable)?;
+    Ok(tensor)
 }
 
 /// A host tensor of `T` elements from any DLPack producer, registered as *shared* while it
