@@ -26,11 +26,11 @@
 use alloc::format;
 use alloc::string::ToString;
 use alloc::vec::Vec;
+use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void, CStr};
 use core::fmt;
 use core::hash::{BuildHasherDefault, Hasher};
 use core::ptr::{self, NonNull};
-use core::cell::UnsafeCell;
 use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
 use std::collections::HashMap;
 
