@@ -2,6 +2,7 @@
 import ctypes
 import gc
 
+import numpy as np
 import pytest
 
 import dlpack_abi
@@ -124,3 +125,15 @@ def balanced_counts():
     counts = dlpack_abi.counts()
     assert counts["live_exports"] == 0, counts
     assert counts["live_imports"] == 0, counts
+
+
+def float64_layouts():
+    """Fresh float64 arrays in the layouts every argument test covers: contiguous, transposed,
+    reversed, 0-d and empty."""
+    return {
+        "contiguous": np.arange(6.0).reshape(2, 3),
+        "transposed": np.arange(6.0).reshape(2, 3).T,
+        "reversed": np.arange(6.0)[::-1],
+        "0-d": np.array(2.5),
+        "empty": np.zeros((0, 3)),
+    }

@@ -9,6 +9,7 @@ import pytest
 import tvm_ffi
 
 import dlpack_abi
+from conftest import float64_layouts
 import tensor_ops
 from tensor_ops import Grid, Ramp
 
@@ -19,11 +20,7 @@ def read_only(array):
 
 
 INPUTS = {
-    "contiguous": np.arange(6.0).reshape(2, 3),
-    "transposed": np.arange(6.0).reshape(2, 3).T,
-    "reversed": np.arange(6.0)[::-1],
-    "0-d": np.array(2.5),
-    "empty": np.zeros((0, 3)),
+    **float64_layouts(),
     "read-only": read_only(np.arange(4.0)),
     "float32": np.arange(5, dtype=np.float32)[::2],
 }

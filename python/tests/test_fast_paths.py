@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 import dlpack_abi
-from conftest import PyCapsule_GetName
+from conftest import float64_layouts, PyCapsule_GetName
 from dlpack_abi import Tensor
 
 PyCapsule_New = ctypes.pythonapi.PyCapsule_New
@@ -125,11 +125,7 @@ def test_an_export_renamed_to_its_own_name_elsewhere_is_still_released():
 
 
 INPUTS = {
-    "contiguous": np.arange(6.0).reshape(2, 3),
-    "transposed": np.arange(6.0).reshape(2, 3).T,
-    "reversed": np.arange(6.0)[::-1],
-    "0-d": np.array(2.5),
-    "empty": np.zeros((0, 3)),
+    **float64_layouts(),
     "float32 strided": np.arange(5, dtype=np.float32)[::2],
     "bool": np.array([True, False]),
 }
