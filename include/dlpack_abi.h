@@ -825,6 +825,8 @@ typedef enum {
   DLPACK_ABI_PYTHON_BORROWED_MUTABLY = 1601,
   // A ReadwriteTensor was asked for memory another live import may share.
   DLPACK_ABI_PYTHON_SHARED = 1602,
+  // A ReadwriteTensor was given a copy (IS_COPIED): writes would not reach the array.
+  DLPACK_ABI_PYTHON_COPIED = 1603,
 } DLPackAbiErrorCode;
 
 // Bytes in DLPackAbiErrorReport.message, the terminating NUL included.

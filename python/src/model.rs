@@ -21,7 +21,7 @@ use abi::dlpack::{
 };
 use abi::python::{
     from_dlpack, import_device_array, install_stream_runtime, remove_stream_runtime,
-    stream_runtime, DlpackExporter, DlpackRequest, PyTensor,
+    stream_runtime, DlpackExporter, DlpackRequest, PyTensor, ReadonlyTensor,
 };
 use abi::raw::{
     kDLCUDAManaged, ArrowDeviceType, DLDevice, DLManagedTensorVersioned, DLPackExchangeAPI,
@@ -667,6 +667,13 @@ impl ModelGpu {
     /// ``x`` through a ``#[pyfunction]`` that takes and returns a ``VersionedTensor``.
     fn passthrough(&self, x: VersionedTensor) -> VersionedTensor {
         x
+    }
+
+    /// The sum of ``x`` read on the host through a ``ReadonlyTensor<f32>`` argument: the glue
+    /// makes the (host-accessible, managed) memory ready for the host first, waiting for the
+    /// producer's queued work (``BufferError`` where no runtime can order it).
+    fn host_total(&self, x: ReadonlyTensor<f32>) -> PyResult<f64> {
+        Ok(x.view().iter::<f32>()?.map(f64::from).sum())
     }
 }
 

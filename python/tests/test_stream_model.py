@@ -342,3 +342,19 @@ TestExchangesWithRuntime = Exchanges.TestCase
 TestExchangesWithRuntime.settings = SETTINGS
 TestExchangesWithoutRuntime = ExchangesWithoutRuntime.TestCase
 TestExchangesWithoutRuntime.settings = SETTINGS
+
+
+def test_a_readonly_argument_waits_for_the_producer_before_the_host_reads(gpu):
+    array = gpu.array(N, 5.0, P)  # the write is still queued on P
+    assert gpu.host_total(array) == 5.0 * N, "the host read after the producer's write"
+    gpu.drain()
+    assert gpu.violations() == []
+
+
+@pytest.mark.parametrize("gpu", [False], indirect=True)
+def test_without_a_runtime_a_readonly_argument_of_device_memory_is_refused(gpu):
+    array = gpu.array(N, 5.0, P)
+    with pytest.raises(BufferError):
+        gpu.host_total(array)  # the host cannot wait for P's work: refused, not read early
+    gpu.drain()
+    assert gpu.violations() == []
