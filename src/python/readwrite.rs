@@ -121,7 +121,7 @@ impl<T: Element> Deref for ReadonlyTensor<T> {
     }
 }
 
-/// Imports with [`from_dlpack`]'s rules and checks as the type's docs say.
+/// Imports with [`from_dlpack`](super::from_dlpack)'s rules and checks as the type's docs say.
 impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadonlyTensor<T> {
     type Error = PyErr;
 
@@ -245,7 +245,7 @@ impl<T: Element> Deref for ReadwriteTensor<T> {
     }
 }
 
-/// Imports with [`from_dlpack`]'s rules and checks as the type's docs say.
+/// Imports with [`from_dlpack`](super::from_dlpack)'s rules and checks as the type's docs say.
 impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadwriteTensor<T> {
     type Error = PyErr;
 
