@@ -5,6 +5,7 @@ threads."""
 import gc
 import sys
 import threading
+import time
 
 import numpy as np
 import pyarrow as pa
@@ -184,27 +185,39 @@ def test_threads_writing_disjoint_parts_never_conflict():
         assert (a[i::4] == i + 1).all()
 
 
-def test_threads_writing_the_same_memory_either_write_or_are_refused():
-    a = np.ones(200_000)
-    outcomes = []
+def test_threads_borrowing_the_same_memory_never_hold_it_together():
+    """Three threads keep borrowing overlapping parts of one array for writing, each holding its
+    borrow across a sleep (the GIL released): whoever is inside is alone, the others are
+    refused, and no borrow outlives its call."""
+    a = np.ones(64)
+    parts = [a, a[::2], a[10:40]]  # every pair overlaps
+    inside, outcomes, lock = [], [], threading.Lock()
 
-    def work():
+    def hold():
+        with lock:
+            inside.append(1)
+            assert len(inside) == 1, "two writers of the same memory at once"
+        time.sleep(0.002)
+        with lock:
+            inside.pop()
+
+    def work(part):
         for _ in range(30):
             try:
-                tensor_ops.scale_(a, 1.0)
+                tensor_ops.while_borrowed_(part, hold)
                 outcomes.append("wrote")
             except BufferError as error:
                 assert BORROWED in str(error)
                 outcomes.append("refused")
 
-    threads = [threading.Thread(target=work) for _ in range(3)]
+    threads = [threading.Thread(target=work, args=(part,)) for part in parts]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    assert len(outcomes) == 90 and "wrote" in outcomes
-    assert (a == 1.0).all()
+    assert len(outcomes) == 90 and "wrote" in outcomes and "refused" in outcomes
     tensor_ops.scale_(a, 2.0)  # no borrow outlived its call
+    assert (a == 2.0).all()
 
 
 def test_the_dtype_is_checked_before_a_live_borrow_refuses():
@@ -252,3 +265,16 @@ def test_a_tensor_made_from_arrow_memory_is_a_registered_borrow():
     gc.collect()
     tensor_ops.scale_(a, 2.0)
     assert column.to_pylist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_a_capsule_passed_twice_is_consumed_once():
+    a = np.arange(3.0)
+    before = sys.getrefcount(a)
+    capsule = a.__dlpack__(max_version=(1, 3))
+    with pytest.raises(ValueError, match="already consumed"):
+        tensor_ops.add_(capsule, capsule)  # out consumes it; x finds it used
+    np.testing.assert_array_equal(a, [0.0, 1.0, 2.0])
+    del capsule
+    gc.collect()
+    assert sys.getrefcount(a) == before, "the producer's deleter ran, once"
+    tensor_ops.scale_(a, 2.0)  # and its borrow is gone

@@ -53,12 +53,7 @@ impl TensorView<'_> {
         if !KNOWN_FLAGS.contains(flags) {
             return Err(AccessError::UnknownFlags { flags });
         }
-        if self.dtype() != T::DTYPE {
-            return Err(AccessError::DtypeMismatch {
-                requested: T::DTYPE,
-                found: self.dtype(),
-            });
-        }
+        self.check_dtype::<T>()?;
         let start = self.data_ptr().cast::<T>().cast_const();
         let address = start as usize;
         if self.element_count() > 0 && address % align_of::<T>() != 0 {

@@ -567,10 +567,27 @@ impl<'a> TensorView<'a> {
         } else if !KNOWN_FLAGS.contains(self.flags) {
             AccessError::UnknownFlags { flags: self.flags }
         } else {
-            AccessError::DtypeMismatch {
-                requested: T::DTYPE,
-                found: self.tensor.dtype,
-            }
+            self.dtype_mismatch::<T>()
+        }
+    }
+
+    /// `DtypeMismatch` unless the dtype is `T`'s: the one dtype rule of typed access, which
+    /// callers that must say it first (the typed Python arguments) or without host access
+    /// (`device_ptr`) check on its own.
+    #[inline(always)]
+    pub(crate) fn check_dtype<T: Element>(&self) -> Result<(), AccessError> {
+        if self.tensor.dtype == T::DTYPE {
+            Ok(())
+        } else {
+            Err(self.dtype_mismatch::<T>())
+        }
+    }
+
+    #[cold]
+    fn dtype_mismatch<T: Element>(&self) -> AccessError {
+        AccessError::DtypeMismatch {
+            requested: T::DTYPE,
+            found: self.tensor.dtype,
         }
     }
 

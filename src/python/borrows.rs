@@ -121,7 +121,6 @@ impl From<MemoryExtent> for SharedExtent {
             first,
             stride_gcd,
             element_bytes,
-            ..
         } = extent;
         Self {
             start,

@@ -23,13 +23,7 @@ fn import_checked<T: Element>(
 ) -> PyResult<VersionedTensor> {
     let mut tensor = import::untracked(source, &DlpackRequest::default())?;
     let view = tensor.view();
-    if view.dtype() != T::DTYPE {
-        return Err(AccessError::DtypeMismatch {
-            requested: T::DTYPE,
-            found: view.dtype(),
-        }
-        .into());
-    }
+    view.check_dtype::<T>()?;
     view.typed_ptr::<T>()?;
     if mutable {
         if view.flags().contains(DLPackFlags::READ_ONLY) {
