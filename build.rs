@@ -3,7 +3,7 @@
 //! that it compiles its C code against `DIR/dlpack_abi.h` (with `cc`, say). Without the `header`
 //! feature that is all it does (dependents never compile cbindgen). With it, it generates the C header from the raw Rust definitions into `OUT_DIR`
 //! and exports its path as `DLPACK_ABI_GENERATED_HEADER`; `tests/header.rs` compares it with
-//! the committed `include/dlpack_abi.h`. With `pyo3`, it sets pyo3's interpreter cfgs.
+//! the committed `include/dlpack_abi.h`.
 
 #[cfg(feature = "header")]
 #[path = "build/header.rs"]
@@ -16,7 +16,4 @@ fn main() {
     println!("cargo:include={}", include.display());
     #[cfg(feature = "header")]
     header::generate();
-    // The Python glue calls `__dlpack__` through vectorcall where the build's API has it.
-    #[cfg(feature = "pyo3")]
-    pyo3_build_config::use_pyo3_cfgs();
 }

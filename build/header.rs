@@ -549,14 +549,14 @@ fn render_errors(h: &mut String, root: &Path) {
     h.push_str(
         "// A dlpack-abi error code: 0 on success, else why a call failed, one value per error\n\
          // (1xx DLPack import, 2xx typed access, 3xx export, 4xx DLPack streams, 5xx Arrow metadata,\n\
-         // 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack-Arrow bridge, 9xx Arrow streams;\n\
-         // the integrations: 10xx arrow-rs, 11xx safetensors, 12xx candle, 13xx burn, 14xx image,\n\
-         // 15xx cudarc).\n\
+         // 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack-Arrow bridge, 9xx Arrow streams).\n\
+         // 1000 to 1999 belong to the dlpack-abi integration crates (dlpack-abi-arrow-rs, ...), which\n\
+         // declare their own codes.\n\
          //\n\
          // Stable within a major version of dlpack-abi: values are never renumbered or reused; new\n\
-         // codes may be added (a switch needs a default). dlpack-abi assigns only 0 to 9999: negative\n\
-         // values and values from 10000 on are free for an FFI crate's own errors. Functions and\n\
-         // struct fields carry a code as int32_t.\n",
+         // codes may be added (a switch needs a default). dlpack-abi and its integrations assign only\n\
+         // 0 to 9999: negative values and values from 10000 on are free for an FFI crate's own\n\
+         // errors. Functions and struct fields carry a code as int32_t.\n",
     );
     h.push_str("#ifdef __cplusplus\ntypedef enum : int32_t {\n#else\ntypedef enum {\n#endif\n");
     let mut doc: Vec<&str> = Vec::new();

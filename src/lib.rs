@@ -2,25 +2,29 @@
 //! other: **DLPack 1.3** and the **Apache Arrow C interfaces** (C Data, C Stream, C Device Data,
 //! C Device Stream and the experimental async device stream).
 //!
-//! [`raw`] mirrors the C headers item for item: the same names, field types and layouts, checked
-//! at compile time for every ABI family (LP64, i686, and 32-bit targets with 8-byte `u64`). It has
-//! no `Drop` and no `unsafe` code.
+//! # Map
 //!
-//! [`dlpack`] is the safe layer for DLPack: owning wrappers for tensors received from another
-//! library ([`dlpack::VersionedTensor`], [`dlpack::LegacyTensor`]) that validate every field
-//! before use and call the producer's deleter exactly once, a borrowed [`dlpack::TensorView`],
-//! typed access through `bytemuck`, and (feature `alloc`) zero-copy export of Rust memory in one
-//! allocation, with legacy ↔ versioned adapters. All `unsafe` code lives there, in [`arrow`], and in the `bytemuck`
-//! [`Pod`](bytemuck::Pod)/[`Zeroable`](bytemuck::Zeroable) implementations for the raw types;
-//! every block names the rule it relies on.
+//! | module | what it holds | `unsafe` |
+//! |---|---|---|
+//! | [`raw`] | the C headers item for item: the same names, field types and layouts, checked at compile time for every ABI family (LP64, i686, and 32-bit targets with 8-byte `u64`); no `Drop` | none (`forbid`) |
+//! | [`dlpack`] | the safe DLPack layer: owned imports that validate every field and call the deleter exactly once ([`dlpack::VersionedTensor`]), borrowed views ([`dlpack::TensorView`]), typed access, zero-copy export (`alloc`), stream ordering, release hooks for borrow registries | per file, in the files that touch raw memory |
+//! | [`arrow`] | the safe Arrow layer: owned schemas, arrays, device arrays and streams that release exactly once, validation against the schema, producers, the DLPack ↔ Arrow bridge (`alloc`), the async stream consumer (`std`) | per file, likewise |
+//! | [`error_code`] | stable numeric codes for every error, and [`error_code::ErrorReport`] for C callers | one file (`report.rs`: the C string copy) |
+//! | `pod` (private) | the `bytemuck` `Pod`/`Zeroable` implementations of the raw types | the file |
 //!
-//! [`arrow`] is the safe layer for the Arrow C interfaces: owning [`arrow::Schema`],
-//! [`arrow::Array`], [`arrow::DeviceArray`] and streams that release exactly once, validation of
-//! every struct against its schema, streams as iterators, producers, and (feature `alloc`) a
-//! zero-copy bridge between DLPack tensors and Arrow arrays.
+//! `unsafe_code` is denied for the crate and allowed file by file (`#![allow(unsafe_code)]` at
+//! the top of each such file, never for a folder); every block has a `// SAFETY:` line naming
+//! the rule it relies on, and every `unsafe fn` a `# Safety` section. The C header
+//! `include/dlpack_abi.h`, generated from [`raw`] and the error table, is a drop-in for
+//! upstream `dlpack/dlpack.h` and `arrow/c/abi.h` (see the README).
 //!
-//! The crate ships a generated C header, `include/dlpack_abi.h`, that is a drop-in for upstream
-//! `dlpack/dlpack.h` and `arrow/c/abi.h` (see the README).
+//! # What is not here
+//!
+//! The integrations with other crates live in crates of their own, built only on this crate's
+//! public API (`docs/integrations.md`): `dlpack-abi-pyo3` (Python), `dlpack-abi-arrow-rs`,
+//! `dlpack-abi-ndarray`, `dlpack-abi-cudarc`, `dlpack-abi-safetensors`, `dlpack-abi-candle`,
+//! `dlpack-abi-burn` and `dlpack-abi-image`. This crate's API changes when DLPack or Arrow
+//! change, and otherwise not (the README's section on stability).
 //!
 //! ```
 //! use dlpack_abi::raw::{kDLCPU, kDLFloat, DLDataType, DLDevice};
@@ -44,13 +48,7 @@
 
 #[cfg(any(feature = "alloc", test))]
 extern crate alloc;
-#[cfg(any(
-    feature = "pyo3",
-    feature = "arrow-rs",
-    feature = "cudarc",
-    feature = "safetensors",
-    feature = "std"
-))]
+#[cfg(feature = "std")]
 extern crate std;
 
 /// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
@@ -68,24 +66,8 @@ macro_rules! wraps {
 pub mod raw;
 
 pub mod arrow;
-#[cfg(feature = "arrow-rs")]
-pub mod arrow_rs;
-#[cfg(feature = "burn")]
-pub mod burn;
-#[cfg(feature = "candle")]
-pub mod candle;
-#[cfg(feature = "cudarc")]
-pub mod cudarc;
 pub mod dlpack;
 pub mod error_code;
-#[cfg(feature = "image")]
-pub mod image;
-#[cfg(feature = "ndarray")]
-pub mod ndarray;
-#[cfg(feature = "pyo3")]
-pub mod python;
-#[cfg(feature = "safetensors")]
-pub mod safetensors;
 
 mod pod;
 
@@ -105,8 +87,6 @@ mod guide {
     struct Arrow;
     #[doc = include_str!("../docs/devices.md")]
     struct Devices;
-    #[doc = include_str!("../docs/python.md")]
-    struct Python;
     #[doc = include_str!("../docs/layout.md")]
     struct Layout;
     #[doc = include_str!("../docs/errors.md")]

@@ -108,9 +108,7 @@ pub use metadata::{Metadata, MetadataIter};
 #[cfg(feature = "alloc")]
 pub use produce::SchemaSource;
 pub use schema::{Schema, SchemaRef};
-#[cfg(feature = "pyo3")]
-pub(crate) use stream::RawStream;
-pub use stream::{ArrayStream, DeviceArrayStream, Stream};
+pub use stream::{ArrayStream, DeviceArrayStream, Stream, StreamStruct};
 pub use stream_error::{ProducerError, StreamError};
 
 /// The deepest schema or array tree import accepts (nesting levels below the root).

@@ -68,6 +68,25 @@ pub(crate) mod sealed {
 }
 pub(crate) use sealed::{Item, RawItem, RawStream};
 
+/// The two stream structs a producer hands over: [`ArrowArrayStream`] (items are [`Array`]s)
+/// and [`ArrowDeviceArrayStream`] (items are [`DeviceArray`]s). Sealed; for code generic over
+/// both kinds of [`Stream`].
+///
+/// ```
+/// use dlpack_abi::arrow::{Stream, StreamStruct};
+/// use dlpack_abi::raw::{ArrowArrayStream, ArrowDeviceArrayStream};
+///
+/// fn is_done<S: StreamStruct>(stream: &mut Stream<S>) -> bool {
+///     stream.next().is_none()
+/// }
+/// fn either<S: StreamStruct>() {}
+/// either::<ArrowArrayStream>();
+/// either::<ArrowDeviceArrayStream>();
+/// ```
+pub trait StreamStruct: RawStream {}
+impl StreamStruct for ArrowArrayStream {}
+impl StreamStruct for ArrowDeviceArrayStream {}
+
 macro_rules! item {
     ($item:ty, $raw:ty, |$this:ident| $device:expr) => {
         impl Item for $item {

@@ -20,7 +20,6 @@ unsafe fn rewrap<M: ManagedStruct, I: ManagedStruct + 'static>(
     let meta = meta.with_exclusive(meta.is_exclusive() && !flags.contains(DLPackFlags::READ_ONLY));
     // The wrapper is a new struct the borrow registry does not know (the inner one stays
     // registered while the wrapper holds it).
-    #[cfg(feature = "pyo3")]
     let meta = meta.with_tracked(false);
     let ndim = inner.view().ndim();
     let placed = Placed::<M, ManagedTensor<I>>::new(inner, ndim);

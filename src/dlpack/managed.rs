@@ -8,7 +8,7 @@ use core::mem::ManuallyDrop;
 use core::ptr::NonNull;
 
 use super::validate::{self, Meta};
-use super::{AccessError, Element, ExportError, ImportError, TensorView};
+use super::{AccessError, Element, ExportError, ImportError, TensorView, TensorViewMut};
 use crate::raw::{DLManagedTensor, DLManagedTensorVersioned, DLPackFlags, DLPackVersion, DLTensor};
 
 /// A pointer to field `$field` (of type `$fty`) of the `$ty` behind the `NonNull` `$ptr`,
@@ -142,8 +142,24 @@ pub(super) mod sealed {
 }
 
 /// Refuses the flags a legacy `DLManagedTensor` (or a bare `DLTensor`, which has none either)
-/// cannot carry: everything but `IS_COPIED`, whose loss only grants less.
-pub(crate) fn flagless_representable(flags: DLPackFlags) -> Result<(), ExportError> {
+/// cannot carry: everything but `IS_COPIED`, whose loss only grants less. The rule
+/// [`VersionedTensor::into_legacy`] and [`BorrowedTensor`](super::BorrowedTensor) apply, for a
+/// producer that hands out flagless structs of its own.
+///
+/// # Errors
+/// [`ExportError::FlagsNotRepresentable`] with the flags that would be lost.
+///
+/// ```
+/// use dlpack_abi::dlpack::{flagless_representable, ExportError};
+/// use dlpack_abi::raw::DLPackFlags;
+///
+/// assert_eq!(flagless_representable(DLPackFlags::IS_COPIED), Ok(()));
+/// assert_eq!(
+///     flagless_representable(DLPackFlags::READ_ONLY),
+///     Err(ExportError::FlagsNotRepresentable { flags: DLPackFlags::READ_ONLY })
+/// );
+/// ```
+pub fn flagless_representable(flags: DLPackFlags) -> Result<(), ExportError> {
     <DLManagedTensor as sealed::Raw>::representable(flags)
 }
 
@@ -221,6 +237,85 @@ pub type VersionedTensor = ManagedTensor<DLManagedTensorVersioned>;
 /// ```
 pub type LegacyTensor = ManagedTensor<DLManagedTensor>;
 
+/// A managed struct that passed [`ManagedTensor::validate`] but is not owned yet: take it with
+/// [`take`](Self::take) once ownership has passed, or drop it (nothing is called: the struct
+/// is still its holder's). Holds no borrow; the struct must stay as it was until then.
+///
+/// ```
+/// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+/// # #[cfg(feature = "alloc")] {
+/// use core::ptr::NonNull;
+/// use dlpack_abi::dlpack::{Export, VersionedTensor};
+///
+/// let raw = NonNull::new(Export::new(vec![1u8, 2], &[2]).finish()?.into_raw()).unwrap();
+/// // SAFETY: `raw` is live and unwritten; ownership stays here until `take`.
+/// let checked = unsafe { VersionedTensor::validate(raw) }?;
+/// // SAFETY: ownership passes now.
+/// assert_eq!(unsafe { checked.take() }.view().shape(), [2]);
+/// # }
+/// # Ok(()) }
+/// ```
+pub struct Validated<M: ManagedStruct> {
+    ptr: NonNull<M>,
+    meta: Meta,
+}
+
+impl<M: ManagedStruct> Validated<M> {
+    /// Takes ownership of the validated struct, without validating it again.
+    ///
+    /// # Safety
+    /// Ownership has passed to the caller (by the protocol that handed the struct over), as for
+    /// [`ManagedTensor::from_raw`], and nothing has written the struct, its `shape` or its
+    /// `strides` since [`ManagedTensor::validate`].
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::ptr::NonNull;
+    /// use dlpack_abi::dlpack::{Export, VersionedTensor};
+    ///
+    /// let raw = NonNull::new(Export::new(vec![3u8], &[1]).finish()?.into_raw()).unwrap();
+    /// // SAFETY: as `validate` and `take` require.
+    /// let tensor = unsafe { VersionedTensor::validate(raw)?.take() };
+    /// assert_eq!(tensor.view().as_slice::<u8>()?, [3]);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    #[inline(always)]
+    pub unsafe fn take(self) -> ManagedTensor<M> {
+        // SAFETY: owned now (caller), and `meta` is the validation of the unchanged struct.
+        unsafe { ManagedTensor::from_validated(self.ptr, self.meta) }
+    }
+
+    /// The struct's address.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::ptr::NonNull;
+    /// use dlpack_abi::dlpack::{Export, VersionedTensor};
+    ///
+    /// let raw = NonNull::new(Export::new(vec![3u8], &[1]).finish()?.into_raw()).unwrap();
+    /// // SAFETY: live and unwritten.
+    /// let checked = unsafe { VersionedTensor::validate(raw) }?;
+    /// assert_eq!(checked.as_ptr(), raw);
+    /// # unsafe { checked.take() };
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub fn as_ptr(&self) -> NonNull<M> {
+        self.ptr
+    }
+}
+
+impl<M: ManagedStruct> fmt::Debug for Validated<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Validated")
+            .field("ptr", &self.ptr)
+            .finish_non_exhaustive()
+    }
+}
+
 /// Calls the deleter when dropped. Owns the struct from the first moment of import, so every
 /// early return calls the deleter exactly once.
 struct Owner<M: ManagedStruct> {
@@ -234,17 +329,29 @@ impl<M: ManagedStruct> Drop for Owner<M> {
         // SAFETY: the struct is live until its deleter runs, which is only here: `Owner` is
         // created once per imported pointer (`from_raw`'s contract makes it the only owner) and
         // `into_raw` forgets it, so this is the one call.
-        unsafe { delete(self.ptr) }
+        unsafe { call_deleter(self.ptr) }
     }
 }
 
 /// Calls the deleter of a managed struct (a NULL deleter means there is nothing to call): the
-/// one place a consumer's deleter call is made.
+/// one place a consumer's deleter call is made. For a holder that never imports the struct,
+/// such as a Python capsule's destructor freeing a tensor no consumer took.
 ///
 /// # Safety
 /// `ptr` is a live managed struct whose deleter has not run and is the caller's to call, once.
+///
+/// ```
+/// # #[cfg(feature = "alloc")] {
+/// use core::ptr::NonNull;
+/// use dlpack_abi::dlpack::{call_deleter, Export};
+///
+/// let raw = Export::new(vec![1.0f32, 2.0], &[2]).finish().unwrap().into_raw();
+/// // SAFETY: `raw` is live, its deleter has not run, and it is ours to call once.
+/// unsafe { call_deleter(NonNull::new(raw).unwrap()) };
+/// # }
+/// ```
 #[inline(always)]
-pub(crate) unsafe fn delete<M: ManagedStruct>(ptr: NonNull<M>) {
+pub unsafe fn call_deleter<M: ManagedStruct>(ptr: NonNull<M>) {
     // SAFETY: `deleter` is in the permanent prefix of a live struct (caller).
     if let Some(deleter) = unsafe { M::deleter(ptr) } {
         // SAFETY: the DLPack contract: the consumer calls the deleter with the struct itself,
@@ -253,9 +360,8 @@ pub(crate) unsafe fn delete<M: ManagedStruct>(ptr: NonNull<M>) {
     }
 }
 
-/// A tensor registered with the Python borrow registry leaves it before its deleter runs (the
-/// owner's drop, after this one).
-#[cfg(feature = "pyo3")]
+/// A tracked tensor is reported to the release hook before its deleter runs (the owner's drop,
+/// after this one).
 impl<M: ManagedStruct> Drop for ManagedTensor<M> {
     #[inline(always)]
     fn drop(&mut self) {
@@ -323,8 +429,49 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         Ok(Self { owner, meta })
     }
 
-    /// Validates a struct without taking ownership: nothing is called on failure, so the
-    /// caller still owns it (a Python consumer leaves the capsule to free it).
+    /// Validates a struct by the rules of [`from_raw`](Self::from_raw) without taking
+    /// ownership: on failure nothing is called and the caller still owns the struct. For
+    /// protocols where ownership passes only after the consumer accepts, such as a Python
+    /// capsule that is renamed only once its tensor is known to be good.
+    ///
+    /// # Safety
+    /// As for [`from_raw`](Self::from_raw), except that ownership stays with the caller until
+    /// [`Validated::take`].
+    ///
+    /// # Errors
+    /// [`ImportError`] for a tensor that breaks a rule of the table in the
+    /// [module docs](crate::dlpack); the deleter has **not** run.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::ptr::NonNull;
+    /// use dlpack_abi::dlpack::{call_deleter, Export, VersionedTensor};
+    ///
+    /// let raw = NonNull::new(Export::new(vec![1i32, 2, 3], &[3]).finish()?.into_raw()).unwrap();
+    /// // SAFETY: `raw` is live; its ownership stays here until `take`.
+    /// let checked = unsafe { VersionedTensor::validate(raw) }?;
+    /// // ... the protocol's hand-over (renaming a capsule, say) succeeds, then:
+    /// // SAFETY: ownership has passed to us, and nothing wrote the struct since.
+    /// let tensor = unsafe { checked.take() };
+    /// assert_eq!(tensor.view().as_slice::<i32>()?, [1, 2, 3]);
+    ///
+    /// let bad = Export::new(vec![1i32], &[1]).finish()?.into_raw();
+    /// unsafe { (*bad).dl_tensor.ndim = -1 };
+    /// let bad = NonNull::new(bad).unwrap();
+    /// assert!(unsafe { VersionedTensor::validate(bad) }.is_err()); // still ours: free it
+    /// unsafe { call_deleter(bad) };
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    #[inline(always)]
+    pub unsafe fn validate(ptr: NonNull<M>) -> Result<Validated<M>, ImportError> {
+        // SAFETY: the caller's contract.
+        let meta = unsafe { Self::check(ptr) }?;
+        Ok(Validated { ptr, meta })
+    }
+
+    /// Validates a struct without taking ownership (see [`validate`](Self::validate)).
     ///
     /// # Safety
     /// As for [`from_raw`](Self::from_raw), except that ownership stays with the caller.
@@ -350,7 +497,6 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     ///
     /// # Safety
     /// As for [`from_raw`](Self::from_raw), and `meta` is what validating `ptr` would return.
-    #[cfg(feature = "alloc")]
     #[inline(always)]
     pub(crate) unsafe fn from_validated(ptr: NonNull<M>, meta: Meta) -> Self {
         Self {
@@ -368,32 +514,81 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         self.meta
     }
 
-    /// The token the Python borrow registry knows this tensor by: its managed struct's address.
-    #[cfg(feature = "pyo3")]
-    pub(crate) fn token(&self) -> usize {
+    /// The token a borrow registry knows this tensor by, and that its
+    /// [`ReleaseHook`](super::ReleaseHook) receives: the managed struct's address, unique
+    /// among live tensors.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// let tensor = Export::new(vec![1u8, 2], &[2]).finish()?;
+    /// assert_eq!(tensor.token(), tensor.as_raw() as *const _ as usize);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    #[inline(always)]
+    pub fn token(&self) -> usize {
         self.owner.ptr.as_ptr() as usize
     }
 
-    /// Marks the tensor registered with the Python borrow registry: [`tracking::untrack`] runs
-    /// when it stops being held (dropped, or given away by `into_raw`).
-    #[cfg(feature = "pyo3")]
-    pub(crate) fn set_tracked(&mut self) {
+    /// Marks the tensor as registered with a borrow registry: `hook.released(self.token())`
+    /// runs once when the tensor stops being held (dropped, before the deleter, or given away
+    /// by [`into_raw`](Self::into_raw)). The first call in the process installs `hook` (see
+    /// [`ReleaseHook`](super::ReleaseHook)); tracking an already tracked tensor again is a no-op.
+    ///
+    /// # Errors
+    /// [`HookInstalled`](super::HookInstalled) when another hook is installed; the tensor is
+    /// left untracked.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), Box<dyn core::error::Error>> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use core::sync::atomic::{AtomicUsize, Ordering};
+    /// use dlpack_abi::dlpack::{Export, ReleaseHook};
+    ///
+    /// static LAST: AtomicUsize = AtomicUsize::new(0);
+    /// static HOOK: ReleaseHook = ReleaseHook { released: |token| LAST.store(token, Ordering::SeqCst) };
+    ///
+    /// let mut tensor = Export::new(vec![1.0f32, 2.0], &[2]).finish()?;
+    /// tensor.track(&HOOK)?;
+    /// assert!(tensor.is_tracked());
+    /// let token = tensor.token();
+    /// drop(tensor);
+    /// assert_eq!(LAST.load(Ordering::SeqCst), token);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    #[inline]
+    pub fn track(&mut self, hook: &'static super::ReleaseHook) -> Result<(), super::HookInstalled> {
+        super::tracking::install(hook)?;
         self.meta = self.meta.with_tracked(true);
+        Ok(())
     }
 
-    /// Whether the tensor is registered with the Python borrow registry.
-    #[cfg(feature = "pyo3")]
-    pub(crate) fn is_tracked(&self) -> bool {
+    /// Whether the tensor is tracked by a borrow registry (see [`track`](Self::track)).
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// assert!(!Export::new(vec![1u8], &[1]).finish()?.is_tracked());
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    #[inline(always)]
+    pub fn is_tracked(&self) -> bool {
         self.meta.is_tracked()
     }
 
-    /// Unregisters a tracked tensor (once: the mark is cleared).
-    #[cfg(feature = "pyo3")]
+    /// Reports a tracked tensor to the release hook (once: the mark is cleared).
     #[inline]
     fn untrack(&mut self) {
         if self.meta.is_tracked() {
             self.meta = self.meta.with_tracked(false);
-            super::tracking::untrack(self.token());
+            super::tracking::released(self.token());
         }
     }
 
@@ -419,9 +614,7 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// # Ok(()) }
     /// ```
     pub fn into_raw(self) -> *mut M {
-        #[cfg_attr(not(feature = "pyo3"), allow(unused_mut))]
         let mut this = ManuallyDrop::new(self);
-        #[cfg(feature = "pyo3")]
         this.untrack();
         this.owner.ptr.as_ptr()
     }
@@ -559,7 +752,65 @@ impl VersionedTensor {
     }
 }
 
+impl<M: ManagedStruct> ManagedTensor<M> {
+    /// A mutable view for any layout, without proof that this consumer holds the memory alone:
+    /// for a holder that has that proof elsewhere, such as a borrow registry's mutable borrow.
+    /// Refuses `READ_ONLY` tensors.
+    ///
+    /// # Safety
+    /// As for [`as_mut_slice_unchecked`](Self::as_mut_slice_unchecked): the producer allows
+    /// writes, and nothing else reads or writes the elements while the view lives.
+    ///
+    /// # Errors
+    /// [`AccessError::ReadOnly`] for a `READ_ONLY` tensor.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// let mut tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).finish_legacy()?;
+    /// // SAFETY: this producer's buffers are writable, and nothing else holds them.
+    /// let mut view = unsafe { tensor.view_mut_unchecked() }?;
+    /// view.set::<f32>(&[1, 0], 9.0)?;
+    /// assert_eq!(tensor.view().get::<f32>(&[1, 0])?, 9.0);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub unsafe fn view_mut_unchecked(&mut self) -> Result<TensorViewMut<'_>, AccessError> {
+        if self.view().flags().contains(DLPackFlags::READ_ONLY) {
+            return Err(AccessError::ReadOnly);
+        }
+        Ok(TensorViewMut::from_view(self.view()))
+    }
+}
+
 impl VersionedTensor {
+    /// A mutable view for any layout, for a tensor this consumer holds alone (as for
+    /// [`as_mut_slice`](Self::as_mut_slice)): element writes through
+    /// [`TensorViewMut`], strided ones included.
+    ///
+    /// # Errors
+    /// [`AccessError::NotExclusive`] for a tensor this consumer may not hold alone,
+    /// [`AccessError::ReadOnly`] for a `READ_ONLY` one.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::dlpack::Export;
+    ///
+    /// // Column-major 2 x 2, exported from a `Vec`: ours alone.
+    /// let mut tensor = Export::new(vec![0.0f32, 1.0, 2.0, 3.0], &[2, 2]).strides(&[1, 2]).finish()?;
+    /// tensor.view_mut()?.set::<f32>(&[0, 1], 9.0)?;
+    /// assert_eq!(tensor.view().get::<f32>(&[0, 1])?, 9.0);
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub fn view_mut(&mut self) -> Result<TensorViewMut<'_>, AccessError> {
+        self.check_exclusive()?;
+        Ok(TensorViewMut::from_view(self.view()))
+    }
+
     /// `ReadOnly` or `NotExclusive` unless this consumer holds the memory alone.
     pub(super) fn check_exclusive(&self) -> Result<(), AccessError> {
         if self.meta.is_exclusive() {

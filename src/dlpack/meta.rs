@@ -110,8 +110,8 @@ pub(crate) struct Meta {
     /// May be written through a safe `&mut`: marked `IS_COPIED` and not `READ_ONLY` (the spec's
     /// "solely owned by the consumer"), or an export of a uniquely owned Rust buffer.
     exclusive: bool,
-    /// Registered as a borrow of Python-provided memory (feature `pyo3`): unregistered when the
-    /// owner stops holding the tensor (see `python::borrows`).
+    /// Tracked by a borrow registry: its release hook hears when the owner stops holding the
+    /// tensor (`ManagedTensor::track`).
     tracked: bool,
 }
 
@@ -181,14 +181,12 @@ impl Meta {
     }
 
     /// See the field.
-    #[cfg(feature = "pyo3")]
     #[inline(always)]
     pub(crate) fn is_tracked(&self) -> bool {
         self.tracked
     }
 
-    /// Marks the tensor registered (or not) as a borrow of Python-provided memory.
-    #[cfg(feature = "pyo3")]
+    /// Marks the tensor tracked (or not) by a borrow registry's release hook.
     pub(crate) fn with_tracked(mut self, tracked: bool) -> Self {
         self.tracked = tracked;
         self

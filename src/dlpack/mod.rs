@@ -87,8 +87,7 @@ mod placed;
 mod runtime;
 mod stream;
 mod strides;
-#[cfg(feature = "pyo3")]
-pub(crate) mod tracking;
+mod tracking;
 mod validate;
 mod view;
 
@@ -108,18 +107,18 @@ pub use extent::MemoryExtent;
 #[cfg(feature = "alloc")]
 pub use host::{Export, HostBuffer, HostMemory};
 pub use lend::{BorrowedTensor, BorrowedTensorMut, DLTensorMut, DLTensorRef};
-#[cfg(feature = "pyo3")]
-pub(crate) use managed::delete;
-pub(crate) use managed::flagless_representable;
-pub use managed::{LegacyTensor, ManagedStruct, ManagedTensor, VersionedTensor};
+pub use managed::{
+    call_deleter, flagless_representable, LegacyTensor, ManagedStruct, ManagedTensor, Validated,
+    VersionedTensor,
+};
 #[cfg(feature = "alloc")]
 pub use runtime::{
     canonical_stream, work_stream, OnStream, RuntimeEvent, StreamReady, StreamRuntime,
 };
 pub use stream::{ConsumerStream, ConsumerStreamError, DeviceEvent, OrderError, StreamOrder};
 pub use strides::Strides;
-#[cfg(feature = "pyo3")]
-pub(crate) use validate::compact_byte_size;
+pub use tracking::{HookInstalled, ReleaseHook};
+pub use validate::compact_byte_size;
 #[cfg(fuzzing)]
 #[doc(hidden)]
 pub use validate::fuzzing;

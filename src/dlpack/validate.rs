@@ -10,8 +10,8 @@ use core::slice;
 
 use super::{ImportError, MAX_NDIM};
 #[cfg(feature = "alloc")]
-use crate::raw::{DLDataType, DLDevice};
-use crate::raw::{DLPackFlags, DLPackVersion, DLTensor};
+use crate::raw::DLDevice;
+use crate::raw::{DLDataType, DLPackFlags, DLPackVersion, DLTensor};
 
 pub(crate) use super::meta::{Meta, Storage, KNOWN_FLAGS};
 
@@ -251,10 +251,23 @@ pub(crate) fn compact_meta(
     Ok(Meta::new(measured.elements, storage, true, device, flags))
 }
 
-/// Bytes a compact tensor of `shape` and `dtype` occupies under `flags`: what an allocator must
-/// provide for it, by validation's own rules.
-#[cfg(feature = "pyo3")]
-pub(crate) fn compact_byte_size(
+/// Bytes a compact (row-major, no gaps) tensor of `shape` and `dtype` occupies under `flags`:
+/// what an allocator must provide for it, by validation's own rules (sub-byte dtypes packed
+/// under `BITMASK_PACKED`, zero extents counted as one for the overflow check).
+///
+/// # Errors
+/// What import would refuse in the shape or dtype: [`ImportError::NegativeExtent`],
+/// [`ImportError::SizeOverflow`], [`ImportError::ZeroBits`], ...
+///
+/// ```
+/// use dlpack_abi::dlpack::compact_byte_size;
+/// use dlpack_abi::raw::{kDLFloat, DLDataType, DLPackFlags};
+///
+/// let f32_type = DLDataType { code: kDLFloat, bits: 32, lanes: 1 };
+/// assert_eq!(compact_byte_size(&[2, 3], f32_type, DLPackFlags::empty()), Ok(24));
+/// assert!(compact_byte_size(&[-1], f32_type, DLPackFlags::empty()).is_err());
+/// ```
+pub fn compact_byte_size(
     shape: &[i64],
     dtype: DLDataType,
     flags: DLPackFlags,

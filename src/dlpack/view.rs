@@ -207,8 +207,20 @@ impl<'a> TensorView<'a> {
         self.meta.storage().is_packed()
     }
 
-    /// Bytes per element, `None` for packed sub-byte elements (validation's storage rule).
-    pub(crate) fn element_bytes(&self) -> Option<usize> {
+    /// Bytes per element (`bits * lanes`, rounded up to whole bytes for padded sub-byte
+    /// elements), `None` for packed sub-byte elements: validation's storage rule, for code
+    /// that copies elements as bytes.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::dlpack::Export;
+    /// let tensor = Export::new(vec![0.0f64, 1.0], &[2]).finish()?;
+    /// assert_eq!(tensor.view().element_bytes(), Some(8));
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    pub fn element_bytes(&self) -> Option<usize> {
         self.meta.storage().element_bytes()
     }
 
@@ -265,6 +277,30 @@ impl<'a> TensorView<'a> {
     /// ```
     pub fn is_f_contiguous(&self) -> bool {
         validate::is_f_contiguous(self.shape(), self.given_strides(), &self.meta)
+    }
+
+    /// Whether typed access may read the elements from the host: the device is host-accessible
+    /// (`kDLCPU`, pinned, managed, ...) and the flags have no bit this crate does not know. The
+    /// first of [`typed_ptr`](Self::typed_ptr)'s checks, on its own: a borrow registry
+    /// registers only tensors that Rust code can reach.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::dlpack::Export;
+    /// use dlpack_abi::raw::{kDLCUDA, DLDevice};
+    ///
+    /// assert!(Export::new(vec![1u8], &[1]).finish()?.view().is_host_readable());
+    /// let raw = Export::new(vec![1u8], &[1]).finish()?.into_raw();
+    /// unsafe { (*raw).dl_tensor.device = DLDevice { device_type: kDLCUDA, device_id: 0 } };
+    /// let on_gpu = unsafe { dlpack_abi::dlpack::VersionedTensor::from_raw(raw) }?;
+    /// assert!(!on_gpu.view().is_host_readable());
+    /// # }
+    /// # Ok(()) }
+    /// ```
+    #[inline(always)]
+    pub fn is_host_readable(&self) -> bool {
+        self.meta.is_readable()
     }
 
     /// Whether two in-bounds indices may reach the same element (a zero stride on a dimension of
@@ -571,11 +607,29 @@ impl<'a> TensorView<'a> {
         }
     }
 
-    /// `DtypeMismatch` unless the dtype is `T`'s: the one dtype rule of typed access, which
-    /// callers that must say it first (the typed Python arguments) or without host access
-    /// (`device_ptr`) check on its own.
+    /// Refuses a dtype other than `T`'s: the one dtype rule of typed access, for callers that
+    /// must report the dtype before anything else (a typed Python argument), or that check it
+    /// without host access (a device pointer).
+    ///
+    /// # Errors
+    /// [`AccessError::DtypeMismatch`] naming both dtypes.
+    ///
+    /// ```
+    /// # fn main() -> Result<(), dlpack_abi::dlpack::TensorError> {
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::dlpack::{AccessError, Element, Export};
+    ///
+    /// let tensor = Export::new(vec![1.0f32], &[1]).finish()?;
+    /// assert_eq!(tensor.view().check_dtype::<f32>(), Ok(()));
+    /// assert_eq!(
+    ///     tensor.view().check_dtype::<f64>(),
+    ///     Err(AccessError::DtypeMismatch { requested: f64::DTYPE, found: f32::DTYPE })
+    /// );
+    /// # }
+    /// # Ok(()) }
+    /// ```
     #[inline(always)]
-    pub(crate) fn check_dtype<T: Element>(&self) -> Result<(), AccessError> {
+    pub fn check_dtype<T: Element>(&self) -> Result<(), AccessError> {
         if self.tensor.dtype == T::DTYPE {
             Ok(())
         } else {

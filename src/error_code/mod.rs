@@ -8,9 +8,14 @@
 //! (`DLPACK_ABI_ACCESS_READ_ONLY`, ...) and the struct `DLPackAbiErrorReport`.
 //!
 //! **Stability:** within a major version of this crate, values are never renumbered or reused;
-//! new codes may be added (a C `switch` needs a `default:`). This crate assigns only `0..=9999`;
-//! negative values and values from 10000 on are never assigned, so an FFI crate may use them
-//! for its own errors. Errors that wrap another (`TensorError`, `ArrowError`,
+//! new codes may be added (a C `switch` needs a `default:`). This crate assigns only `0..=999`.
+//! `1000..=1999` belong to the integration crates of the dlpack-abi workspace, each with a range
+//! of its own whose codes it declares itself (as `ErrorCode` values, with its error type's
+//! `code()`): 10xx `dlpack-abi-arrow-rs`, 11xx `dlpack-abi-safetensors`, 12xx
+//! `dlpack-abi-candle`, 13xx `dlpack-abi-burn`, 14xx `dlpack-abi-image`, 15xx
+//! `dlpack-abi-cudarc`, 16xx `dlpack-abi-pyo3`, 17xx `dlpack-abi-ndarray`. `2000..=9999` are
+//! kept for later. Negative values and values from 10000 on are never assigned, so an FFI
+//! crate may use them for its own errors. Errors that wrap another (`TensorError`, `ArrowError`,
 //! `ExportError::Invalid`, `BridgeError::Tensor`, ...) have the code of the error they wrap.
 //! Nothing here allocates; everything works without `alloc` or `std`.
 //!
@@ -38,9 +43,8 @@ pub use report::ErrorReport;
 /// A stable numeric error code (C `DLPackAbiErrorCode`, an `int32_t`): 0 is success, each
 /// error contract has its range (1xx DLPack import, 2xx typed access, 3xx export, 4xx DLPack
 /// streams, 5xx Arrow metadata, 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack ↔ Arrow
-/// bridge, 9xx Arrow streams; the integrations 10xx arrow-rs, 11xx safetensors, 12xx candle,
-/// 13xx burn, 14xx image, 15xx cudarc, 16xx the Python borrow registry, declared whatever the
-/// features).
+/// bridge, 9xx Arrow streams). 1000 to 1999 belong to the integration crates, which declare
+/// their own codes as `ErrorCode` values (see the [module docs](self)).
 ///
 /// Stable within a major version: values are never renumbered or reused; new codes may be
 /// added. Like the DLPack enums of [`raw`](crate::raw), it is an open `i32` newtype, not a

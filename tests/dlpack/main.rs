@@ -14,8 +14,6 @@ mod convert;
 mod export;
 mod extent;
 mod import;
-#[cfg(feature = "ndarray")]
-mod ndarray;
 mod raw;
 mod soundness;
 #[cfg(feature = "alloc")]

@@ -1,0 +1,182 @@
+//! CUDA's [`StreamRuntime`]: events recorded on any stream of a GPU (the consumer's raw
+//! handles included) and waits on them, through the driver API.
+
+use alloc::sync::Arc;
+use alloc::vec::Vec;
+use core::ffi::c_void;
+use core::ptr::NonNull;
+use std::sync::{Mutex, OnceLock};
+
+use ::cudarc::driver::{result, sys, CudaContext, CudaEvent};
+
+use super::{cu_stream, cuda_available, driver_error};
+use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, OrderError, RuntimeEvent, StreamRuntime};
+use dlpack_abi::raw::{kDLCUDA, kDLCUDAHost, kDLCUDAManaged, DLDevice};
+
+/// The CUDA driver as a [`StreamRuntime`]: it records events on a GPU's streams, named by
+/// handle as consumers pass them to `__dlpack__`, and makes other streams (or the host) wait on
+/// them, in each GPU's primary context (the one CuPy, PyTorch and JAX use). It drives CUDA
+/// devices, managed and pinned memory, where the driver loads.
+///
+/// Install it for the Python glue (`python::install_stream_runtime`, feature `pyo3`) so that a
+/// `Tensor` imported for one stream is ordered before every other stream it is handed to, and
+/// use it for [`OnStream`](dlpack_abi::dlpack::OnStream) consumers.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use dlpack_abi_cudarc::CudaRuntime;
+/// use dlpack_abi::dlpack::{ConsumerStream, StreamReady, StreamOrder};
+/// use dlpack_abi::raw::{kDLCUDA, DLDevice};
+///
+/// let context = cudarc::driver::CudaContext::new(0)?;
+/// let (c, d) = (context.new_stream()?, context.new_stream()?);
+/// let gpu = DLDevice { device_type: kDLCUDA, device_id: 0 };
+/// // Data made ready on `c` (say, by an import for `c`) ...
+/// let ready = StreamReady::new(gpu, ConsumerStream::Handle(c.cu_stream() as usize), Some(Arc::new(CudaRuntime::new())))?;
+/// // ... is handed to `d`: `d` waits on an event recorded on `c`.
+/// ready.ready_on(gpu, ConsumerStream::Handle(d.cu_stream() as usize))?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct CudaRuntime {
+    /// The primary contexts used so far, by ordinal.
+    contexts: Mutex<Vec<(i32, Arc<CudaContext>)>>,
+    /// Whether the driver library loads (looked up once: each look opens it).
+    available: OnceLock<bool>,
+}
+
+impl CudaRuntime {
+    /// A runtime that opens each GPU's primary context when first asked about it.
+    ///
+    /// ```
+    /// use dlpack_abi_cudarc::CudaRuntime;
+    /// use dlpack_abi::dlpack::StreamRuntime;
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice};
+    ///
+    /// let runtime = CudaRuntime::new();
+    /// assert!(!runtime.drives(DLDevice { device_type: kDLCPU, device_id: 0 }));
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The primary context of `device`'s GPU, bound to this thread.
+    fn context(&self, device: DLDevice) -> Result<Arc<CudaContext>, OrderError> {
+        let mut contexts = self
+            .contexts
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let context = match contexts.iter().find(|(id, _)| *id == device.device_id) {
+            Some((_, context)) => Arc::clone(context),
+            None => {
+                let ordinal =
+                    usize::try_from(device.device_id).map_err(|_| OrderError::Unsupported {
+                        stream: ConsumerStream::Unspecified,
+                    })?;
+                let context =
+                    CudaContext::new(ordinal).map_err(driver_error("cuDevicePrimaryCtxRetain"))?;
+                contexts.push((device.device_id, Arc::clone(&context)));
+                context
+            }
+        };
+        context
+            .bind_to_thread()
+            .map_err(driver_error("cuCtxSetCurrent"))?;
+        Ok(context)
+    }
+}
+
+// SAFETY: `record` returns a `CUevent` recorded (`cuEventRecord`) on the stream after the work
+// enqueued there; `wait` is `cuStreamWaitEvent` on the event (an ordering of later work on the
+// stream), or `cuEventSynchronize` for the host (a completion).
+unsafe impl StreamRuntime for CudaRuntime {
+    fn drives(&self, device: DLDevice) -> bool {
+        [kDLCUDA, kDLCUDAManaged, kDLCUDAHost].contains(&device.device_type)
+            && *self.available.get_or_init(cuda_available)
+    }
+
+    fn record(&self, device: DLDevice, stream: ConsumerStream) -> Result<RuntimeEvent, OrderError> {
+        let handle = cu_stream(stream).ok_or(OrderError::Unsupported { stream })?;
+        let context = self.context(device)?;
+        Ok(Arc::new(record_on(&context, handle)?))
+    }
+
+    unsafe fn wait(
+        &self,
+        device: DLDevice,
+        event: &(dyn DeviceEvent + Sync),
+        stream: ConsumerStream,
+    ) -> Result<(), OrderError> {
+        self.context(device)?;
+        // SAFETY: the event is one of this runtime's (caller): a `Recorded`, whose pointer is
+        // to its live `CUevent` handle.
+        let event = unsafe { event.event_ptr().cast::<sys::CUevent>().read() };
+        wait_on(event, stream)
+    }
+}
+
+/// A `CUevent` recorded on a stream; `sync_event` and [`DeviceEvent::event_ptr`] point to its
+/// handle.
+pub(super) struct Recorded {
+    /// The handle the event pointer points to (the spec's `cudaEvent_t*`).
+    handle: sys::CUevent,
+    /// Destroys the event when dropped.
+    _event: CudaEvent,
+}
+
+// SAFETY: `CudaEvent` is Send and Sync (cudarc); the handle is a copy of its own, only read.
+unsafe impl Send for Recorded {}
+// SAFETY: as above.
+unsafe impl Sync for Recorded {}
+
+// SAFETY: points to the handle of the event this owns, which it destroys only when dropped.
+unsafe impl DeviceEvent for Recorded {
+    fn event_ptr(&self) -> NonNull<c_void> {
+        NonNull::from(&self.handle).cast()
+    }
+}
+
+/// Records a new event on `stream` (a handle of `context`'s GPU, or a default-stream handle),
+/// after the work enqueued there so far.
+pub(super) fn record_on(
+    context: &Arc<CudaContext>,
+    stream: sys::CUstream,
+) -> Result<Recorded, OrderError> {
+    let event = context
+        .new_event(None)
+        .map_err(driver_error("cuEventCreate"))?;
+    // SAFETY: a live event of this context; `stream` is a live stream of the context's GPU
+    // (the consumer's, during the export that names it) or a driver default-stream handle.
+    unsafe { result::event::record(event.cu_event(), stream) }
+        .map_err(driver_error("cuEventRecord"))?;
+    Ok(Recorded {
+        handle: event.cu_event(),
+        _event: event,
+    })
+}
+
+/// Makes `stream` wait on `event` (`cuStreamWaitEvent`), or the host (`cuEventSynchronize`).
+/// The event's context is bound to the thread.
+fn wait_on(event: sys::CUevent, stream: ConsumerStream) -> Result<(), OrderError> {
+    if stream == ConsumerStream::Host {
+        // SAFETY: a live event (caller).
+        return unsafe { result::event::synchronize(event) }
+            .map_err(driver_error("cuEventSynchronize"));
+    }
+    let waiter = cu_stream(stream).ok_or(OrderError::Unsupported { stream })?;
+    // SAFETY: a live event (caller); `waiter` is the consumer's live stream (the protocol keeps
+    // it alive during the export that names it) or a driver default-stream handle.
+    unsafe {
+        result::stream::wait_event(
+            waiter,
+            event,
+            sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+        )
+    }
+    .map_err(driver_error("cuStreamWaitEvent"))
+}
+
+/// Makes `stream` wait on a recorded event (the host, for [`ConsumerStream::Host`]).
+pub(super) fn wait_recorded(event: &Recorded, stream: ConsumerStream) -> Result<(), OrderError> {
+    wait_on(event.handle, stream)
+}

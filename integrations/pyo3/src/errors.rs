@@ -1,0 +1,371 @@
+//! The errors of dlpack-abi as Python exceptions: [`IntoPyErr`] for each, and
+//! [`PyDlpackError`], the error type that `?` reaches from all of them (and from pyo3's
+//! `PyErr`), so that a `#[pyfunction]` returning [`PyDlpackResult`] needs no `map_err`. Each
+//! maps to the exception the DLPack Python spec, the array API or the Arrow PyCapsule interface
+//! names for that kind of failure, with the error's message. One home: every path of this crate
+//! raises through these. The table is in the crate's documentation.
+//!
+//! ```
+//! use dlpack_abi::dlpack::{AccessError, Element, ImportError};
+//! use dlpack_abi_pyo3::IntoPyErr;
+//! use pyo3::exceptions::{PyBufferError, PyTypeError};
+//!
+//! pyo3::Python::initialize();
+//! pyo3::Python::attach(|py| {
+//!     let error = ImportError::NegativeNdim { ndim: -1 }.into_py_err();
+//!     assert!(error.is_instance_of::<PyBufferError>(py));
+//!     let error = AccessError::DtypeMismatch { requested: f64::DTYPE, found: f32::DTYPE }.into_py_err();
+//!     assert!(error.is_instance_of::<PyTypeError>(py));
+//!     assert_eq!(error.value(py).to_string(), "DLTensor.dtype is float32, but the requested type is float64");
+//! });
+//! ```
+
+use alloc::format;
+use alloc::string::{String, ToString};
+use core::fmt;
+
+use pyo3::exceptions::{
+    PyBufferError, PyIndexError, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
+};
+use pyo3::{PyErr, PyResult};
+
+use dlpack_abi::arrow::{
+    ArrowError, AsyncStreamError, BridgeError, MetadataError, ProducerError, ReadError,
+    StreamError, ValidationError,
+};
+use dlpack_abi::dlpack::{
+    AccessError, ConsumerStreamError, ExportError, ImportError, IntoLegacyError, OrderError,
+    TensorError,
+};
+
+/// An error that becomes a Python exception of its kind: every error of dlpack-abi, this
+/// crate's [`BorrowError`](crate::BorrowError), the integration crates' errors (with their
+/// `pyo3` features), and `PyErr` itself. What [`PyDlpackError`] converts from.
+///
+/// The orphan rule is why this is a trait of its own: neither this crate nor dlpack-abi may
+/// write `From<dlpack_abi::dlpack::ImportError> for PyErr`. Implement it for an error type of
+/// your own to make `?` reach [`PyDlpackResult`] from it.
+///
+/// ```
+/// use dlpack_abi_pyo3::{IntoPyErr, PyDlpackResult};
+/// use pyo3::exceptions::PyValueError;
+/// use pyo3::PyErr;
+///
+/// #[derive(Debug)]
+/// struct NotPositive(f64);
+/// impl IntoPyErr for NotPositive {
+///     fn into_py_err(self) -> PyErr {
+///         PyValueError::new_err(format!("{} is not positive", self.0))
+///     }
+/// }
+///
+/// fn check(x: f64) -> PyDlpackResult<f64> {
+///     if x <= 0.0 {
+///         return Err(NotPositive(x).into());
+///     }
+///     Ok(x)
+/// }
+/// pyo3::Python::initialize();
+/// assert!(check(-1.0).is_err());
+/// ```
+pub trait IntoPyErr {
+    /// The exception.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::ImportError;
+    /// use dlpack_abi_pyo3::IntoPyErr;
+    ///
+    /// pyo3::Python::initialize();
+    /// let error = ImportError::NullTensor.into_py_err();
+    /// pyo3::Python::attach(|py| {
+    ///     assert!(error.is_instance_of::<pyo3::exceptions::PyBufferError>(py));
+    /// });
+    /// ```
+    fn into_py_err(self) -> PyErr;
+}
+
+impl IntoPyErr for PyErr {
+    fn into_py_err(self) -> PyErr {
+        self
+    }
+}
+
+/// A Rust integer that does not fit another (`i64::try_from(len)?`): `OverflowError`, as pyo3
+/// converts it.
+impl IntoPyErr for core::num::TryFromIntError {
+    fn into_py_err(self) -> PyErr {
+        self.into()
+    }
+}
+
+/// A Python exception made from any [`IntoPyErr`] error: the error type of
+/// [`PyDlpackResult`], which a `#[pyfunction]` returns so that `?` converts dlpack-abi's
+/// errors, the integrations', and pyo3's `PyErr` alike. pyo3 raises it as the exception it
+/// holds.
+///
+/// ```no_run
+/// use dlpack_abi::dlpack::Export;
+/// use dlpack_abi_pyo3::{PyDlpackResult, PyVersionedTensor};
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction] // `?` on an AccessError, an ExportError and a PyErr
+/// fn first_row(x: PyVersionedTensor, n: &Bound<'_, PyAny>) -> PyDlpackResult<PyVersionedTensor> {
+///     let n: usize = n.extract()?;
+///     let row: Vec<f32> = x.view().iter::<f32>()?.take(n).collect();
+///     Ok(Export::new(row, &[i64::try_from(n)?]).finish()?.into())
+/// }
+/// ```
+pub struct PyDlpackError(PyErr);
+
+impl PyDlpackError {
+    /// The exception.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::AccessError;
+    /// use dlpack_abi_pyo3::PyDlpackError;
+    ///
+    /// pyo3::Python::initialize();
+    /// let error = PyDlpackError::from(AccessError::ReadOnly).into_inner();
+    /// pyo3::Python::attach(|py| {
+    ///     assert!(error.is_instance_of::<pyo3::exceptions::PyBufferError>(py));
+    /// });
+    /// ```
+    pub fn into_inner(self) -> PyErr {
+        self.0
+    }
+}
+
+impl<E: IntoPyErr> From<E> for PyDlpackError {
+    fn from(error: E) -> Self {
+        Self(error.into_py_err())
+    }
+}
+
+impl From<PyDlpackError> for PyErr {
+    fn from(error: PyDlpackError) -> Self {
+        error.0
+    }
+}
+
+impl fmt::Debug for PyDlpackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.0, f)
+    }
+}
+
+impl fmt::Display for PyDlpackError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
+impl std::error::Error for PyDlpackError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        Some(&self.0)
+    }
+}
+
+/// The result of a `#[pyfunction]` that uses dlpack-abi: `?` works on every error of the
+/// workspace and on `PyErr` (see [`PyDlpackError`]).
+///
+/// ```no_run
+/// use dlpack_abi_pyo3::{PyDlpackResult, PyVersionedTensor};
+/// use pyo3::prelude::*;
+///
+/// #[pyfunction]
+/// fn total(x: PyVersionedTensor) -> PyDlpackResult<f64> {
+///     Ok(x.view().iter::<f64>()?.sum())
+/// }
+/// ```
+pub type PyDlpackResult<T> = Result<T, PyDlpackError>;
+
+/// `.py()?` in a function returning `PyResult`: this crate's own shorthand.
+pub(crate) trait ToPyResult<T> {
+    /// The error as its exception.
+    fn py(self) -> PyResult<T>;
+}
+
+impl<T, E: IntoPyErr> ToPyResult<T> for Result<T, E> {
+    #[inline(always)]
+    fn py(self) -> PyResult<T> {
+        self.map_err(IntoPyErr::into_py_err)
+    }
+}
+
+impl IntoPyErr for ImportError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        PyBufferError::new_err(format!("invalid DLPack tensor: {error}"))
+    }
+}
+
+impl IntoPyErr for AccessError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        let message = format!("{error}");
+        match error {
+            AccessError::DtypeMismatch { .. } | AccessError::UnsupportedDtype { .. } => {
+                PyTypeError::new_err(message)
+            }
+            AccessError::IndexRank { .. } | AccessError::IndexOutOfBounds { .. } => {
+                PyIndexError::new_err(message)
+            }
+            AccessError::DimensionMismatch { .. } => PyValueError::new_err(message),
+            _ => PyBufferError::new_err(message),
+        }
+    }
+}
+
+impl IntoPyErr for ExportError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        export_exception(&error, format!("{error}"))
+    }
+}
+
+/// The exception of an [`ExportError`], with `message` (the error's, or that of an error that
+/// wraps it): one home for the rule.
+pub(crate) fn export_exception(error: &ExportError, message: String) -> PyErr {
+    match error {
+        ExportError::FlagsNotRepresentable { .. } => PyBufferError::new_err(message),
+        _ => PyValueError::new_err(message),
+    }
+}
+
+/// As the [`ExportError`] it carries (the tensor is dropped).
+impl IntoPyErr for IntoLegacyError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        export_exception(&error.error(), format!("{error}"))
+    }
+}
+
+impl IntoPyErr for TensorError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        match error {
+            TensorError::Import(error) => error.into_py_err(),
+            TensorError::Access(error) => error.into_py_err(),
+            TensorError::Export(error) => error.into_py_err(),
+            other => PyBufferError::new_err(other.to_string()),
+        }
+    }
+}
+
+impl IntoPyErr for ConsumerStreamError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        let message = format!("{error}");
+        match error {
+            ConsumerStreamError::Invalid { .. } => PyValueError::new_err(message),
+            _ => PyBufferError::new_err(message),
+        }
+    }
+}
+
+/// A stream the producer cannot order on is a `BufferError` (the array API's convention); a
+/// device runtime's failure a `RuntimeError`.
+impl IntoPyErr for OrderError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        let message = format!("{error}");
+        match error {
+            OrderError::Runtime { .. } => PyRuntimeError::new_err(message),
+            _ => PyBufferError::new_err(message),
+        }
+    }
+}
+
+impl IntoPyErr for ValidationError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        PyValueError::new_err(format!("invalid Arrow data: {error}"))
+    }
+}
+
+impl IntoPyErr for ReadError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        PyValueError::new_err(format!("{error}"))
+    }
+}
+
+impl IntoPyErr for BridgeError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        PyBufferError::new_err(format!("{error}"))
+    }
+}
+
+impl IntoPyErr for ArrowError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        match error {
+            ArrowError::Validation(error) => error.into_py_err(),
+            ArrowError::Read(error) => error.into_py_err(),
+            ArrowError::Bridge(error) => error.into_py_err(),
+            other => PyValueError::new_err(other.to_string()),
+        }
+    }
+}
+
+impl IntoPyErr for StreamError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        match error {
+            StreamError::Producer(error) => error.into_py_err(),
+            StreamError::Invalid(error) => error.into_py_err(),
+            other => PyValueError::new_err(other.to_string()),
+        }
+    }
+}
+
+/// `OSError(errno, message)`.
+impl IntoPyErr for ProducerError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        let message = error
+            .message()
+            .unwrap_or("the Arrow stream's producer failed");
+        PyOSError::new_err((error.code(), message.to_string()))
+    }
+}
+
+/// `ValueError`: invalid Arrow data.
+impl IntoPyErr for MetadataError {
+    fn into_py_err(self) -> PyErr {
+        let error = self;
+        PyValueError::new_err(format!("invalid Arrow metadata: {error}"))
+    }
+}
+
+/// As the error it holds; a broken protocol, `RuntimeError`.
+impl IntoPyErr for AsyncStreamError {
+    fn into_py_err(self) -> PyErr {
+        match self {
+            Self::Producer(error) => error.into_py_err(),
+            Self::Invalid(error) => error.into_py_err(),
+            other => PyRuntimeError::new_err(other.to_string()),
+        }
+    }
+}
+
+/// Runs `body`, turning a panic into a `PanicException` (with the panic's message) instead of
+/// letting it unwind into C, which would abort the process: the guard of every function this
+/// crate hands to C that runs code it does not control (an exporter's `dlpack_tensor`, say).
+pub(crate) fn catching_panics<R>(what: &str, body: impl FnOnce() -> PyResult<R>) -> PyResult<R> {
+    std::panic::catch_unwind(std::panic::AssertUnwindSafe(body)).unwrap_or_else(|payload| {
+        let message = payload
+            .downcast_ref::<&str>()
+            .copied()
+            .or_else(|| {
+                payload
+                    .downcast_ref::<alloc::string::String>()
+                    .map(|s| s.as_str())
+            })
+            .unwrap_or("a panic without a message");
+        Err(pyo3::panic::PanicException::new_err(format!(
+            "{what} panicked: {message}"
+        )))
+    })
+}
