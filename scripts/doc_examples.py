@@ -15,11 +15,13 @@ helper. Items that
 a macro from another crate generates (bitflags' ``bits()`` and friends) are that crate's docs,
 and are left out.
 
-Usage: ``doc_examples.py path/to/dlpack_abi.json [--list]``. Prints the count and exits 1 when
+Usage: ``doc_examples.py path/to/crate.json [--list]``, from the workspace root (each crate of
+the workspace has its own JSON file: ``dlpack_abi.json``, ``dlpack_abi_pyo3.json``, ...). Prints the count and exits 1 when
 it is not zero (``--list`` names every missing item either way).
 """
 
 import json
+import os
 import re
 import sys
 
@@ -90,7 +92,9 @@ def main():
     def generated_elsewhere(it):
         """True for items a macro wrote: their source span does not spell their name."""
         span = it.get("span")
-        if span is None or not span["filename"].startswith("src/"):
+        # A local crate's files are relative to the workspace root (`src/...` for the core,
+        # `integrations/<name>/src/...` for the others); another crate's are absolute.
+        if span is None or os.path.isabs(span["filename"]) or not os.path.isfile(span["filename"]):
             return True
         name = it["name"]
         if name is None:

@@ -299,7 +299,8 @@ impl<M: ManagedStruct> Validated<M> {
     /// // SAFETY: live and unwritten.
     /// let checked = unsafe { VersionedTensor::validate(raw) }?;
     /// assert_eq!(checked.as_ptr(), raw);
-    /// # unsafe { checked.take() };
+    /// // SAFETY: ownership passes now.
+    /// let tensor = unsafe { checked.take() };
     /// # }
     /// # Ok(()) }
     /// ```

@@ -19,8 +19,9 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 /// refused afterwards, as `log::set_logger` refuses a second logger.
 ///
 /// ```
+/// # #[cfg(feature = "alloc")] {
 /// use core::sync::atomic::{AtomicUsize, Ordering};
-/// use dlpack_abi::dlpack::ReleaseHook;
+/// use dlpack_abi::dlpack::{Export, ReleaseHook};
 ///
 /// static RELEASED: AtomicUsize = AtomicUsize::new(0);
 /// static HOOK: ReleaseHook = ReleaseHook {
@@ -28,7 +29,13 @@ use core::sync::atomic::{AtomicPtr, Ordering};
 ///         RELEASED.fetch_add(1, Ordering::Relaxed);
 ///     },
 /// };
-/// # let _ = &HOOK;
+/// let mut tensor = Export::new(vec![1.0f32], &[1]).finish().unwrap();
+/// tensor.track(&HOOK).unwrap();
+/// let raw = tensor.into_raw(); // given away: the hook hears of it
+/// assert_eq!(RELEASED.load(Ordering::Relaxed), 1);
+/// // SAFETY: `raw` came from `into_raw` and is handed back once.
+/// drop(unsafe { dlpack_abi::dlpack::VersionedTensor::from_raw(raw) }.unwrap());
+/// # }
 /// ```
 pub struct ReleaseHook {
     /// Called once per tracked tensor with its [`token`](super::ManagedTensor::token), when the

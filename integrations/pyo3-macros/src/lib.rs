@@ -55,7 +55,7 @@ type Refusal = (Span, String);
 ///
 /// impl DlpackExporter for Ramp {
 ///     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
-///     fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+///     fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
 ///         Ok(Export::new(Arc::clone(&self.values), &self.shape).finish()?) // shared: read-only
 ///     }
 /// }

@@ -164,11 +164,11 @@ children out of one export without touching another.
 
 ```no_run
 use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
-use dlpack_abi_pyo3::ArrowArrayExport;
+use dlpack_abi_pyo3::{ArrowArrayExport, PyDlpackResult};
 use pyo3::prelude::*;
 
 #[pyfunction] // errors convert with `?`: no `map_err`
-fn squares() -> PyResult<ArrowArrayExport> {
+fn squares() -> PyDlpackResult<ArrowArrayExport> {
     let array = Array::from_vec((0..5i64).map(|i| i * i).collect::<Vec<_>>())?;
     let schema = SchemaDef::of::<i64>()?.export()?;
     Ok(ArrowArrayExport::new(schema, DeviceArray::from_cpu(array))?)
@@ -198,11 +198,11 @@ impl ArrowArrayExport {
     ///
     /// ```no_run
     /// use dlpack_abi::arrow::{Array, DeviceArray, SchemaDef};
-    /// use dlpack_abi_pyo3::ArrowArrayExport;
+    /// use dlpack_abi_pyo3::{ArrowArrayExport, PyDlpackResult};
     /// use pyo3::prelude::*;
     ///
     /// #[pyfunction] // pyarrow.array(squares(4)) is [0, 1, 4, 9], sharing the buffer
-    /// fn squares(n: i64) -> PyResult<ArrowArrayExport> {
+    /// fn squares(n: i64) -> PyDlpackResult<ArrowArrayExport> {
     ///     let values: Vec<i64> = (0..n).map(|i| i * i).collect();
     ///     let array = DeviceArray::from_cpu(Array::from_vec(values)?);
     ///     Ok(ArrowArrayExport::new(SchemaDef::new("l")?.export()?, array)?)
@@ -436,11 +436,11 @@ checks a `requested_schema`, a concurrent one finds the stream taken.
 
 ```no_run
 use dlpack_abi::arrow::{errno, Array, ArrayStream, ProducerError, SchemaDef};
-use dlpack_abi_pyo3::ArrowStreamExport;
+use dlpack_abi_pyo3::{ArrowStreamExport, PyDlpackResult};
 use pyo3::prelude::*;
 
 #[pyfunction]
-fn batches() -> PyResult<ArrowStreamExport> {
+fn batches() -> PyDlpackResult<ArrowStreamExport> {
     let arrays = (0..3i64).map(|i| {
         Array::from_vec(vec![i, i + 1]).map_err(|_| ProducerError::code_only(errno::EINVAL))
     });
@@ -470,7 +470,7 @@ impl ArrowStreamExport {
     ///
     /// ```no_run
     /// use dlpack_abi::arrow::{errno, Array, ArrayParts, ArrayStream, ProducerError, SchemaDef};
-    /// use dlpack_abi_pyo3::ArrowStreamExport;
+    /// use dlpack_abi_pyo3::{ArrowStreamExport, PyDlpackResult};
     /// use pyo3::prelude::*;
     ///
     /// /// One record batch: a struct array whose one column is `values`.
@@ -483,7 +483,7 @@ impl ArrowStreamExport {
     /// }
     ///
     /// #[pyfunction] // pyarrow.RecordBatchReader.from_stream(batches()) reads 2 batches, 3 rows
-    /// fn batches() -> PyResult<ArrowStreamExport> {
+    /// fn batches() -> PyDlpackResult<ArrowStreamExport> {
     ///     let schema = SchemaDef::new("+s")?.with_child(SchemaDef::new("i")?.with_name("n"));
     ///     let items = [batch(vec![1, 2]), batch(vec![3])];
     ///     Ok(ArrowStreamExport::new(ArrayStream::from_iter(schema, items)?))
@@ -497,12 +497,12 @@ impl ArrowStreamExport {
     ///
     /// ```no_run
     /// use dlpack_abi::arrow::{Array, DeviceArray, DeviceArrayStream, ProducerError, SchemaDef};
-    /// use dlpack_abi_pyo3::ArrowStreamExport;
+    /// use dlpack_abi_pyo3::{ArrowStreamExport, PyDlpackResult};
     /// use dlpack_abi::raw::ARROW_DEVICE_CPU;
     /// use pyo3::prelude::*;
     ///
     /// #[pyfunction] // offers `__arrow_c_device_stream__` (and `__arrow_c_stream__`, it being CPU)
-    /// fn device_batches() -> PyResult<ArrowStreamExport> {
+    /// fn device_batches() -> PyDlpackResult<ArrowStreamExport> {
     ///     let items: Vec<Result<DeviceArray, ProducerError>> =
     ///         vec![Ok(DeviceArray::from_cpu(Array::from_vec(vec![1.0f32, 2.0])?))];
     ///     let stream = DeviceArrayStream::from_iter(SchemaDef::new("f")?, ARROW_DEVICE_CPU, items)?;
@@ -726,11 +726,11 @@ pub fn import_schema(source: &Bound<'_, PyAny>) -> PyResult<Schema> {
 /// producer's own exceptions pass through.
 ///
 /// ```no_run
-/// use dlpack_abi_pyo3::import_array;
+/// use dlpack_abi_pyo3::{PyDlpackResult, import_array};
 /// use pyo3::prelude::*;
 ///
 /// #[pyfunction] // total(pyarrow.array([1.0, 2.5])) == 3.5, read in place
-/// fn total(source: &Bound<'_, PyAny>) -> PyResult<f64> {
+/// fn total(source: &Bound<'_, PyAny>) -> PyDlpackResult<f64> {
 ///     let (schema, array) = import_array(source, None)?;
 ///     let view = array.view(schema.view())?;
 ///     Ok(view.values::<f64>()?.iter().sum())
@@ -819,11 +819,11 @@ pub fn import_device_array(
 /// own exceptions pass through.
 ///
 /// ```no_run
-/// use dlpack_abi_pyo3::import_stream;
+/// use dlpack_abi_pyo3::{PyDlpackResult, import_stream};
 /// use pyo3::prelude::*;
 ///
 /// #[pyfunction] // rows(pyarrow.table({"x": [1, 2, 3]})) == 3; DuckDB and polars results work too
-/// fn rows(source: &Bound<'_, PyAny>) -> PyResult<usize> {
+/// fn rows(source: &Bound<'_, PyAny>) -> PyDlpackResult<usize> {
 ///     let mut rows = 0;
 ///     for batch in import_stream(source, None)? {
 ///         rows += batch?.len();

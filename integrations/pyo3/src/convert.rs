@@ -106,12 +106,12 @@ impl<'py> IntoPyObject<'py> for PyVersionedTensor {
 /// its schema; and, returned, a `dlpack_abi.ArrowArray` that pyarrow, polars or DuckDB read.
 ///
 /// ```no_run
-/// use dlpack_abi_pyo3::AnyArrowArray;
+/// use dlpack_abi_pyo3::{AnyArrowArray, PyDlpackResult};
 /// use pyo3::prelude::*;
 ///
 /// /// The number of nulls of any Arrow array (pyarrow, polars, nanoarrow, ...).
 /// #[pyfunction]
-/// fn null_count(x: AnyArrowArray) -> PyResult<usize> {
+/// fn null_count(x: AnyArrowArray) -> PyDlpackResult<usize> {
 ///     let view = x.array.view(x.schema.view())?;
 ///     Ok(view.null_count().unwrap_or(0))
 /// }
@@ -169,12 +169,12 @@ impl<'py> IntoPyObject<'py> for AnyArrowArray {
 /// nothing is read until it is iterated. Returned, a `dlpack_abi.ArrowStream`.
 ///
 /// ```no_run
-/// use dlpack_abi_pyo3::AnyArrowStream;
+/// use dlpack_abi_pyo3::{AnyArrowStream, PyDlpackResult};
 /// use pyo3::prelude::*;
 ///
 /// /// The number of rows of any Arrow stream; a producer's error is raised as `OSError`.
 /// #[pyfunction]
-/// fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
+/// fn count_rows(stream: AnyArrowStream) -> PyDlpackResult<usize> {
 ///     let mut rows = 0;
 ///     match stream {
 ///         AnyArrowStream::Cpu(stream) => for batch in stream { rows += batch?.len() },

@@ -63,13 +63,13 @@ impl ExchangeApi {
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
-    /// use dlpack_abi_pyo3::DlpackExporter;
+    /// use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult};
     /// use pyo3::prelude::*;
     /// #[pyclass]
     /// struct Image;
     /// impl DlpackExporter for Image {
     ///     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
-    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> { unimplemented!() }
     /// }
     /// use dlpack_abi_pyo3::ExchangeApi;
     ///

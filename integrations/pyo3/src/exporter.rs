@@ -9,7 +9,7 @@
 //! ```no_run
 //! use std::sync::Arc;
 //! use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
-//! use dlpack_abi_pyo3::{dlpack_exporter, DlpackExporter};
+//! use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult, dlpack_exporter};
 //! use dlpack_abi::raw::{kDLCPU, DLDevice};
 //! use pyo3::prelude::*;
 //!
@@ -18,7 +18,7 @@
 //! struct Ramp { values: Arc<[f64]>, shape: [i64; 1] }
 //! impl DlpackExporter for Ramp {
 //!     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
-//!     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> {
+//!     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
 //!         Ok(Export::new(Arc::clone(&self.values), &self.shape).finish()?)
 //!     }
 //! }
@@ -48,7 +48,7 @@ use pyo3::types::{PyCapsule, PyDict, PyTuple};
 use pyo3::PyClass;
 
 use super::capsule::dlpack_capsule;
-use super::errors::ToPyResult;
+use super::errors::{PyDlpackResult, ToPyResult};
 use super::fastcall::{self, MethodDef};
 use super::gil::Held;
 use super::{arrow, PyTensor};
@@ -80,7 +80,7 @@ use dlpack_abi::raw::{kDLCPU, DLDevice, DLDeviceType};
 /// ```no_run
 /// use std::sync::Arc;
 /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
-/// use dlpack_abi_pyo3::DlpackExporter;
+/// use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult};
 /// use dlpack_abi::raw::{kDLCPU, DLDevice};
 /// use pyo3::prelude::*;
 ///
@@ -92,7 +92,7 @@ use dlpack_abi::raw::{kDLCPU, DLDevice, DLDeviceType};
 ///     fn dlpack_device(&self) -> DLDevice {
 ///         DLDevice { device_type: kDLCPU, device_id: 0 }
 ///     }
-///     fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+///     fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
 ///         // Shares the pixels: read-only, since the Arc is shared.
 ///         Ok(Export::new(Arc::clone(&self.pixels), &[self.height, self.width]).finish()?)
 ///     }
@@ -102,7 +102,7 @@ use dlpack_abi::raw::{kDLCPU, DLDevice, DLDeviceType};
 /// #[pymethods]
 /// impl Image {
 ///     #[new]
-///     fn new(height: i64, width: i64) -> PyResult<Self> {
+///     fn new(height: i64, width: i64) -> PyDlpackResult<Self> {
 ///         let pixels = vec![0u8; usize::try_from(height * width)?].into();
 ///         Ok(Self { pixels, height, width })
 ///     }
@@ -113,7 +113,7 @@ pub trait DlpackExporter {
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
-    /// use dlpack_abi_pyo3::DlpackExporter;
+    /// use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult};
     /// use dlpack_abi::raw::{kDLCPU, DLDevice};
     /// use pyo3::prelude::*;
     ///
@@ -123,7 +123,7 @@ pub trait DlpackExporter {
     ///     fn dlpack_device(&self) -> DLDevice {
     ///         DLDevice { device_type: kDLCPU, device_id: 0 } // what `__dlpack_device__` returns
     ///     }
-    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> {
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
     ///         Ok(Export::new(self.values.clone(), &[self.values.len() as i64]).finish()?)
     ///     }
     /// }
@@ -151,7 +151,7 @@ pub trait DlpackExporter {
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
-    /// use dlpack_abi_pyo3::DlpackExporter;
+    /// use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult};
     /// use dlpack_abi::raw::{kDLCPU, DLDevice};
     /// use pyo3::prelude::*;
     ///
@@ -161,7 +161,7 @@ pub trait DlpackExporter {
     ///     fn dlpack_device(&self) -> DLDevice {
     ///         DLDevice { device_type: kDLCPU, device_id: 0 }
     ///     }
-    ///     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    ///     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
     ///         // CPU data is ready on any stream; a device producer orders its work on `stream` here.
     ///         let _ = stream;
     ///         let len = i64::try_from(self.values.len())?;
@@ -171,7 +171,7 @@ pub trait DlpackExporter {
     /// }
     /// dlpack_abi_pyo3::dlpack_pymethods! { impl Samples {} }
     /// ```
-    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor>;
+    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyDlpackResult<VersionedTensor>;
 
     /// The event an Arrow device export (`__arrow_c_device_array__`) carries as its
     /// `sync_event`, recorded after the producer's pending writes (a
@@ -190,7 +190,7 @@ pub trait DlpackExporter {
     /// struct Empty;
     /// impl DlpackExporter for Empty {
     ///     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
-    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> pyo3::PyResult<VersionedTensor> {
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> dlpack_abi_pyo3::PyDlpackResult<VersionedTensor> {
     ///         unimplemented!()
     ///     }
     /// }
@@ -213,7 +213,7 @@ pub trait DlpackExporter {
     /// struct Kernels;
     /// impl DlpackExporter for Kernels {
     ///     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCUDA, device_id: 0 } }
-    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> pyo3::PyResult<VersionedTensor> {
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> dlpack_abi_pyo3::PyDlpackResult<VersionedTensor> {
     ///         unimplemented!()
     ///     }
     ///     fn current_work_stream(_: DLDevice) -> Option<usize> { Some(0x7f00_1000) }
@@ -354,7 +354,7 @@ pub fn dlpack<'py, E: DlpackExporter + ?Sized>(
 ///     fn dlpack_device(&self) -> DLDevice {
 ///         DLDevice { device_type: kDLCUDA, device_id: 1 }
 ///     }
-///     fn dlpack_tensor(&self, _: ConsumerStream) -> pyo3::PyResult<VersionedTensor> {
+///     fn dlpack_tensor(&self, _: ConsumerStream) -> dlpack_abi_pyo3::PyDlpackResult<VersionedTensor> {
 ///         unimplemented!()
 ///     }
 /// }
@@ -430,13 +430,13 @@ pub fn arrow_c_array<'py, E: DlpackExporter + ?Sized>(
 ///
 /// ```no_run
 /// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
-/// use dlpack_abi_pyo3::DlpackExporter;
+/// use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult};
 /// use pyo3::prelude::*;
 /// #[pyclass]
 /// struct Image;
 /// impl DlpackExporter for Image {
 ///     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
-///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> { unimplemented!() }
 /// }
 /// use dlpack_abi_pyo3::exporter::DlpackMethod;
 ///
@@ -453,14 +453,14 @@ impl<T: DlpackExporter + PyClass> DlpackMethod<T> {
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
-    /// use dlpack_abi_pyo3::{exporter::DlpackMethod, DlpackExporter};
+    /// use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult, exporter::DlpackMethod};
     /// use pyo3::prelude::*;
     ///
     /// #[pyclass]
     /// struct Image;
     /// impl DlpackExporter for Image {
     ///     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
-    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> { unimplemented!() }
     /// }
     /// static IMAGE_DLPACK: DlpackMethod<Image> = DlpackMethod::of();
     /// ```
@@ -476,14 +476,14 @@ impl<T: DlpackExporter + PyClass> DlpackMethod<T> {
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::{ConsumerStream, VersionedTensor};
-    /// use dlpack_abi_pyo3::{exporter::DlpackMethod, DlpackExporter};
+    /// use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult, exporter::DlpackMethod};
     /// use pyo3::prelude::*;
     ///
     /// #[pyclass]
     /// struct Image;
     /// impl DlpackExporter for Image {
     ///     fn dlpack_device(&self) -> dlpack_abi::raw::DLDevice { unimplemented!() }
-    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> { unimplemented!() }
+    ///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> { unimplemented!() }
     /// }
     /// #[pymethods]
     /// impl Image {
@@ -567,7 +567,7 @@ pub(crate) unsafe fn exchange_export<T: DlpackExporter + PyClass>(
 ///
 /// ```no_run
 /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
-/// use dlpack_abi_pyo3::DlpackExporter;
+/// use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult};
 /// use dlpack_abi::raw::{kDLCPU, DLDevice};
 /// use pyo3::prelude::*;
 ///
@@ -579,7 +579,7 @@ pub(crate) unsafe fn exchange_export<T: DlpackExporter + PyClass>(
 ///     fn dlpack_device(&self) -> DLDevice {
 ///         DLDevice { device_type: kDLCPU, device_id: 0 }
 ///     }
-///     fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+///     fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
 ///         let values: Vec<f32> = (0..self.n).map(|i| i as f32).collect();
 ///         Ok(Export::new(values, &[i64::try_from(self.n)?]).finish()?)
 ///     }

@@ -7,7 +7,7 @@
 ///
 /// ```no_run
 /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
-/// use dlpack_abi_pyo3::{dlpack_exporter, DlpackExporter};
+/// use dlpack_abi_pyo3::{DlpackExporter, PyDlpackResult, dlpack_exporter};
 /// use dlpack_abi::raw::{kDLCPU, DLDevice};
 /// use pyo3::prelude::*;
 ///
@@ -15,7 +15,7 @@
 /// struct One;
 /// impl DlpackExporter for One {
 ///     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
-///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> {
+///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
 ///         Ok(Export::new(vec![1.0f32], &[1]).finish()?)
 ///     }
 /// }
@@ -44,7 +44,7 @@
 /// struct One;
 /// impl DlpackExporter for One {
 ///     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
-///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> {
+///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
 ///         Ok(Export::new(vec![1.0f32], &[1]).finish()?)
 ///     }
 /// }
@@ -72,7 +72,7 @@
 /// struct One;
 /// impl DlpackExporter for One {
 ///     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
-///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> {
+///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
 ///         Ok(Export::new(vec![1.0f32], &[1]).finish()?)
 ///     }
 /// }
@@ -100,7 +100,7 @@
 /// struct One;
 /// impl DlpackExporter for One {
 ///     fn dlpack_device(&self) -> DLDevice { DLDevice { device_type: kDLCPU, device_id: 0 } }
-///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyResult<VersionedTensor> {
+///     fn dlpack_tensor(&self, _: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
 ///         Ok(Export::new(vec![1.0f32], &[1]).finish()?)
 ///     }
 /// }

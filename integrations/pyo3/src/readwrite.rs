@@ -57,12 +57,12 @@ fn import_checked<T: Element>(
 /// (`BufferError`, [`BorrowError`](super::BorrowError)).
 ///
 /// ```no_run
-/// use dlpack_abi_pyo3::ReadonlyTensor;
+/// use dlpack_abi_pyo3::{PyDlpackResult, ReadonlyTensor};
 /// use pyo3::prelude::*;
 ///
 /// /// The sum of a float64 array of any layout.
 /// #[pyfunction]
-/// fn total(x: ReadonlyTensor<f64>) -> PyResult<f64> {
+/// fn total(x: ReadonlyTensor<f64>) -> PyDlpackResult<f64> {
 ///     Ok(x.view().iter::<f64>()?.sum())
 /// }
 /// ```
@@ -79,11 +79,11 @@ impl<T: Element> ReadonlyTensor<T> {
     /// `view().iter::<T>()`).
     ///
     /// ```no_run
-    /// use dlpack_abi_pyo3::ReadonlyTensor;
+    /// use dlpack_abi_pyo3::{PyDlpackResult, ReadonlyTensor};
     /// use pyo3::prelude::*;
     ///
     /// #[pyfunction]
-    /// fn first(x: ReadonlyTensor<f32>) -> PyResult<Option<f32>> {
+    /// fn first(x: ReadonlyTensor<f32>) -> PyDlpackResult<Option<f32>> {
     ///     Ok(x.as_slice()?.first().copied())
     /// }
     /// ```
@@ -94,14 +94,13 @@ impl<T: Element> ReadonlyTensor<T> {
     /// The import itself, still registered as shared until it is dropped.
     ///
     /// ```no_run
-    /// use dlpack_abi::dlpack::VersionedTensor;
-    /// use dlpack_abi_pyo3::ReadonlyTensor;
+    /// use dlpack_abi_pyo3::{PyVersionedTensor, ReadonlyTensor};
     /// use pyo3::prelude::*;
     ///
     /// /// Hands a checked float32 array back to Python as a `dlpack_abi.Tensor`.
     /// #[pyfunction]
-    /// fn checked(x: ReadonlyTensor<f32>) -> VersionedTensor {
-    ///     x.into_inner()
+    /// fn checked(x: ReadonlyTensor<f32>) -> PyVersionedTensor {
+    ///     x.into_inner().into()
     /// }
     /// ```
     pub fn into_inner(self) -> VersionedTensor {
@@ -153,12 +152,12 @@ impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadonlyTensor<T> {
 /// are not registered.
 ///
 /// ```no_run
-/// use dlpack_abi_pyo3::ReadwriteTensor;
+/// use dlpack_abi_pyo3::{PyDlpackResult, ReadwriteTensor};
 /// use pyo3::prelude::*;
 ///
 /// /// Multiplies a contiguous float32 array by `k`, in place: `scale_(a, 2.0)`.
 /// #[pyfunction]
-/// fn scale_(mut x: ReadwriteTensor<f32>, k: f32) -> PyResult<()> {
+/// fn scale_(mut x: ReadwriteTensor<f32>, k: f32) -> PyDlpackResult<()> {
 ///     x.as_mut_slice()?.iter_mut().for_each(|v| *v *= k);
 ///     Ok(())
 /// }
@@ -176,11 +175,11 @@ impl<T: Element> ReadwriteTensor<T> {
     /// [`view_mut`](Self::view_mut)).
     ///
     /// ```no_run
-    /// use dlpack_abi_pyo3::ReadwriteTensor;
+    /// use dlpack_abi_pyo3::{PyDlpackResult, ReadwriteTensor};
     /// use pyo3::prelude::*;
     ///
     /// #[pyfunction]
-    /// fn fill_(mut x: ReadwriteTensor<i64>, value: i64) -> PyResult<()> {
+    /// fn fill_(mut x: ReadwriteTensor<i64>, value: i64) -> PyDlpackResult<()> {
     ///     x.as_mut_slice()?.fill(value);
     ///     Ok(())
     /// }
@@ -193,12 +192,12 @@ impl<T: Element> ReadwriteTensor<T> {
     /// `as_array_mut`.
     ///
     /// ```no_run
-    /// use dlpack_abi_pyo3::ReadwriteTensor;
+    /// use dlpack_abi_pyo3::{PyDlpackResult, ReadwriteTensor};
     /// use pyo3::prelude::*;
     ///
     /// /// Sets the diagonal of a float64 matrix of any layout (a transposed one too).
     /// #[pyfunction]
-    /// fn fill_diagonal_(mut x: ReadwriteTensor<f64>, value: f64) -> PyResult<()> {
+    /// fn fill_diagonal_(mut x: ReadwriteTensor<f64>, value: f64) -> PyDlpackResult<()> {
     ///     let n = x.view().shape().iter().copied().min().unwrap_or(0);
     ///     let mut out = x.view_mut();
     ///     for i in 0..usize::try_from(n)? {
@@ -219,15 +218,14 @@ impl<T: Element> ReadwriteTensor<T> {
     /// The import, registered as shared again: read-only access from here on.
     ///
     /// ```no_run
-    /// use dlpack_abi::dlpack::VersionedTensor;
-    /// use dlpack_abi_pyo3::ReadwriteTensor;
+    /// use dlpack_abi_pyo3::{PyDlpackResult, PyVersionedTensor, ReadwriteTensor};
     /// use pyo3::prelude::*;
     ///
     /// /// Zeroes the array in place and returns it as a `dlpack_abi.Tensor`.
     /// #[pyfunction]
-    /// fn zeroed(mut x: ReadwriteTensor<u8>) -> PyResult<VersionedTensor> {
+    /// fn zeroed(mut x: ReadwriteTensor<u8>) -> PyDlpackResult<PyVersionedTensor> {
     ///     x.as_mut_slice()?.fill(0);
-    ///     Ok(x.into_inner())
+    ///     Ok(x.into_inner().into())
     /// }
     /// ```
     pub fn into_inner(self) -> VersionedTensor {

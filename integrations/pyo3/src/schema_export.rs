@@ -33,11 +33,11 @@ Examples
 
 ```no_run
 use dlpack_abi::arrow::SchemaDef;
-use dlpack_abi_pyo3::ArrowSchemaExport;
+use dlpack_abi_pyo3::{ArrowSchemaExport, PyDlpackResult};
 use pyo3::prelude::*;
 
 #[pyfunction] // pyarrow.field(int64_field()) is pyarrow.field("n", pyarrow.int64())
-fn int64_field() -> PyResult<ArrowSchemaExport> {
+fn int64_field() -> PyDlpackResult<ArrowSchemaExport> {
     Ok(ArrowSchemaExport::new(SchemaDef::new("l")?.with_name("n").export()?))
 }
 ```"#

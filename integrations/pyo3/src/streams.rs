@@ -18,16 +18,33 @@ static RUNTIMES: RwLock<Vec<Arc<dyn StreamRuntime>>> = RwLock::new(Vec::new());
 /// those hand-overs are refused with a `BufferError` that names both streams.
 ///
 /// The newest runtime that [drives](StreamRuntime::drives) a device is the one used. The
-/// `dlpack_abi` Python package installs `cudarc::CudaRuntime` when it is loaded; an extension
-/// of one's own installs it in its module's init.
+/// `dlpack_abi` Python package installs `dlpack_abi_cudarc::CudaRuntime` (crate
+/// `dlpack-abi-cudarc`) when it is loaded; an extension of one's own installs it, or a
+/// runtime of its own, in its module's init.
 ///
 /// ```no_run
 /// use std::sync::Arc;
+/// use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, OrderError, RuntimeEvent, StreamRuntime};
+/// use dlpack_abi::raw::{kDLROCM, DLDevice};
 /// use pyo3::prelude::*;
+///
+/// /// A runtime for a device of one's own (here ROCm), which this sketch cannot order.
+/// struct Rocm;
+/// // SAFETY: it orders nothing, so it promises nothing it does not keep.
+/// unsafe impl StreamRuntime for Rocm {
+///     fn drives(&self, device: DLDevice) -> bool { device.device_type == kDLROCM }
+///     fn record(&self, _: DLDevice, stream: ConsumerStream) -> Result<RuntimeEvent, OrderError> {
+///         Err(OrderError::Unsupported { stream })
+///     }
+///     unsafe fn wait(&self, _: DLDevice, _: &(dyn DeviceEvent + Sync), stream: ConsumerStream)
+///         -> Result<(), OrderError> {
+///         Err(OrderError::Unsupported { stream })
+///     }
+/// }
 ///
 /// #[pymodule]
 /// fn my_tensors(m: &Bound<'_, PyModule>) -> PyResult<()> {
-///     dlpack_abi_pyo3::install_stream_runtime(Arc::new(dlpack_abi::cudarc::CudaRuntime::new()));
+///     dlpack_abi_pyo3::install_stream_runtime(Arc::new(Rocm));
 ///     dlpack_abi_pyo3::add_to_module(m)
 /// }
 /// ```

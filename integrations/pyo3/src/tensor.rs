@@ -58,11 +58,11 @@ write (unless the tensor itself is `READ_ONLY`), so Rust gives up access to the 
 
 ```no_run
 use dlpack_abi::dlpack::{AlignedVec, Export, VersionedTensor};
-use dlpack_abi_pyo3::PyTensor;
+use dlpack_abi_pyo3::{PyDlpackResult, PyTensor};
 use pyo3::prelude::*;
 
 #[pyfunction]
-fn ramp(n: usize) -> PyResult<PyTensor> {
+fn ramp(n: usize) -> PyDlpackResult<PyTensor> {
     let values: AlignedVec<f32> = (0..n).map(|i| i as f32).collect();
     let tensor: VersionedTensor = Export::new(values, &[i64::try_from(n)?]).finish()?;
     Ok(PyTensor::new(tensor)) // numpy.from_dlpack(ramp(4)) is a read-only view
@@ -104,11 +104,11 @@ impl PyTensor {
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::Export;
-    /// use dlpack_abi_pyo3::PyTensor;
+    /// use dlpack_abi_pyo3::{PyDlpackResult, PyTensor};
     /// use pyo3::prelude::*;
     ///
     /// #[pyfunction] // numpy.from_dlpack(ramp(4)) reads [0, 1, 2, 3], read-only
-    /// fn ramp(n: i64) -> PyResult<PyTensor> {
+    /// fn ramp(n: i64) -> PyDlpackResult<PyTensor> {
     ///     let values: Vec<f64> = (0..n).map(|i| i as f64).collect();
     ///     Ok(PyTensor::new(Export::new(values, &[n]).finish()?))
     /// }
@@ -122,11 +122,11 @@ impl PyTensor {
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::Export;
-    /// use dlpack_abi_pyo3::PyTensor;
+    /// use dlpack_abi_pyo3::{PyDlpackResult, PyTensor};
     /// use pyo3::prelude::*;
     ///
     /// #[pyfunction] // a fresh buffer the consumer may fill: numpy.from_dlpack(zeros(8))[0] = 1.0
-    /// fn zeros(n: i64) -> PyResult<PyTensor> {
+    /// fn zeros(n: i64) -> PyDlpackResult<PyTensor> {
     ///     let tensor = PyTensor::new_writable(Export::new(vec![0.0f32; usize::try_from(n)?], &[n]).finish()?);
     ///     assert!(tensor.tensor().is_none()); // Rust gave up shared access
     ///     Ok(tensor)
@@ -168,7 +168,7 @@ impl PyTensor {
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::ConsumerStream;
-    /// use dlpack_abi_pyo3::{DlpackExporter, DlpackRequest, PyTensor};
+    /// use dlpack_abi_pyo3::{DlpackExporter, DlpackRequest, PyDlpackResult, PyTensor};
     /// use dlpack_abi::dlpack::VersionedTensor;
     /// use dlpack_abi::raw::DLDevice;
     /// use pyo3::prelude::*;
@@ -178,14 +178,14 @@ impl PyTensor {
     /// struct Holder { data: PyTensor }
     /// impl DlpackExporter for Holder {
     ///     fn dlpack_device(&self) -> DLDevice { self.data.device() }
-    ///     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
-    ///         self.data.share(stream)
+    ///     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
+    ///         Ok(self.data.share(stream)?)
     ///     }
     /// }
     /// dlpack_abi_pyo3::dlpack_pymethods! {
     ///     impl Holder {
     ///         #[new]
-    ///         fn new(source: &Bound<'_, PyAny>) -> PyResult<Self> {
+    ///         fn new(source: &Bound<'_, PyAny>) -> PyDlpackResult<Self> {
     ///             Ok(Self { data: PyTensor::from_dlpack(source, &DlpackRequest::default())? })
     ///         }
     ///     }
@@ -471,14 +471,14 @@ impl PyTensor {
     ///
     /// ```no_run
     /// use dlpack_abi::dlpack::Export;
-    /// use dlpack_abi_pyo3::PyTensor;
+    /// use dlpack_abi_pyo3::{PyDlpackResult, PyTensor};
     /// use pyo3::prelude::*;
     ///
     /// Python::attach(|py| {
     ///     let tensor = PyTensor::new_writable(Export::new(vec![1.0f32, 2.0], &[2]).finish()?);
     ///     let capsule = tensor.__dlpack__(py, None, Some((1, 3)), None, None)?;
     ///     assert!(capsule.is_valid_checked(Some(c"dltensor_versioned")));
-    ///     PyResult::Ok(())
+    ///     PyDlpackResult::Ok(())
     /// });
     /// ```
     pub fn __dlpack__<'py>(
