@@ -1,7 +1,7 @@
 //! The errors of the safe Arrow layer, one type per contract: [`ValidationError`] (structs that
 //! break the C interfaces), [`ReadError`] (typed reads), [`BridgeError`] (the DLPack <-> Arrow
 //! bridge), and [`ArrowError`], which each of them converts into, so that `?` works across
-//! contracts. Stream errors are in `stream_error`.
+//! contracts. Stream errors are in `stream/error.rs`.
 
 use core::fmt;
 

@@ -62,10 +62,6 @@
 #![allow(non_upper_case_globals)]
 
 mod array;
-#[cfg(feature = "std")]
-mod async_consumer;
-#[cfg(feature = "alloc")]
-mod async_stream;
 mod binding;
 #[cfg(feature = "alloc")]
 mod bridge;
@@ -84,17 +80,10 @@ mod owned;
 mod produce;
 mod schema;
 mod stream;
-mod stream_error;
-#[cfg(feature = "alloc")]
-mod stream_export;
 
 pub mod errno;
 
 pub use array::{Array, ArrayView, Bitmap};
-#[cfg(feature = "std")]
-pub use async_consumer::{AsyncConsumer, AsyncHandler, AsyncStreamError};
-#[cfg(feature = "alloc")]
-pub use async_stream::{AsyncProducer, AsyncState};
 pub use device::{arrow_device, dlpack_device, DeviceArray, HostWait, StreamWait};
 pub use error::{ArrowError, BridgeError, Excerpt, MetadataError, ReadError, ValidationError};
 #[cfg(feature = "alloc")]
@@ -108,8 +97,13 @@ pub use metadata::{Metadata, MetadataIter};
 #[cfg(feature = "alloc")]
 pub use produce::SchemaSource;
 pub use schema::{Schema, SchemaRef};
-pub use stream::{ArrayStream, DeviceArrayStream, Stream, StreamStruct};
-pub use stream_error::{ProducerError, StreamError};
+pub use stream::{
+    ArrayStream, DeviceArrayStream, ProducerError, Stream, StreamError, StreamStruct,
+};
+#[cfg(feature = "std")]
+pub use stream::{AsyncConsumer, AsyncHandler, AsyncStreamError};
+#[cfg(feature = "alloc")]
+pub use stream::{AsyncProducer, AsyncState};
 
 /// The deepest schema or array tree import accepts (nesting levels below the root).
 ///

@@ -8,8 +8,8 @@ use core::ffi::{c_int, c_void};
 use core::ptr;
 use core::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 
-use super::stream_error::c_message;
-use super::{errno, DeviceArray, ProducerError, SchemaDef};
+use super::error::c_message;
+use crate::arrow::{errno, DeviceArray, ProducerError, SchemaDef};
 use crate::raw::{
     ArrowAsyncDeviceStreamHandler, ArrowAsyncProducer, ArrowAsyncTask, ArrowDeviceArray,
     ArrowDeviceType,
@@ -317,7 +317,7 @@ where
                 };
                 // A schema the consumer did not move out is still ours to release.
                 // SAFETY: `raw` is a base struct we own (released if moved).
-                unsafe { super::owned::sealed::Base::release(&mut raw) };
+                unsafe { crate::arrow::owned::sealed::Base::release(&mut raw) };
                 if code != 0 {
                     this.finish();
                 }
@@ -398,7 +398,7 @@ where
                 // SAFETY: `shared` lives as long as `self`.
                 let device_type = unsafe { (*self.shared).producer.device_type };
                 let same_device =
-                    super::device::check_stream_device(device_type, array.device_type());
+                    crate::arrow::device::check_stream_device(device_type, array.device_type());
                 if let Err(error) = same_device {
                     return self.fail(errno::EINVAL, Some(&alloc::format!("{error}")));
                 }

@@ -47,7 +47,7 @@ use std::thread::{self, ThreadId};
 
 use callbacks::{on_error, on_next_task, on_schema, release};
 
-use super::{DeviceArray, ProducerError, Schema, SchemaRef, ValidationError};
+use crate::arrow::{DeviceArray, ProducerError, Schema, SchemaRef, ValidationError};
 use crate::raw::{ArrowAsyncDeviceStreamHandler, ArrowAsyncProducer, ArrowDeviceType};
 
 /// Why an async stream yielded an error (after which it yields nothing more).

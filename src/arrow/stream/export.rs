@@ -8,13 +8,13 @@ use core::ffi::{c_char, c_int};
 use core::iter::Fuse;
 use core::ptr;
 
-use super::owned::{release_produced, Owned};
-use super::stream::{Item, RawItem, RawStream};
-use super::stream_error::c_message;
-use super::{
+use super::consume::{Item, RawItem, RawStream};
+use super::error::c_message;
+use crate::arrow::owned::{release_produced, Owned};
+use crate::arrow::{
     errno, Array, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, ValidationError,
 };
-use super::{Schema, SchemaDef, Stream};
+use crate::arrow::{Schema, SchemaDef, Stream};
 use crate::raw::{ArrowDeviceType, ArrowSchema};
 
 /// What a produced stream owns.
@@ -30,7 +30,7 @@ struct Producer<I: Iterator> {
 impl<I: Iterator> Producer<I> {
     /// Checks an item before it is handed out: the stream's device type, then its schema.
     fn check<T: Item>(&self, item: &T) -> Result<(), ValidationError> {
-        super::device::check_stream_device(self.device_type, item.device())?;
+        crate::arrow::device::check_stream_device(self.device_type, item.device())?;
         item.check(self.schema.view())
     }
 }

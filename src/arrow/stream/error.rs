@@ -4,7 +4,7 @@
 use core::ffi::c_int;
 use core::fmt;
 
-use super::ValidationError;
+use crate::arrow::ValidationError;
 
 /// An error a stream's producer reported: an errno-style code and, when the producer gave one,
 /// its message (copied at once, as `get_last_error`'s string dies at the next call).
@@ -26,7 +26,7 @@ pub struct ProducerError {
 }
 
 impl ProducerError {
-    /// An error with `code` (non-zero; see [`errno`](super::errno)) and an optional message.
+    /// An error with `code` (non-zero; see [`errno`](crate::arrow::errno)) and an optional message.
     ///
     /// ```
     /// use dlpack_abi::arrow::{errno, ProducerError};
@@ -53,7 +53,11 @@ impl ProducerError {
     /// ```
     pub fn code_only(code: c_int) -> Self {
         Self {
-            code: if code == 0 { super::errno::EIO } else { code },
+            code: if code == 0 {
+                crate::arrow::errno::EIO
+            } else {
+                code
+            },
             #[cfg(feature = "alloc")]
             message: None,
         }

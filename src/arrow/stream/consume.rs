@@ -4,9 +4,11 @@
 
 use core::ffi::{c_char, c_int};
 
-use super::device::check_stream_device;
-use super::owned::{sealed::Base, Owned};
-use super::{Array, DeviceArray, ProducerError, Schema, SchemaRef, StreamError, ValidationError};
+use crate::arrow::device::check_stream_device;
+use crate::arrow::owned::{sealed::Base, Owned};
+use crate::arrow::{
+    Array, DeviceArray, ProducerError, Schema, SchemaRef, StreamError, ValidationError,
+};
 use crate::raw::{
     ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowDeviceType,
     ArrowSchema, ARROW_DEVICE_CPU,
