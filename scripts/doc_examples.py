@@ -140,7 +140,7 @@ def main():
             return
         if kind in ("struct_field", "variant", "impl", "assoc_type"):
             return
-        if generated_elsewhere(it):
+        if item_id != doc["root"] and generated_elsewhere(it):
             return
         check(it, here)
         if kind == "module":

@@ -137,44 +137,48 @@ run() {
   fi
 }
 
-# A crate that depends on dlpack-abi with default features must not build cbindgen or syn, nor
-# any crate of an optional integration: arrow-rs's, cudarc, safetensors (and serde, memmap2),
-# candle (and float8, gemm), image, burn (and cubecl), futures-core.
-dependent_has_no_build_tools() {
-  local dir=target/dependent-check
+# A crate that depends on dlpack-abi (default features, or none) builds dlpack-abi and its three
+# dependencies, bitflags, bytemuck and static_assertions, and nothing else: no build tool
+# (cbindgen, syn), no crate of an integration (those are the workspace's other crates).
+dependent_builds_three_crates() {
+  local dir=target/dependent-check features
   mkdir -p "$dir/src"
-  printf '[package]\nname = "dependent-check"\nversion = "0.0.0"\nedition = "2021"\n\n[workspace]\n\n[dependencies]\ndlpack-abi = { path = "../.." }\n' >"$dir/Cargo.toml"
   : >"$dir/src/lib.rs"
-  local tree
-  tree=$(cargo tree --manifest-path "$dir/Cargo.toml" --target all -e normal,build) || return 1
-  echo "$tree"
-  ! grep -Eq '(cbindgen|syn|arrow-[a-z]+|cudarc|safetensors|serde|memmap2|candle-[a-z]+|float8|gemm|image|burn-[a-z]+|cubecl-[a-z]+|futures-[a-z]+) v' <<<"$tree"
+  for features in "" "default-features = false, "; do
+    printf '[package]\nname = "dependent-check"\nversion = "0.0.0"\nedition = "2021"\n\n[workspace]\n\n[dependencies]\ndlpack-abi = { %spath = "../.." }\n' "$features" >"$dir/Cargo.toml"
+    local crates
+    crates=$(cargo tree --manifest-path "$dir/Cargo.toml" --target all -e normal,build --prefix none \
+      --no-dedupe | sed 's/ (.*//; s/ v[0-9].*//' | sort -u | tr '\n' ' ') || return 1
+    echo "dlpack-abi { ${features}...}: $crates"
+    [ "$crates" = "bitflags bytemuck dependent-check dlpack-abi static_assertions " ] || return 1
+  done
 }
 
-# The safe layer's tests under Miri, with strict provenance: the unit tests, both test binaries
-# (the ndarray property tests among them, at 6 cases each), the arrow-rs bridge's tests (arrow-rs
-# runs under Miri too), the safetensors bridge's in-memory tests (files parsed by the
-# safetensors crate; mapping is outside Miri), the image and burn bridges' tests (both crates
-# are plain Rust; candle's SIMD and threads are left out), the async device stream consumer
-# against hostile producers on threads, and the doctests on x86_64, and the unit tests and binaries again on i686
-# (`u64` aligned to 4, 32-bit `usize`: checks 32-bit behaviour, not only 32-bit layout), the
-# bridge's among them. tests/header.rs reads files
-# and the C test links C, neither of which Miri runs; the `pyo3` feature calls into libpython,
-# which Miri cannot run either: python_tests covers it.
+# The safe layers' tests under Miri, with strict provenance, on x86_64 and again on i686 (`u64`
+# aligned to 4, 32-bit `usize`: checks 32-bit behaviour, not only 32-bit layout): the core's unit
+# tests, its two test binaries and the async device stream consumer against hostile producers on
+# threads (and, on x86_64, its doctests); the ndarray crate's property tests (6 cases each); the
+# arrow-rs crate's tests (arrow-rs runs under Miri too); the safetensors crate's in-memory tests
+# (files parsed by the safetensors crate; mapping is outside Miri); the image and burn crates'
+# tests (both crates are plain Rust; candle's SIMD and threads are left out). tests/header.rs
+# reads files and the C test links C, neither of which Miri runs; dlpack-abi-pyo3 calls into
+# libpython, which Miri cannot run either: python_tests covers it.
 miri() {
   export MIRIFLAGS="-Zmiri-strict-provenance"
-  local features=alloc,half,num-complex,ndarray
-  cargo +nightly miri test -q --features "$features" --lib --test dlpack --test arrow &&
-    cargo +nightly miri test -q --features arrow-rs --test arrow_rs &&
-    cargo +nightly miri test -q --features safetensors,image,burn,std --test safetensors \
-      --test image --test burn --test async_consumer &&
-    cargo +nightly miri test -q --features "$features" --doc &&
-    cargo +nightly miri test -q --target i686-unknown-linux-gnu --features "$features" \
-      --lib --test dlpack --test arrow &&
-    cargo +nightly miri test -q --target i686-unknown-linux-gnu --features arrow-rs --test arrow_rs &&
-    cargo +nightly miri test -q --target i686-unknown-linux-gnu \
-      --features safetensors,image,burn,std --test safetensors --test image --test burn \
-      --test async_consumer
+  local target
+  for target in x86_64-unknown-linux-gnu i686-unknown-linux-gnu; do
+    local on=(+nightly miri test -q --target "$target")
+    cargo "${on[@]}" -p dlpack-abi --features alloc,half,num-complex --lib --test dlpack \
+      --test arrow &&
+      cargo "${on[@]}" -p dlpack-abi --features std --test async_consumer &&
+      cargo "${on[@]}" -p dlpack-abi-ndarray --lib --tests &&
+      cargo "${on[@]}" -p dlpack-abi-arrow-rs --test arrow_rs &&
+      cargo "${on[@]}" -p dlpack-abi-safetensors --test safetensors &&
+      cargo "${on[@]}" -p dlpack-abi-image --test image &&
+      cargo "${on[@]}" -p dlpack-abi-burn --test burn || return 1
+  done
+  cargo +nightly miri test -q -p dlpack-abi --features alloc,half,num-complex --doc &&
+    cargo +nightly miri test -q -p dlpack-abi-ndarray --doc
 }
 
 # A short run of each fuzz target (ASan, debug assertions): the DLPack import, the Arrow
@@ -197,12 +201,16 @@ fuzz_smoke() {
   return "$status"
 }
 
-# The MSRV promise covers the library as dependents build it; dev-dependencies (dlpark 0.10, the
-# benchmark's comparison, needs Rust 1.88) and the `header` feature (cbindgen) are not part of it.
+# The MSRV promise covers the libraries as dependents build them; dev-dependencies (dlpark 0.10,
+# the benchmark's comparison, needs Rust 1.88) and the `header` feature (cbindgen) are not part of
+# it. The crates whose `rust-version` is the core's are checked on it; the others' is their
+# integrated crate's own minimum (pyo3 1.85, arrow-rs, cudarc and image 1.88, candle 1.89, burn
+# 1.95: docs/integrations.md), below which their dependency itself does not build.
 msrv_check() {
-  cargo "+$MSRV" check -q --lib --no-default-features &&
-    cargo "+$MSRV" check -q -p dlpack-abi-macros --lib &&
-    cargo "+$MSRV" check -q --lib --features half,num-complex,ndarray,safetensors,futures-core
+  cargo "+$MSRV" check -q -p dlpack-abi --lib --no-default-features &&
+    cargo "+$MSRV" check -q -p dlpack-abi --lib --features half,num-complex,futures-core &&
+    cargo "+$MSRV" check -q -p dlpack-abi-pyo3-macros -p dlpack-abi-ndarray \
+      -p dlpack-abi-safetensors --lib
 }
 
 # The `dlpack_abi` Python package (python/, pyo3 feature) and the example extension
@@ -240,10 +248,26 @@ ffi_example_lint() {
     cargo clippy -q --manifest-path "$manifest" --target-dir target/ffi-kernels -- -D warnings
 }
 
+# Every public item of every crate of the workspace has an example a user can copy (rustdoc's
+# JSON, counted; must be zero).
 doc_examples() {
-  RUSTDOCFLAGS="-Z unstable-options --output-format json" cargo +nightly doc -q --lib --no-deps \
-    --all-features --target-dir target/nightly-doc &&
-    scripts/doc_examples.py target/nightly-doc/doc/dlpack_abi.json
+  RUSTDOCFLAGS="-Z unstable-options --output-format json" cargo +nightly doc -q --workspace --lib \
+    --no-deps --all-features --target-dir target/nightly-doc || return 1
+  local json status=0
+  for json in target/nightly-doc/doc/dlpack_abi*.json; do
+    scripts/doc_examples.py "$json" || status=1
+  done
+  return "$status"
+}
+
+# The core's public API is a checked record (public-api/dlpack-abi.txt): a change to it fails
+# here until the record is regenerated (`--bless`) and committed with the change. Reads the JSON
+# that doc_examples builds, with the core's every feature but `header`.
+public_api() {
+  RUSTDOCFLAGS="-Z unstable-options --output-format json" cargo +nightly doc -q -p dlpack-abi \
+    --lib --no-deps --features std,half,num-complex,futures-core \
+    --target-dir target/public-api &&
+    scripts/public_api.py target/public-api/doc/dlpack_abi.json public-api/dlpack-abi.txt
 }
 
 cross_build() {
@@ -259,9 +283,6 @@ run clippy-i686 cargo clippy -q --target i686-unknown-linux-gnu --all-targets --
 run test-all-features cargo test --workspace --all-features
 run test-no-default-features cargo test --no-default-features
 run test-i686 cargo test --target i686-unknown-linux-gnu
-# The cudarc bridge builds without CUDA (it is loaded at run time): its own check, beside
-# clippy's all-features build; its GPU checks are scripts/gpu-test.sh's.
-run cudarc-check cargo check -q --features cudarc,pyo3 --all-targets
 run "msrv-$MSRV" msrv_check
 for target in "${TARGETS[@]}"; do
   run "build-$target" cross_build "$target"
@@ -280,14 +301,14 @@ run fuzz-smoke fuzz_smoke
 run layout-checks-x86_64 layout-checks/run.sh x86_64 "${UPSTREAM_INCLUDES[@]}"
 run layout-checks-i686 layout-checks/run.sh i686 "${UPSTREAM_INCLUDES[@]}"
 run errno-values layout-checks/errno/run.sh
-run dependent-has-no-cbindgen dependent_has_no_build_tools
-# Both crates of the workspace, the proc-macro crate first (as they must be published).
+run dependent-builds-three-crates dependent_builds_three_crates
+run public-api public_api
+# Every crate of the workspace, in dependency order (cargo sorts them: the core first).
 run publish-dry-run cargo publish -q --workspace --dry-run --allow-dirty
-run doc env RUSTDOCFLAGS="-D warnings" cargo doc -q --no-deps --all-features
+run doc env RUSTDOCFLAGS="-D warnings" cargo doc -q --workspace --no-deps --all-features
 # docs.rs's build, simulated: nightly, `--cfg docsrs` (every item says which features it needs).
-run docs-rs env RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo +nightly doc -q --no-deps \
-  --all-features --target-dir target/nightly-doc
-# Every public item has an example a user can copy (rustdoc's JSON, counted; must be zero).
+run docs-rs env RUSTDOCFLAGS="--cfg docsrs -D warnings" cargo +nightly doc -q --workspace \
+  --no-deps --all-features --target-dir target/nightly-doc
 run doc-examples doc_examples
 # The README's quick starts that are not doctests: the C program, and excerpts of built files.
 run readme-quick-starts scripts/readme_snippets.py

@@ -9,8 +9,8 @@ use core::fmt;
 use sealed::{Convert, Source};
 
 /// A Rust element type that the elements of other dtypes convert into without loss: what
-/// [`TensorView::iter_as`] and (with `alloc`) `TensorView::to_vec_as` (and, with `ndarray`,
-/// `TensorView::as_array_as`) read as. Sealed: the conversions are the crate's.
+/// [`TensorView::iter_as`] and (with `alloc`) `TensorView::to_vec_as` (and `dlpack-abi-ndarray`'s
+/// `view_array_as`) read as. Sealed: the conversions are the crate's.
 ///
 /// **What goes in and out.** The elements of a host tensor whose dtype is any of
 /// [`SOURCES`](Self::SOURCES), in row-major order through any strides, converted to `Self`.

@@ -188,8 +188,12 @@ impl<T: Element> ReadwriteTensor<T> {
         self.view_mut().into_mut_slice::<T>()
     }
 
-    /// A mutable view for any layout: `get_mut`, `set`, and (feature `ndarray`)
-    /// `as_array_mut`.
+    /// A mutable view for any layout: `get_mut`, `set`, and with `dlpack-abi-ndarray`,
+    /// `view_array_mut(&mut view)`.
+    ///
+    /// # Panics
+    /// Never: a `READ_ONLY` tensor, the one refusal of the view, is refused when the
+    /// `ReadwriteTensor` is made.
     ///
     /// ```no_run
     /// use dlpack_abi_pyo3::{PyDlpackResult, ReadwriteTensor};
