@@ -526,14 +526,14 @@ struct ArrowAsyncDeviceStreamHandler {
 
 // A dlpack-abi error code: 0 on success, else why a call failed, one value per error
 // (1xx DLPack import, 2xx typed access, 3xx export, 4xx DLPack streams, 5xx Arrow metadata,
-// 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack-Arrow bridge, 9xx Arrow streams;
-// the integrations: 10xx arrow-rs, 11xx safetensors, 12xx candle, 13xx burn, 14xx image,
-// 15xx cudarc).
+// 6xx Arrow validation, 7xx Arrow reads, 8xx the DLPack-Arrow bridge, 9xx Arrow streams).
+// 1000 to 1999 belong to the dlpack-abi integration crates (dlpack-abi-arrow-rs, ...), which
+// declare their own codes.
 //
 // Stable within a major version of dlpack-abi: values are never renumbered or reused; new
-// codes may be added (a switch needs a default). dlpack-abi assigns only 0 to 9999: negative
-// values and values from 10000 on are free for an FFI crate's own errors. Functions and
-// struct fields carry a code as int32_t.
+// codes may be added (a switch needs a default). dlpack-abi and its integrations assign only
+// 0 to 9999: negative values and values from 10000 on are free for an FFI crate's own
+// errors. Functions and struct fields carry a code as int32_t.
 #ifdef __cplusplus
 typedef enum : int32_t {
 #else
@@ -749,84 +749,6 @@ typedef enum {
   DLPACK_ABI_STREAM_PRODUCER = 901,
   // An async Arrow stream's producer broke the protocol.
   DLPACK_ABI_STREAM_PROTOCOL = 902,
-
-  // ---- 1xxx: the integrations (each behind its feature; codes exist without it) ----
-
-  // ---- 10xx: arrow_rs::InteropError (Arrow and Stream have their inner error's code) ----
-  // arrow-rs refused, or its reader failed (the message has arrow-rs's text).
-  DLPACK_ABI_ARROW_RS_REFUSED = 1001,
-
-  // ---- 11xx: safetensors::SafetensorsError (Export has its ExportError's code) ----
-  // Opening, reading or mapping the safetensors file failed.
-  DLPACK_ABI_SAFETENSORS_IO = 1101,
-  // The file is not a valid safetensors file.
-  DLPACK_ABI_SAFETENSORS_FORMAT = 1102,
-  // The safetensors file has no tensor of the name asked for.
-  DLPACK_ABI_SAFETENSORS_NO_TENSOR = 1103,
-  // A safetensors tensor's dtype has no DLPack equivalent.
-  DLPACK_ABI_SAFETENSORS_UNSUPPORTED_DTYPE = 1104,
-  // A safetensors tensor's data is not aligned for its dtype.
-  DLPACK_ABI_SAFETENSORS_MISALIGNED = 1105,
-  // A safetensors tensor's extent does not fit DLPack's int64_t.
-  DLPACK_ABI_SAFETENSORS_EXTENT_TOO_LARGE = 1106,
-
-  // ---- 12xx: candle::CandleError (Export and Access have their inner error's code) ----
-  // The candle tensor is not on the CPU.
-  DLPACK_ABI_CANDLE_UNSUPPORTED_CANDLE_DEVICE = 1201,
-  // The candle dtype has no DLPack dtype of exactly its format.
-  DLPACK_ABI_CANDLE_UNSUPPORTED_CANDLE_DTYPE = 1202,
-  // The tensor to import into candle is not in CPU memory.
-  DLPACK_ABI_CANDLE_UNSUPPORTED_DEVICE = 1203,
-  // candle has no dtype for the tensor's element type.
-  DLPACK_ABI_CANDLE_UNSUPPORTED_DTYPE = 1204,
-  // A vector element type (lanes != 1), which candle cannot hold.
-  DLPACK_ABI_CANDLE_VECTOR_DTYPE = 1205,
-  // A dimension, stride or offset of the candle tensor does not fit DLPack's int64_t.
-  DLPACK_ABI_CANDLE_DIMS_OVERFLOW = 1206,
-  // candle refused (the message has candle's text).
-  DLPACK_ABI_CANDLE_REFUSED = 1207,
-
-  // ---- 13xx: burn::BurnError (Export and Access have their inner error's code) ----
-  // burn's quantized dtype has no DLPack dtype.
-  DLPACK_ABI_BURN_QUANTIZED = 1301,
-  // No DLPack dtype stores elements as this burn dtype does.
-  DLPACK_ABI_BURN_NO_DLPACK_DTYPE = 1302,
-  // burn could not bring the bytes to the host.
-  DLPACK_ABI_BURN_HOST_ACCESS = 1303,
-  // burn's bytes are not aligned for the dtype.
-  DLPACK_ABI_BURN_MISALIGNED = 1304,
-  // A burn extent does not fit DLPack's int64_t.
-  DLPACK_ABI_BURN_SHAPE_TOO_LARGE = 1305,
-  // burn has no dtype that stores elements as this DLPack dtype does.
-  DLPACK_ABI_BURN_NO_BURN_DTYPE = 1306,
-  // burn refused the data.
-  DLPACK_ABI_BURN_DATA = 1307,
-
-  // ---- 14xx: image::TensorImageError (NotHostAccessible, DtypeMismatch, NotContiguous and Access have the ACCESS_ codes) ----
-  // The dtype has more than one lane; an image needs scalar subpixels.
-  DLPACK_ABI_IMAGE_LANES = 1401,
-  // The tensor does not have three dimensions ([height, width, channels]).
-  DLPACK_ABI_IMAGE_NDIM = 1402,
-  // The last extent is not the pixel type's channel count.
-  DLPACK_ABI_IMAGE_CHANNELS = 1403,
-  // The height or width does not fit the u32 that ImageBuffer keeps.
-  DLPACK_ABI_IMAGE_TOO_LARGE = 1404,
-
-  // ---- 15xx: cudarc::CudaError (Access, Export, Bridge and Order have their inner error's code) ----
-  // The CUDA driver failed.
-  DLPACK_ABI_CUDA_DRIVER = 1501,
-  // The memory (or event) is not CUDA's.
-  DLPACK_ABI_CUDA_NOT_CUDA = 1502,
-  // The memory is on another GPU than the stream's.
-  DLPACK_ABI_CUDA_OTHER_DEVICE = 1503,
-
-  // ---- 16xx: python::BorrowError (the process's registry of memory imported from Python) ----
-  // The memory is being written through a live ReadwriteTensor.
-  DLPACK_ABI_PYTHON_BORROWED_MUTABLY = 1601,
-  // A ReadwriteTensor was asked for memory another live import may share.
-  DLPACK_ABI_PYTHON_SHARED = 1602,
-  // A ReadwriteTensor was given a copy (IS_COPIED): writes would not reach the array.
-  DLPACK_ABI_PYTHON_COPIED = 1603,
 } DLPackAbiErrorCode;
 
 // Bytes in DLPackAbiErrorReport.message, the terminating NUL included.

@@ -12,7 +12,7 @@
 
 use arbitrary::Arbitrary;
 use dlpack_abi::raw::{kDLCPU, DLPackFlags};
-use dlpack_abi::safetensors::{SafeTensorsFile, SafetensorsError};
+use dlpack_abi_safetensors::{SafeTensorsFile, SafetensorsError};
 use libfuzzer_sys::fuzz_target;
 
 const DTYPES: [&str; 26] = [

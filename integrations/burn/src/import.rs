@@ -11,28 +11,10 @@ use burn_std::{
     BoolStore, Bytes, DType, Shape, TensorData,
 };
 
-use super::{burn_dtype, BurnError};
 use dlpack_abi::dlpack::{Element, TensorView, VersionedTensor};
-use dlpack_abi::raw::{kDLBool, DLDataType};
 
-/// One `kDLBool` byte, copied as it is (burn's checked accessors refuse values other than 0 and
-/// 1; nothing here reads it as a `bool`).
-#[derive(Clone, Copy)]
-#[repr(transparent)]
-pub(super) struct BoolByte(u8);
-
-// SAFETY: a transparent `u8`: zero is a valid value.
-unsafe impl bytemuck::Zeroable for BoolByte {}
-// SAFETY: a transparent `u8`: no padding, every bit pattern valid, `Copy` and `'static`.
-unsafe impl bytemuck::Pod for BoolByte {}
-
-impl Element for BoolByte {
-    const DTYPE: DLDataType = DLDataType {
-        code: kDLBool,
-        bits: 8,
-        lanes: 1,
-    };
-}
+use crate::dtype::BoolByte;
+use crate::{burn_dtype, BurnError};
 
 /// Calls `$f::<T>($args)` with the Rust element type `T` stored as burn's `$dtype` (one of
 /// [`burn_dtype`]'s answers).
@@ -160,66 +142,66 @@ fn shared<T: Element>(
     }))
 }
 
-impl TensorView<'_> {
-    /// Copies a host tensor into a new `TensorData` of the same shape and burn dtype
-    /// ([`burn_dtype`](super::burn_dtype)), reading through its strides: one allocation (burn's
-    /// own `Bytes`) and one pass over the elements. The tensor is untouched.
-    ///
-    /// # Errors
-    /// [`BurnError::NoBurnDtype`] for a dtype burn does not have, [`BurnError::Access`] for
-    /// memory the host cannot read, unknown flags or misaligned data.
-    ///
-    /// ```
-    /// use burn_std::DType;
-    /// use dlpack_abi::dlpack::Export;
-    ///
-    /// // The transpose of a 2 x 3 row-major matrix.
-    /// let tensor = Export::new(vec![0u16, 1, 2, 3, 4, 5], &[3, 2]).strides(&[1, 3]).finish()?;
-    /// let data = tensor.view().to_tensor_data()?;
-    /// assert_eq!((data.shape().as_slice(), data.dtype()), ([3, 2].as_slice(), DType::U16));
-    /// assert_eq!(data.as_slice::<u16>()?, [0, 3, 1, 4, 2, 5]);
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn to_tensor_data(&self) -> Result<TensorData, BurnError> {
-        let (dtype, shape) = burn_layout(self)?;
-        with_element!(dtype, copied(self, dtype, shape))
-    }
+/// Copies a host tensor into a new `TensorData` of the same shape and burn dtype
+/// ([`burn_dtype`]), reading through its strides: one allocation (burn's own `Bytes`) and one
+/// pass over the elements. The tensor is untouched.
+///
+/// # Errors
+/// [`BurnError::NoBurnDtype`] for a dtype burn does not have, [`BurnError::Access`] for
+/// memory the host cannot read, unknown flags or misaligned data.
+///
+/// ```
+/// use burn_std::DType;
+/// use dlpack_abi::dlpack::Export;
+/// use dlpack_abi_burn::copy_tensor_data;
+///
+/// // The transpose of a 2 x 3 row-major matrix.
+/// let tensor = Export::new(vec![0u16, 1, 2, 3, 4, 5], &[3, 2]).strides(&[1, 3]).finish()?;
+/// let data = copy_tensor_data(&tensor.view())?;
+/// assert_eq!((data.shape().as_slice(), data.dtype()), ([3, 2].as_slice(), DType::U16));
+/// assert_eq!(data.as_slice::<u16>()?, [0, 3, 1, 4, 2, 5]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn copy_tensor_data(view: &TensorView<'_>) -> Result<TensorData, BurnError> {
+    let (dtype, shape) = burn_layout(view)?;
+    with_element!(dtype, copied(view, dtype, shape))
 }
 
-impl VersionedTensor {
-    /// The tensor as `TensorData` of the same shape and burn dtype. Zero-copy when the tensor is
-    /// this consumer's alone (`IS_COPIED` without `READ_ONLY`, or an export of a uniquely owned
-    /// Rust buffer, such as [`from_tensor_data`](Self::from_tensor_data)'s), C-contiguous and
-    /// aligned: burn's `Bytes` then own the tensor and run its deleter when they drop, and
-    /// burn's writes go to its memory. Otherwise copied through the strides, as
-    /// [`TensorView::to_tensor_data`] copies, and the tensor released at once.
-    ///
-    /// # Errors
-    /// As [`TensorView::to_tensor_data`]; the tensor is released.
-    ///
-    /// ```
-    /// use burn_std::{DType, TensorData};
-    /// use dlpack_abi::dlpack::{Export, VersionedTensor};
-    ///
-    /// // A Vec exported by this crate is the consumer's alone: shared with burn.
-    /// let values = vec![1.5f64, 2.5, 3.5, 4.5];
-    /// let address = values.as_ptr();
-    /// let data = Export::new(values, &[2, 2]).finish()?.into_tensor_data()?;
-    /// assert_eq!(data.as_bytes().as_ptr().cast(), address);
-    ///
-    /// // A read-only tensor (a shared buffer, say) is copied.
-    /// let frozen = Export::new(vec![7i8, 8], &[2]).read_only().finish()?;
-    /// let address = frozen.view().data_ptr();
-    /// let data = frozen.into_tensor_data()?;
-    /// assert_ne!(data.as_bytes().as_ptr().cast(), address.cast_const());
-    /// assert_eq!((data.dtype(), data.as_slice::<i8>()?), (DType::I8, [7i8, 8].as_slice()));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn into_tensor_data(self) -> Result<TensorData, BurnError> {
-        let (dtype, shape) = burn_layout(&self.view())?;
-        match with_element!(dtype, shared(self))? {
-            Ok(bytes) => TensorData::try_from_bytes(bytes, shape, dtype).map_err(BurnError::Data),
-            Err(tensor) => tensor.view().to_tensor_data(),
-        }
+/// Imports a tensor as `TensorData` of the same shape and burn dtype ([`burn_dtype`]).
+///
+/// Zero-copy when the tensor is this consumer's alone (`IS_COPIED` without `READ_ONLY`, or an
+/// export of a uniquely owned Rust buffer, such as [`export_tensor_data`](crate::export_tensor_data)'s),
+/// C-contiguous and aligned: burn's `Bytes` (`Bytes::from_controller`) then own the tensor and
+/// run its deleter when they drop, and burn's writes go to its memory (burn's `clone` copies).
+/// Any other tensor is copied through its strides, as [`copy_tensor_data`] copies, into burn's
+/// own allocation, and released at once.
+///
+/// # Errors
+/// As [`copy_tensor_data`]; the tensor is released, once.
+///
+/// ```
+/// use burn_std::DType;
+/// use dlpack_abi::dlpack::Export;
+/// use dlpack_abi_burn::import_tensor_data;
+///
+/// // A Vec exported by dlpack-abi is the consumer's alone: shared with burn.
+/// let values = vec![1.5f64, 2.5, 3.5, 4.5];
+/// let address = values.as_ptr();
+/// let data = import_tensor_data(Export::new(values, &[2, 2]).finish()?)?;
+/// assert_eq!(data.as_bytes().as_ptr().cast(), address);
+///
+/// // A read-only tensor (a shared buffer, say) is copied.
+/// let frozen = Export::new(vec![7i8, 8], &[2]).read_only().finish()?;
+/// let address = frozen.view().data_ptr();
+/// let data = import_tensor_data(frozen)?;
+/// assert_ne!(data.as_bytes().as_ptr().cast(), address.cast_const());
+/// assert_eq!((data.dtype(), data.as_slice::<i8>()?), (DType::I8, [7i8, 8].as_slice()));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn import_tensor_data(tensor: VersionedTensor) -> Result<TensorData, BurnError> {
+    let (dtype, shape) = burn_layout(&tensor.view())?;
+    match with_element!(dtype, shared(tensor))? {
+        Ok(bytes) => TensorData::try_from_bytes(bytes, shape, dtype).map_err(BurnError::Data),
+        Err(tensor) => copy_tensor_data(&tensor.view()),
     }
 }

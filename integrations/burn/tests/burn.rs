@@ -1,4 +1,3 @@
-#![cfg(feature = "burn")]
 //! The burn bridge against the real `burn-std` (`burn::tensor::TensorData`): every dtype's
 //! mapping and values, shapes and strides, memory shared where promised (pointers compared),
 //! flags, every buffer and tensor released exactly once, and each refusal's exact error.
@@ -7,12 +6,12 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use burn_std::{AllocationProperty, BoolStore, Bytes, DType, QuantScheme, TensorData};
-use dlpack_abi::burn::BurnError;
 use dlpack_abi::dlpack::{AccessError, Element, Export, HostBuffer, HostMemory, VersionedTensor};
 use dlpack_abi::raw::{kDLBfloat, kDLBool, kDLCPU, kDLCUDA, kDLFloat, kDLInt, kDLUInt};
 use dlpack_abi::raw::{DLDataType, DLDevice, DLPackFlags, DLTensor};
+use dlpack_abi_burn::{copy_tensor_data, export_tensor_data, import_tensor_data, BurnError};
 
-#[path = "fixture/watched_frees.rs"]
+#[path = "../../../tests/fixture/watched_frees.rs"]
 mod watched_frees;
 use watched_frees::{frees, watch};
 
@@ -29,7 +28,7 @@ fn round_trip(data: TensorData, dlpack: DLDataType, expected: DType) {
     let shape = data.shape().as_slice().to_vec();
     let bytes = data.as_bytes().to_vec();
     let address = data.as_bytes().as_ptr();
-    let tensor = VersionedTensor::from_tensor_data(data).expect("exported");
+    let tensor = export_tensor_data(data).expect("exported");
     let view = tensor.view();
     assert_eq!(view.dtype(), dlpack, "{expected:?}");
     assert_eq!(view.shape(), [2, 3]);
@@ -46,7 +45,7 @@ fn round_trip(data: TensorData, dlpack: DLDataType, expected: DType) {
 
     // Through C: IS_COPIED makes it the consumer's alone, so burn shares it again.
     let tensor = through_c(tensor);
-    let back = tensor.into_tensor_data().expect("imported");
+    let back = import_tensor_data(tensor).expect("imported");
     assert_eq!(back.dtype(), expected);
     assert_eq!(back.shape().as_slice(), shape);
     assert_eq!(back.as_bytes(), bytes);
@@ -149,11 +148,11 @@ fn values_and_shapes_are_kept_both_ways() {
         (0..24).map(|i| i as f32 / 2.0).collect::<Vec<_>>(),
         [2, 3, 4],
     );
-    let tensor = VersionedTensor::from_tensor_data(data).expect("exported");
+    let tensor = export_tensor_data(data).expect("exported");
     assert_eq!(tensor.view().shape(), [2, 3, 4]);
     assert_eq!(tensor.view().strides(), [12, 4, 1]);
     assert_eq!(tensor.view().get::<f32>(&[1, 2, 3]), Ok(11.5));
-    let back = tensor.view().to_tensor_data().expect("copied");
+    let back = copy_tensor_data(&tensor.view()).expect("copied");
     assert_eq!(back.shape().as_slice(), [2, 3, 4]);
     assert_eq!(back.as_slice::<f32>().unwrap()[23], 11.5);
     assert_ne!(
@@ -162,24 +161,21 @@ fn values_and_shapes_are_kept_both_ways() {
     );
 
     // 0-d and empty tensors.
-    let scalar =
-        VersionedTensor::from_tensor_data(TensorData::new(vec![7i32], [0usize; 0])).unwrap();
+    let scalar = export_tensor_data(TensorData::new(vec![7i32], [0usize; 0])).unwrap();
     assert_eq!(
         (scalar.view().ndim(), scalar.view().get::<i32>(&[])),
         (0, Ok(7))
     );
     assert_eq!(
-        scalar
-            .into_tensor_data()
+        import_tensor_data(scalar)
             .unwrap()
             .as_slice::<i32>()
             .unwrap(),
         [7]
     );
-    let empty =
-        VersionedTensor::from_tensor_data(TensorData::new(Vec::<u16>::new(), [4, 0])).unwrap();
+    let empty = export_tensor_data(TensorData::new(Vec::<u16>::new(), [4, 0])).unwrap();
     assert_eq!(empty.view().shape(), [4, 0]);
-    let back = empty.into_tensor_data().unwrap();
+    let back = import_tensor_data(empty).unwrap();
     assert_eq!(
         (back.shape().as_slice(), back.num_elements()),
         ([4, 0].as_slice(), 0)
@@ -194,7 +190,7 @@ fn strided_tensors_are_copied_through_their_strides() {
         .finish()
         .unwrap();
     let address = transposed.view().data_ptr();
-    let data = transposed.into_tensor_data().expect("copied");
+    let data = import_tensor_data(transposed).expect("copied");
     assert_eq!(data.shape().as_slice(), [3, 2]);
     assert_eq!(data.as_slice::<i32>().unwrap(), [0, 3, 1, 4, 2, 5]);
     assert_ne!(data.as_bytes().as_ptr(), address.cast_const().cast());
@@ -204,7 +200,7 @@ fn strided_tensors_are_copied_through_their_strides() {
         .strides(&[-3, 1])
         .finish()
         .unwrap();
-    let data = reversed.view().to_tensor_data().expect("copied");
+    let data = copy_tensor_data(&reversed.view()).expect("copied");
     assert_eq!(
         data.as_slice::<f64>().unwrap(),
         [3.5, 4.5, 5.5, 0.5, 1.5, 2.5]
@@ -215,9 +211,7 @@ fn strided_tensors_are_copied_through_their_strides() {
         .finish()
         .unwrap();
     assert_eq!(
-        broadcast
-            .view()
-            .to_tensor_data()
+        copy_tensor_data(&broadcast.view())
             .unwrap()
             .as_slice::<u8>()
             .unwrap(),
@@ -250,7 +244,7 @@ fn an_exclusive_tensor_is_shared_with_burn_and_released_once() {
     let tensor = Export::new(Counted(values, Arc::clone(&drops)), &[2, 2])
         .finish()
         .unwrap();
-    let mut data = tensor.into_tensor_data().expect("shared");
+    let mut data = import_tensor_data(tensor).expect("shared");
     assert_eq!(data.bytes().property(), AllocationProperty::Other);
     assert_eq!(data.as_bytes().as_ptr().cast(), address);
     // burn's writes go to the tensor's memory.
@@ -276,7 +270,7 @@ fn an_exclusive_tensor_is_shared_with_burn_and_released_once() {
         .unwrap();
     let foreign = through_c(tensor);
     assert_eq!(foreign.view().flags(), DLPackFlags::empty());
-    let data = foreign.into_tensor_data().expect("copied");
+    let data = import_tensor_data(foreign).expect("copied");
     assert_ne!(data.as_bytes().as_ptr().cast(), address);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert_eq!(data.as_slice::<u16>().unwrap(), [7, 8]);
@@ -285,7 +279,7 @@ fn an_exclusive_tensor_is_shared_with_burn_and_released_once() {
     let shared: Arc<[u16]> = Arc::from(vec![5u16, 6]);
     let tensor = Export::new(Arc::clone(&shared), &[2]).finish().unwrap();
     assert!(tensor.view().flags().contains(DLPackFlags::READ_ONLY));
-    let data = tensor.into_tensor_data().expect("copied");
+    let data = import_tensor_data(tensor).expect("copied");
     assert_eq!(Arc::strong_count(&shared), 1);
     assert_ne!(data.as_bytes().as_ptr().cast(), shared.as_ptr());
     assert_eq!(data.as_slice::<u16>().unwrap(), [5, 6]);
@@ -317,7 +311,7 @@ fn shared_bytes_are_exported_read_only_and_released_once() {
         [4],
         DType::F32,
     );
-    let tensor = VersionedTensor::from_tensor_data(data).expect("exported");
+    let tensor = export_tensor_data(data).expect("exported");
     assert_eq!(tensor.view().flags(), DLPackFlags::READ_ONLY);
     assert_eq!(tensor.view().data_ptr().cast_const().cast(), address);
     assert_eq!(
@@ -325,7 +319,7 @@ fn shared_bytes_are_exported_read_only_and_released_once() {
         [1.0, 2.0, 3.0, 4.0]
     );
     // Through C and back: read-only, so burn gets a copy; the export is released once.
-    let back = through_c(tensor).into_tensor_data().expect("copied");
+    let back = import_tensor_data(through_c(tensor)).expect("copied");
     assert_eq!(drops.load(Ordering::SeqCst), 1);
     assert_eq!(back.as_slice::<f32>().unwrap(), [1.0, 2.0, 3.0, 4.0]);
 
@@ -334,8 +328,7 @@ fn shared_bytes_are_exported_read_only_and_released_once() {
     let (bytes, _, _) = data.into_parts();
     let bytes = bytes.shared();
     let twin = TensorData::from_bytes(bytes.clone(), [2], DType::U32);
-    let tensor =
-        VersionedTensor::from_tensor_data(TensorData::from_bytes(bytes, [2], DType::U32)).unwrap();
+    let tensor = export_tensor_data(TensorData::from_bytes(bytes, [2], DType::U32)).unwrap();
     assert_eq!(tensor.view().flags(), DLPackFlags::READ_ONLY);
     assert_eq!(
         tensor.view().data_ptr().cast_const().cast(),
@@ -359,11 +352,11 @@ fn refusals_say_what_was_found() {
     // Out: quantized data and 32-bit booleans have no DLPack dtype.
     let quantized = DType::QFloat(QuantScheme::default());
     let data = TensorData::from_bytes_vec(vec![1, 2, 3, 4], [4], quantized);
-    let error = VersionedTensor::from_tensor_data(data).unwrap_err();
+    let error = export_tensor_data(data).unwrap_err();
     assert_eq!(error, BurnError::Quantized { dtype: quantized });
     let wide_bool = DType::Bool(BoolStore::U32);
     let data = TensorData::from_bytes_vec(vec![1, 0, 0, 0], [1], wide_bool);
-    let error = VersionedTensor::from_tensor_data(data).unwrap_err();
+    let error = export_tensor_data(data).unwrap_err();
     assert_eq!(error, BurnError::NoDlpackDtype { dtype: wide_bool });
     assert_eq!(
         error.to_string(),
@@ -379,14 +372,14 @@ fn refusals_say_what_was_found() {
         [2],
         DType::F32,
     );
-    let error = VersionedTensor::from_tensor_data(data).unwrap_err();
+    let error = export_tensor_data(data).unwrap_err();
     assert_eq!(error, BurnError::Misaligned { address, align: 4 });
     assert_eq!(drops.load(Ordering::SeqCst), 1);
 
     // In: dtypes burn does not have.
     let wide = Export::new(vec![1u128], &[1]).finish().unwrap();
     assert_eq!(
-        wide.into_tensor_data().unwrap_err(),
+        import_tensor_data(wide).unwrap_err(),
         BurnError::NoBurnDtype { dtype: u128::DTYPE }
     );
     let vector = rewritten(Export::new(vec![0u8; 8], &[2]).finish().unwrap(), |raw| {
@@ -398,7 +391,7 @@ fn refusals_say_what_was_found() {
     });
     let found = vector.view().dtype();
     assert_eq!(
-        vector.view().to_tensor_data().unwrap_err(),
+        copy_tensor_data(&vector.view()).unwrap_err(),
         BurnError::NoBurnDtype { dtype: found }
     );
 
@@ -410,7 +403,7 @@ fn refusals_say_what_was_found() {
         }
     });
     let device = on_gpu.view().device();
-    let error = on_gpu.into_tensor_data().unwrap_err();
+    let error = import_tensor_data(on_gpu).unwrap_err();
     assert_eq!(
         error,
         BurnError::Access(AccessError::NotHostAccessible { device })
@@ -419,7 +412,7 @@ fn refusals_say_what_was_found() {
         raw.byte_offset = 1
     });
     let address = misaligned.view().data_ptr() as usize;
-    let error = misaligned.view().to_tensor_data().unwrap_err();
+    let error = copy_tensor_data(&misaligned.view()).unwrap_err();
     assert_eq!(
         error,
         BurnError::Access(AccessError::Misaligned { address, align: 2 })

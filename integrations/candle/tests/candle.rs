@@ -5,7 +5,6 @@
 //!
 //! Not run under Miri: candle is foreign code with SIMD kernels, threads (rayon) and inline
 //! assembly paths that Miri cannot execute.
-#![cfg(feature = "candle")]
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -14,7 +13,6 @@ use std::sync::{Arc, Mutex};
 use candle_core::cpu_backend::CpuStorage;
 use candle_core::op::BackpropOp;
 use candle_core::{DType, Device, IndexOp, Storage, Tensor};
-use dlpack_abi::candle::{self, candle_dtype, dlpack_dtype, CandleError};
 use dlpack_abi::dlpack::{
     AccessError, Element, Export, HostBuffer, HostMemory, TensorDescription, TensorOwner,
     VersionedTensor,
@@ -22,6 +20,9 @@ use dlpack_abi::dlpack::{
 use dlpack_abi::raw::{
     kDLBfloat, kDLCPU, kDLCUDA, kDLCUDAHost, kDLFloat, kDLFloat8_e4m3fn, kDLFloat8_e8m0fnu, kDLInt,
     kDLUInt, DLDataType, DLDevice, DLPackFlags,
+};
+use dlpack_abi_candle::{
+    candle_dtype, copy_tensor, dlpack_dtype, export_tensor, export_tensor_copy, CandleError,
 };
 
 /// The global allocator, which counts the frees of one watched address.
@@ -171,8 +172,8 @@ fn every_dtype_round_trips_zero_copy_and_copied() -> Result {
         assert_eq!(dlpack_dtype(tensor.dtype())?, dtype, "{name}");
         assert_eq!(candle_dtype(dtype)?, tensor.dtype(), "{name}");
         // SAFETY: nothing writes `tensor` in place in this test.
-        let shared = unsafe { candle::export(&tensor) }?;
-        let copied = candle::export_copy(&tensor)?;
+        let shared = unsafe { export_tensor(&tensor) }?;
+        let copied = export_tensor_copy(&tensor)?;
         for exported in [&shared, &copied] {
             let view = exported.view();
             assert_eq!(
@@ -180,7 +181,7 @@ fn every_dtype_round_trips_zero_copy_and_copied() -> Result {
                 (dtype, [2i64, 3].as_slice()),
                 "{name}"
             );
-            let back = candle::import(&view)?;
+            let back = copy_tensor(&view)?;
             assert_eq!(
                 (back.dtype(), back.dims()),
                 (tensor.dtype(), [2, 3].as_slice())
@@ -204,7 +205,7 @@ fn values_read_through_dlpack_are_candles() -> Result {
     let cpu = &Device::Cpu;
     let floats = Tensor::new(&[1.0f32, -2.0, 0.5, 448.0], cpu)?;
     // SAFETY: nothing writes these tensors in place in this test.
-    let exported = unsafe { candle::export(&floats.to_dtype(DType::F16)?) }?;
+    let exported = unsafe { export_tensor(&floats.to_dtype(DType::F16)?) }?;
     let halves: Vec<f32> = exported
         .view()
         .iter::<half::f16>()?
@@ -212,7 +213,7 @@ fn values_read_through_dlpack_are_candles() -> Result {
         .collect();
     assert_eq!(halves, [1.0, -2.0, 0.5, 448.0]);
     // SAFETY: as above.
-    let exported = unsafe { candle::export(&floats.to_dtype(DType::BF16)?) }?;
+    let exported = unsafe { export_tensor(&floats.to_dtype(DType::BF16)?) }?;
     let halves: Vec<f32> = exported
         .view()
         .iter::<half::bf16>()?
@@ -230,7 +231,7 @@ fn check_strided(tensor: &Tensor) -> Result {
     let expected = tensor.flatten_all()?.to_vec1::<f32>()?;
     let layout = tensor.layout();
     // SAFETY: nothing writes these tensors in place in this test.
-    let exported = unsafe { candle::export(tensor) }?;
+    let exported = unsafe { export_tensor(tensor) }?;
     let view = exported.view();
     let dims: Vec<i64> = tensor.dims().iter().map(|&d| d as i64).collect();
     let strides: Vec<i64> = layout.stride().iter().map(|&s| s as i64).collect();
@@ -241,10 +242,10 @@ fn check_strided(tensor: &Tensor) -> Result {
     assert_eq!(raw.byte_offset, layout.start_offset() as u64 * 4);
     assert_eq!(view.iter::<f32>()?.collect::<Vec<_>>(), expected);
     assert_eq!(view.flags(), DLPackFlags::READ_ONLY);
-    let back = candle::import(&view)?;
+    let back = copy_tensor(&view)?;
     assert_eq!(back.flatten_all()?.to_vec1::<f32>()?, expected);
     assert!(back.is_contiguous());
-    let copied = candle::export_copy(tensor)?;
+    let copied = export_tensor_copy(tensor)?;
     assert_eq!(copied.view().as_slice::<f32>()?, expected);
     assert_eq!(copied.view().shape(), dims);
     Ok(())
@@ -279,11 +280,11 @@ fn strided_transposed_narrowed_and_broadcast_tensors_keep_their_layout() -> Resu
 fn empty_tensors_export_and_import() -> Result {
     let empty = Tensor::zeros((0, 3), DType::F32, &Device::Cpu)?;
     // SAFETY: nothing writes `empty` in place.
-    let exported = unsafe { candle::export(&empty) }?;
+    let exported = unsafe { export_tensor(&empty) }?;
     assert_eq!(exported.view().shape(), [0, 3]);
-    let back = candle::import(&exported.view())?;
+    let back = copy_tensor(&exported.view())?;
     assert_eq!(back.dims(), [0, 3]);
-    assert_eq!(candle::export_copy(&empty)?.view().element_count(), 0);
+    assert_eq!(export_tensor_copy(&empty)?.view().element_count(), 0);
     Ok(())
 }
 
@@ -296,7 +297,7 @@ fn import_honours_negative_strides_and_byte_offset() -> Result {
         .strides(&[-4, 2])
         .finish()?;
     assert_eq!(tensor.as_raw().dl_tensor.byte_offset, 32);
-    let imported = candle::import(&tensor.view())?;
+    let imported = copy_tensor(&tensor.view())?;
     drop(tensor);
     assert_eq!(imported.to_vec2::<i32>()?, [[8, 10], [4, 6], [0, 2]]);
     Ok(())
@@ -324,7 +325,7 @@ fn import_copies_so_the_producer_is_freed_once_right_after() -> Result {
     let raw = Export::new(buffer, &[2, 2]).finish()?.into_raw();
     // SAFETY: `raw` is live and its deleter has not run.
     let tensor = unsafe { VersionedTensor::from_raw(raw) }?;
-    let imported = candle::import(&tensor.view())?;
+    let imported = copy_tensor(&tensor.view())?;
     assert_eq!(drops.load(Ordering::SeqCst), 0);
     drop(tensor);
     assert_eq!(drops.load(Ordering::SeqCst), 1);
@@ -343,7 +344,7 @@ fn the_export_keeps_candles_storage_alive_and_frees_it_once() -> Result {
         FREED.store(0, Ordering::SeqCst);
         WATCHED.store(storage_address(&rows), Ordering::SeqCst);
         // SAFETY: nothing writes `rows`' storage in place in this test.
-        let exported = unsafe { candle::export(&middle) }?;
+        let exported = unsafe { export_tensor(&middle) }?;
         drop((rows, middle));
         assert_eq!(FREED.load(Ordering::SeqCst), 0, "freed while exported");
         assert_eq!(exported.view().get::<f32>(&[0, 1])?, 129.0);
@@ -370,14 +371,14 @@ fn the_export_keeps_candles_storage_alive_and_frees_it_once() -> Result {
 fn zero_copy_is_read_only_and_copies_are_the_consumers() -> Result {
     let values = Tensor::new(&[[1u32, 2], [3, 4]], &Device::Cpu)?;
     // SAFETY: `values` is written in place only after `shared` is dropped.
-    let mut shared = unsafe { candle::export(&values) }?;
+    let mut shared = unsafe { export_tensor(&values) }?;
     assert_eq!(shared.view().flags(), DLPackFlags::READ_ONLY);
     assert_eq!(shared.as_mut_slice::<u32>(), Err(AccessError::ReadOnly));
     assert!(
         shared.into_legacy().is_err(),
         "a legacy tensor cannot say READ_ONLY"
     );
-    let mut copied = candle::export_copy(&values)?;
+    let mut copied = export_tensor_copy(&values)?;
     assert_eq!(copied.view().flags(), DLPackFlags::IS_COPIED);
     values.zero_set()?;
     copied.as_mut_slice::<u32>()?[3] = 40;
@@ -389,7 +390,7 @@ fn zero_copy_is_read_only_and_copies_are_the_consumers() -> Result {
 #[test]
 fn copies_take_only_the_tensors_elements() -> Result {
     let rows = Tensor::arange(0i64, 1000, &Device::Cpu)?.reshape((100, 10))?;
-    let copied = candle::export_copy(&rows.narrow(0, 98, 2)?)?;
+    let copied = export_tensor_copy(&rows.narrow(0, 98, 2)?)?;
     assert_eq!(copied.view().shape(), [2, 10]);
     assert_eq!(copied.as_raw().dl_tensor.byte_offset, 0);
     assert_eq!(
@@ -410,9 +411,9 @@ fn candle_dtypes_without_a_dlpack_format_are_refused() {
         };
         let tensor = Tensor::from_storage(Storage::Cpu(storage), 4, BackpropOp::none(), false);
         // SAFETY: nothing writes `tensor` in place.
-        let refused = unsafe { candle::export(&tensor) }.unwrap_err();
+        let refused = unsafe { export_tensor(&tensor) }.unwrap_err();
         assert!(matches!(refused, CandleError::UnsupportedCandleDtype(d) if d == dtype));
-        let refused = candle::export_copy(&tensor).unwrap_err();
+        let refused = export_tensor_copy(&tensor).unwrap_err();
         assert!(matches!(refused, CandleError::UnsupportedCandleDtype(d) if d == dtype));
         assert!(matches!(
             dlpack_dtype(dtype),
@@ -469,7 +470,7 @@ fn imports_refuse_devices_dtypes_and_lanes_candle_has_not() {
             device_id: 0,
         };
         let tensor = described(device, f32::DTYPE);
-        let refused = candle::import(&tensor.view()).unwrap_err();
+        let refused = copy_tensor(&tensor.view()).unwrap_err();
         assert!(matches!(refused, CandleError::UnsupportedDevice(d) if d == device));
     }
     for dtype in [
@@ -482,7 +483,7 @@ fn imports_refuse_devices_dtypes_and_lanes_candle_has_not() {
             lanes: 1,
         },
     ] {
-        let refused = candle::import(&described(cpu, dtype).view()).unwrap_err();
+        let refused = copy_tensor(&described(cpu, dtype).view()).unwrap_err();
         assert!(matches!(refused, CandleError::UnsupportedDtype(d) if d == dtype));
         assert!(matches!(
             candle_dtype(dtype),
@@ -494,7 +495,7 @@ fn imports_refuse_devices_dtypes_and_lanes_candle_has_not() {
         bits: 32,
         lanes: 2,
     };
-    let refused = candle::import(&described(cpu, vector).view()).unwrap_err();
+    let refused = copy_tensor(&described(cpu, vector).view()).unwrap_err();
     assert!(matches!(refused, CandleError::VectorDtype(d) if d == vector));
     assert_eq!(
         refused.to_string(),
@@ -509,7 +510,7 @@ fn imports_refuse_what_typed_access_refuses() {
         shape: [2],
     };
     let tensor = VersionedTensor::from_owner(owner).unwrap();
-    let refused = candle::import(&tensor.view()).unwrap_err();
+    let refused = copy_tensor(&tensor.view()).unwrap_err();
     assert!(
         matches!(
             refused,

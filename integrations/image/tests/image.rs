@@ -1,4 +1,3 @@
-#![cfg(feature = "image")]
 //! The image bridge against the real `image` crate: HWC shapes and strides, values for every
 //! pixel and subpixel type, zero-copy both ways (pointers compared), strided tensors copied,
 //! every buffer freed exactly once, and each refusal's exact error. Small enough for Miri.
@@ -8,14 +7,14 @@
 use std::fmt::Debug;
 use std::sync::Arc;
 
-use dlpack_abi::dlpack::{
-    AccessError, BorrowedTensor, BorrowedTensorMut, Element, Export, VersionedTensor,
-};
-use dlpack_abi::image::TensorImageError;
+use dlpack_abi::dlpack::{AccessError, Element, Export, VersionedTensor};
 use dlpack_abi::raw::{kDLCPU, kDLCUDA, kDLUInt, DLDataType, DLDevice, DLPackFlags};
+use dlpack_abi_image::{
+    copy_image, export_image, import_image, lend_image, lend_image_mut, ImageError,
+};
 use image::{GrayImage, ImageBuffer, Luma, LumaA, Pixel, Rgb, RgbImage, Rgba};
 
-#[path = "fixture/watched_frees.rs"]
+#[path = "../../../tests/fixture/watched_frees.rs"]
 mod watched_frees;
 use watched_frees::{frees, watch};
 
@@ -31,7 +30,7 @@ where
     let expected_pixel = *image.get_pixel(2, 1);
 
     // Out: zero-copy, HWC, row-major, writable.
-    let tensor = VersionedTensor::from_image(image).expect("exported");
+    let tensor = export_image(image).expect("exported");
     let view = tensor.view();
     assert_eq!(view.shape(), [2, 3, channels]);
     assert_eq!(view.strides(), [3 * channels, channels, 1]);
@@ -54,14 +53,14 @@ where
     );
 
     // In, copied: the same values in a new buffer.
-    let copied = view.to_image::<P>().expect("copied");
+    let copied = copy_image::<P>(&view).expect("copied");
     assert_eq!(copied.dimensions(), (3, 2));
     assert_eq!(copied.as_raw(), &values);
     assert_ne!(copied.as_ptr(), address);
     assert_eq!(copied.get_pixel(2, 1), &expected_pixel);
 
     // In, shared: the exported buffer itself, freed once when the image drops.
-    let shared = tensor.into_image::<P>().expect("shared");
+    let shared = import_image::<P>(tensor).expect("shared");
     assert_eq!(shared.dimensions(), (3, 2));
     assert_eq!(shared.as_ptr(), address);
     assert_eq!(&**shared.as_raw(), &values[..]);
@@ -100,7 +99,7 @@ fn every_pixel_and_subpixel_type_round_trips() {
 fn an_exported_image_is_freed_once_with_its_tensor() {
     let image = GrayImage::from_fn(4, 4, |x, y| Luma([(x * 4 + y) as u8]));
     let address = image.as_ptr();
-    let tensor = VersionedTensor::from_image(image).expect("exported");
+    let tensor = export_image(image).expect("exported");
     // Through C and back: the same buffer, freed by the deleter, once.
     let raw = tensor.into_raw();
     // SAFETY: `raw` is live and its deleter has not run.
@@ -114,18 +113,18 @@ fn an_exported_image_is_freed_once_with_its_tensor() {
 #[test]
 fn empty_images_round_trip() {
     let image = RgbImage::new(0, 5);
-    let tensor = VersionedTensor::from_image(image).expect("exported");
+    let tensor = export_image(image).expect("exported");
     assert_eq!(tensor.view().shape(), [5, 0, 3]);
     assert_eq!(
-        tensor
-            .view()
-            .to_image::<Rgb<u8>>()
+        copy_image::<Rgb<u8>>(&tensor.view())
             .expect("copied")
             .dimensions(),
         (0, 5)
     );
     assert_eq!(
-        tensor.into_image::<Rgb<u8>>().expect("shared").dimensions(),
+        import_image::<Rgb<u8>>(tensor)
+            .expect("shared")
+            .dimensions(),
         (0, 5)
     );
 }
@@ -144,14 +143,14 @@ fn strided_tensors_are_copied_through_their_strides() {
         .finish()
         .unwrap();
     assert!(!transposed.view().is_c_contiguous());
-    let image = transposed.view().to_image::<Rgb<u8>>().expect("copied");
+    let image = copy_image::<Rgb<u8>>(&transposed.view()).expect("copied");
     assert_eq!(image.dimensions(), (3, 2));
     for (x, y, value) in image.enumerate_pixels() {
         assert_eq!(*value, pixel(x as u8, y as u8), "pixel ({x}, {y})");
     }
     assert_eq!(
-        transposed.into_image::<Rgb<u8>>().unwrap_err(),
-        TensorImageError::NotContiguous
+        import_image::<Rgb<u8>>(transposed).unwrap_err(),
+        ImageError::NotContiguous
     );
 
     // Rows bottom-up and channels reversed (BGR read as RGB): negative strides.
@@ -160,7 +159,7 @@ fn strided_tensors_are_copied_through_their_strides() {
         .strides(&[-6, 3, -1])
         .finish()
         .unwrap();
-    let image = flipped.view().to_image::<Rgb<u8>>().expect("copied");
+    let image = copy_image::<Rgb<u8>>(&flipped.view()).expect("copied");
     assert_eq!(image.dimensions(), (2, 3));
     assert_eq!(image.get_pixel(0, 0), &Rgb([14, 13, 12]));
     assert_eq!(image.get_pixel(1, 0), &Rgb([17, 16, 15]));
@@ -171,7 +170,7 @@ fn strided_tensors_are_copied_through_their_strides() {
         .strides(&[0, 0, 0])
         .finish()
         .unwrap();
-    let image = broadcast.view().to_image::<Luma<u16>>().expect("copied");
+    let image = copy_image::<Luma<u16>>(&broadcast.view()).expect("copied");
     assert_eq!(image.as_raw(), &[9, 9, 9, 9]);
 }
 
@@ -182,7 +181,7 @@ fn a_shared_buffer_is_imported_read_only_and_released_once() {
         .finish()
         .unwrap();
     assert!(tensor.view().flags().contains(DLPackFlags::READ_ONLY));
-    let image = tensor.into_image::<LumaA<f32>>().expect("shared");
+    let image = import_image::<LumaA<f32>>(tensor).expect("shared");
     assert_eq!(image.as_ptr(), pixels.as_ptr());
     assert_eq!(image.get_pixel(0, 1), &LumaA([0.75, 1.0]));
     assert_eq!(Arc::strong_count(&pixels), 2);
@@ -193,10 +192,10 @@ fn a_shared_buffer_is_imported_read_only_and_released_once() {
     let tensor = Export::new(Arc::clone(&pixels), &[2, 1, 2])
         .finish()
         .unwrap();
-    let error = tensor.into_image::<Rgb<f32>>().unwrap_err();
+    let error = import_image::<Rgb<f32>>(tensor).unwrap_err();
     assert_eq!(
         error,
-        TensorImageError::Channels {
+        ImageError::Channels {
             found: 2,
             expected: 3
         }
@@ -207,7 +206,7 @@ fn a_shared_buffer_is_imported_read_only_and_released_once() {
 #[test]
 fn borrowed_images_are_lent_without_copying() {
     let image = GrayImage::from_fn(3, 2, |x, y| Luma([(10 * y + x) as u8]));
-    let lent = BorrowedTensor::from_image(&image).expect("lent");
+    let lent = lend_image(&image).expect("lent");
     let raw = lent.dl_tensor();
     let view = raw.view();
     assert_eq!(view.shape(), [2, 3, 1]);
@@ -220,12 +219,12 @@ fn borrowed_images_are_lent_without_copying() {
         .finish()
         .unwrap();
     let address = tensor.view().data_ptr();
-    let shared = tensor.into_image::<Rgb<u16>>().expect("shared");
-    let lent = BorrowedTensor::from_image(&shared).expect("lent");
+    let shared = import_image::<Rgb<u16>>(tensor).expect("shared");
+    let lent = lend_image(&shared).expect("lent");
     assert_eq!(lent.dl_tensor().view().data_ptr(), address);
 
     let mut output = ImageBuffer::<Rgba<f32>, Vec<f32>>::new(2, 1);
-    let mut lent = BorrowedTensorMut::from_image_mut(&mut output).expect("lent");
+    let mut lent = lend_image_mut(&mut output).expect("lent");
     let mut raw = lent.dl_tensor_mut();
     let mut out = raw.view_mut();
     out.as_mut_slice::<f32>()
@@ -250,18 +249,18 @@ fn rewritten(
 fn refusals_say_what_was_found_and_expected() {
     let rgb = || Export::new(vec![0u8; 12], &[2, 2, 3]).finish().unwrap();
 
-    let error = rgb().view().to_image::<Rgba<u8>>().unwrap_err();
+    let error = copy_image::<Rgba<u8>>(&rgb().view()).unwrap_err();
     assert_eq!(
         error,
-        TensorImageError::Channels {
+        ImageError::Channels {
             found: 3,
             expected: 4
         }
     );
-    let error = rgb().view().to_image::<Rgb<u16>>().unwrap_err();
+    let error = copy_image::<Rgb<u16>>(&rgb().view()).unwrap_err();
     assert_eq!(
         error,
-        TensorImageError::DtypeMismatch {
+        ImageError::DtypeMismatch {
             found: u8::DTYPE,
             expected: u16::DTYPE
         }
@@ -273,12 +272,12 @@ fn refusals_say_what_was_found_and_expected() {
 
     let flat = Export::new(vec![0u8; 12], &[4, 3]).finish().unwrap();
     assert_eq!(
-        flat.view().to_image::<Rgb<u8>>().unwrap_err(),
-        TensorImageError::Ndim { found: 2 }
+        copy_image::<Rgb<u8>>(&flat.view()).unwrap_err(),
+        ImageError::Ndim { found: 2 }
     );
     assert_eq!(
-        flat.into_image::<Rgb<u8>>().unwrap_err(),
-        TensorImageError::Ndim { found: 2 }
+        import_image::<Rgb<u8>>(flat).unwrap_err(),
+        ImageError::Ndim { found: 2 }
     );
 
     let on_gpu = rewritten(rgb(), |raw| {
@@ -287,10 +286,10 @@ fn refusals_say_what_was_found_and_expected() {
             device_id: 1,
         }
     });
-    let error = on_gpu.view().to_image::<Rgb<u8>>().unwrap_err();
+    let error = copy_image::<Rgb<u8>>(&on_gpu.view()).unwrap_err();
     assert_eq!(
         error,
-        TensorImageError::NotHostAccessible {
+        ImageError::NotHostAccessible {
             device: on_gpu.view().device()
         }
     );
@@ -308,8 +307,8 @@ fn refusals_say_what_was_found_and_expected() {
     );
     let dtype = vector.view().dtype();
     assert_eq!(
-        vector.view().to_image::<Rgb<u8>>().unwrap_err(),
-        TensorImageError::Lanes { dtype }
+        copy_image::<Rgb<u8>>(&vector.view()).unwrap_err(),
+        ImageError::Lanes { dtype }
     );
 
     // A u16 tensor one byte into its buffer.
@@ -318,10 +317,10 @@ fn refusals_say_what_was_found_and_expected() {
         |raw| raw.byte_offset = 1,
     );
     let address = misaligned.view().data_ptr().addr();
-    let error = misaligned.view().to_image::<Rgb<u16>>().unwrap_err();
+    let error = copy_image::<Rgb<u16>>(&misaligned.view()).unwrap_err();
     assert_eq!(
         error,
-        TensorImageError::Access(AccessError::Misaligned { address, align: 2 })
+        ImageError::Access(AccessError::Misaligned { address, align: 2 })
     );
 
     // 2^32 rows of one broadcast pixel: refused before anything is allocated. (On 32-bit
@@ -333,10 +332,10 @@ fn refusals_say_what_was_found_and_expected() {
         .strides(&[0, 0, 0])
         .finish()
         .unwrap();
-    let error = tall.view().to_image::<Luma<u8>>().unwrap_err();
+    let error = copy_image::<Luma<u8>>(&tall.view()).unwrap_err();
     assert_eq!(
         error,
-        TensorImageError::TooLarge {
+        ImageError::TooLarge {
             height: 1 << 32,
             width: 1
         }

@@ -4,15 +4,47 @@
 
 use std::cell::Cell;
 
-use dlpack_abi::dlpack::{
-    AccessError, BorrowedTensor, BorrowedTensorMut, TensorView, TensorViewMut, VersionedTensor,
-};
+use dlpack_abi::dlpack::{AccessError, BorrowedTensor, TensorView, TensorViewMut};
 use dlpack_abi::raw::DLPackFlags;
+use dlpack_abi_ndarray::{
+    export_array, lend_array, lend_array_mut, view_array, view_array_as, view_array_mut,
+};
 use ndarray::{ArcArray, Array, ArrayD, Ix2, IxDyn, Slice};
 use proptest::prelude::*;
 use proptest::test_runner::Config;
 
-use super::soundness::LIVE_BYTES;
+thread_local! {
+    /// Bytes this thread's allocations hold (see `Counting`).
+    static LIVE_BYTES: Cell<isize> = const { Cell::new(0) };
+}
+
+/// Counts the bytes each thread's allocations hold (`LIVE_BYTES`), so that a test can see a
+/// leak, or a free, on its own thread.
+struct Counting;
+
+/// A size in bytes as a count: an allocation's size fits `isize`.
+fn bytes(layout: std::alloc::Layout) -> isize {
+    isize::try_from(layout.size()).unwrap_or(isize::MAX)
+}
+
+// SAFETY: forwards every call to the system allocator unchanged; the counter is a `const`
+// thread-local `Cell` (no allocation, no destructor).
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        let _ = LIVE_BYTES.try_with(|live| live.set(live.get() + bytes(layout)));
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        let _ = LIVE_BYTES.try_with(|live| live.set(live.get() - bytes(layout)));
+        // SAFETY: the caller's contract, forwarded.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static COUNTING: Counting = Counting;
 
 /// A random array layout: extents, then per axis a slice (start, end, step; negative steps run
 /// backwards) and a permutation of the axes.
@@ -82,9 +114,9 @@ proptest! {
         let address = array.as_ptr();
         let buffer_bytes = layout.shape.iter().product::<usize>() * 4;
         let before = live();
-        let tensor = VersionedTensor::from_owner(array).unwrap();
+        let tensor = export_array(array).unwrap();
         let view = tensor.view();
-        let seen = view.as_array::<i32, IxDyn>().unwrap();
+        let seen = view_array::<i32, IxDyn>(&view).unwrap();
         prop_assert_eq!(&seen, &expected);
         if !expected.is_empty() {
             prop_assert_eq!(seen.as_ptr(), address);
@@ -98,12 +130,12 @@ proptest! {
     fn views_are_lent_and_read_back_in_place(layout in layouts()) {
         let array = array(&layout);
         let view = array.view();
-        let lent = BorrowedTensor::<4>::from_array(&view).unwrap();
+        let lent = lend_array::<4, _, _>(&view).unwrap();
         let raw = lent.dl_tensor();
         // As C would pass it back: a bare `const DLTensor*`.
         // SAFETY: a lent tensor, validated, whose memory is borrowed for as long as the view lives.
         let again = unsafe { TensorView::from_raw(raw.as_ptr()) }.unwrap();
-        let seen = again.as_array::<i32, IxDyn>().unwrap();
+        let seen = view_array::<i32, IxDyn>(&again).unwrap();
         prop_assert_eq!(&seen, &view);
         if !view.is_empty() {
             prop_assert_eq!(seen.as_ptr(), view.as_ptr());
@@ -116,13 +148,13 @@ proptest! {
     fn converted_arrays_are_copies_and_the_same_dtype_is_the_same_view(layout in layouts()) {
         let array = array(&layout);
         let view = array.view();
-        let lent = BorrowedTensor::<4>::from_array(&view).unwrap();
+        let lent = lend_array::<4, _, _>(&view).unwrap();
         let raw = lent.dl_tensor();
         let again = raw.view();
-        let converted = again.as_array_as::<f64, IxDyn>().unwrap();
+        let converted = view_array_as::<f64, IxDyn>(&again).unwrap();
         prop_assert!(converted.is_owned() && converted.is_standard_layout());
         prop_assert_eq!(&converted, &view.mapv(f64::from));
-        let same = again.as_array_as::<i32, IxDyn>().unwrap();
+        let same = view_array_as::<i32, IxDyn>(&again).unwrap();
         prop_assert!(same.is_view());
         prop_assert_eq!(&same, &view);
         if !view.is_empty() {
@@ -136,11 +168,11 @@ proptest! {
         let mut expected = array.clone();
         expected.mapv_inplace(|x| -x - 1);
         let mut view = array.view_mut();
-        let mut lent = BorrowedTensorMut::<4>::from_array_mut(&mut view).unwrap();
+        let mut lent = lend_array_mut::<4, _, _>(&mut view).unwrap();
         let mut raw = lent.dl_tensor_mut();
         // SAFETY: a lent tensor, validated, whose memory is borrowed for as long as the view lives.
         let mut out = unsafe { TensorViewMut::from_raw(raw.as_mut_ptr()) }.unwrap();
-        out.as_array_mut::<i32, IxDyn>().unwrap().mapv_inplace(|x| -x - 1);
+        view_array_mut::<i32, IxDyn>(&mut out).unwrap().mapv_inplace(|x| -x - 1);
         prop_assert_eq!(array, expected);
     }
 }
@@ -150,7 +182,7 @@ fn converted_arrays_check_the_dimension_and_the_dtype() {
     let values = [1u16, 2, 3, 4];
     let lent = BorrowedTensor::<2>::new(&values, [2, 2]).unwrap();
     let raw = lent.dl_tensor();
-    let error = raw.view().as_array_as::<f64, ndarray::Ix1>().unwrap_err();
+    let error = view_array_as::<f64, ndarray::Ix1>(&raw.view()).unwrap_err();
     assert_eq!(
         error,
         AccessError::DimensionMismatch {
@@ -158,26 +190,26 @@ fn converted_arrays_check_the_dimension_and_the_dtype() {
             expected: 1
         }
     );
-    let error = raw.view().as_array_as::<i8, Ix2>().unwrap_err();
+    let error = view_array_as::<i8, Ix2>(&raw.view()).unwrap_err();
     assert!(
         matches!(error, AccessError::UnsupportedDtype { supported, .. } if supported.len() == 1)
     );
-    let wide = raw.view().as_array_as::<u64, Ix2>().unwrap();
+    let wide = view_array_as::<u64, Ix2>(&raw.view()).unwrap();
     assert_eq!(wide, ndarray::array![[1u64, 2], [3, 4]]);
 }
 
 #[test]
 fn shared_arc_arrays_are_exported_read_only() {
     let unique: ArcArray<f32, Ix2> = ArcArray::zeros((2, 2));
-    let tensor = VersionedTensor::from_owner(unique).unwrap();
+    let tensor = export_array(unique).unwrap();
     assert_eq!(tensor.view().flags(), DLPackFlags::empty());
 
     let shared: ArcArray<f32, Ix2> = ArcArray::zeros((2, 2));
     let holder = shared.clone();
-    let tensor = VersionedTensor::from_owner(shared).unwrap();
+    let tensor = export_array(shared).unwrap();
     assert_eq!(tensor.view().flags(), DLPackFlags::READ_ONLY);
     assert_eq!(
-        tensor.view().as_array::<f32, Ix2>().unwrap().as_ptr(),
+        view_array::<f32, Ix2>(&tensor.view()).unwrap().as_ptr(),
         holder.as_ptr()
     );
 }
@@ -203,7 +235,7 @@ fn what_ndarray_cannot_represent_is_refused() {
     // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
     let view = unsafe { TensorView::from_raw(&raw) }.unwrap();
     assert_eq!(
-        view.as_array::<i8, IxDyn>()
+        view_array::<i8, IxDyn>(&view)
             .unwrap()
             .iter()
             .copied()
@@ -211,7 +243,7 @@ fn what_ndarray_cannot_represent_is_refused() {
         [3, 3, 3, 3]
     );
     assert_eq!(
-        view.as_array::<i8, Ix2>().unwrap_err(),
+        view_array::<i8, Ix2>(&view).unwrap_err(),
         AccessError::DimensionMismatch {
             ndim: 1,
             expected: 2
@@ -220,11 +252,11 @@ fn what_ndarray_cannot_represent_is_refused() {
     // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
     let mut out = unsafe { TensorViewMut::from_raw(&mut raw) }.unwrap();
     assert_eq!(
-        out.as_array_mut::<i8, IxDyn>().unwrap_err(),
+        view_array_mut::<i8, IxDyn>(&mut out).unwrap_err(),
         AccessError::Overlapping
     );
     assert!(matches!(
-        out.as_array_mut::<u8, IxDyn>(),
+        view_array_mut::<u8, IxDyn>(&mut out),
         Err(AccessError::DtypeMismatch { .. })
     ));
 }

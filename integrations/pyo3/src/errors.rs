@@ -223,9 +223,24 @@ impl IntoPyErr for ExportError {
     }
 }
 
-/// The exception of an [`ExportError`], with `message` (the error's, or that of an error that
-/// wraps it): one home for the rule.
-pub(crate) fn export_exception(error: &ExportError, message: String) -> PyErr {
+/// The exception of an [`ExportError`] (`BufferError` for flags a consumer cannot be told, else
+/// `ValueError`), with `message`: the error's own, or that of an error that wraps it and says
+/// more (an integration's, naming the tensor). One home for the rule.
+///
+/// ```
+/// use dlpack_abi::dlpack::ExportError;
+/// use dlpack_abi::raw::DLPackFlags;
+/// use dlpack_abi_pyo3::export_exception;
+///
+/// pyo3::Python::initialize();
+/// pyo3::Python::attach(|py| {
+///     let error = ExportError::FlagsNotRepresentable { flags: DLPackFlags::READ_ONLY };
+///     let exception = export_exception(&error, format!("tensor \"w\": {error}"));
+///     assert!(exception.is_instance_of::<pyo3::exceptions::PyBufferError>(py));
+///     assert!(exception.value(py).to_string().starts_with("tensor \"w\""));
+/// });
+/// ```
+pub fn export_exception(error: &ExportError, message: String) -> PyErr {
     match error {
         ExportError::FlagsNotRepresentable { .. } => PyBufferError::new_err(message),
         _ => PyValueError::new_err(message),

@@ -176,7 +176,7 @@ pub use arrow::{
 };
 pub use borrows::BorrowError;
 pub use convert::{AnyArrowArray, AnyArrowStream, PyVersionedTensor};
-pub use errors::{IntoPyErr, PyDlpackError, PyDlpackResult};
+pub use errors::{export_exception, IntoPyErr, PyDlpackError, PyDlpackResult};
 pub use exchange::{ExchangeApi, EXCHANGE_API};
 pub use exporter::DlpackExporter;
 

@@ -2,13 +2,12 @@
 //! (pointers into the mapping), the mapping's lifetime (`/proc/self/maps`), malformed files, and
 //! a property test of lying headers. Miri runs the in-memory tests (`from_bytes`); mapping is
 //! outside what Miri can run.
-#![cfg(feature = "safetensors")]
 
 use std::path::PathBuf;
 
 use dlpack_abi::dlpack::{TensorView, VersionedTensor};
 use dlpack_abi::raw::*;
-use dlpack_abi::safetensors::{SafeTensorsFile, SafetensorsError};
+use dlpack_abi_safetensors::{SafeTensorsFile, SafetensorsError};
 use proptest::prelude::*;
 use safetensors::tensor::TensorView as StView;
 use safetensors::{Dtype, SafeTensorError};

@@ -1,0 +1,71 @@
+//! [`SafetensorsError`] as a Python exception (feature `pyo3`).
+
+use alloc::format;
+
+use dlpack_abi_pyo3::{export_exception, IntoPyErr};
+use pyo3::exceptions::{PyKeyError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::PyErr;
+
+use crate::SafetensorsError;
+
+/// `Io` as the `io::Error`'s `OSError` subclass (`FileNotFoundError`, ...), `Format` and
+/// `Misaligned` as `ValueError`, `NoTensor` as `KeyError`, `UnsupportedDtype` as `TypeError`,
+/// `ExtentTooLarge` as `OverflowError`, `Export` as its [`ExportError`] converts
+/// (`BufferError` for flags a consumer cannot be told, else `ValueError`), with this error's
+/// message, which names the tensor.
+///
+/// ```
+/// use dlpack_abi_safetensors::SafetensorsError;
+/// use pyo3::exceptions::{PyFileNotFoundError, PyKeyError};
+/// use pyo3::PyErr;
+///
+/// pyo3::Python::initialize();
+/// pyo3::Python::attach(|py| {
+///     let error: PyErr = SafetensorsError::NoTensor { name: "w".into() }.into();
+///     assert!(error.is_instance_of::<PyKeyError>(py));
+///     let missing = std::io::Error::from(std::io::ErrorKind::NotFound);
+///     let error: PyErr = SafetensorsError::Io(missing).into();
+///     assert!(error.is_instance_of::<PyFileNotFoundError>(py));
+/// });
+/// ```
+impl From<SafetensorsError> for PyErr {
+    fn from(error: SafetensorsError) -> Self {
+        use SafetensorsError as E;
+        let message = format!("{error}");
+        match error {
+            E::Io(error) => error.into(),
+            E::NoTensor { .. } => PyKeyError::new_err(message),
+            E::UnsupportedDtype { .. } => PyTypeError::new_err(message),
+            E::ExtentTooLarge { .. } => PyOverflowError::new_err(message),
+            // The exception of the `ExportError`, with this message (it names the tensor).
+            E::Export { error, .. } => export_exception(&error, message),
+            // A file refused.
+            E::Format(_) | E::Misaligned { .. } => PyValueError::new_err(message),
+        }
+    }
+}
+
+/// As `From<SafetensorsError> for PyErr`, so that `?` on a `SafetensorsError` works in a
+/// function returning `dlpack_abi_pyo3::PyDlpackResult`.
+///
+/// ```
+/// use dlpack_abi_pyo3::{IntoPyErr, PyDlpackResult};
+/// use dlpack_abi_safetensors::SafeTensorsFile;
+/// use pyo3::exceptions::PyValueError;
+///
+/// fn open(bytes: &[u8]) -> PyDlpackResult<usize> {
+///     Ok(SafeTensorsFile::from_bytes(bytes)?.len())
+/// }
+/// pyo3::Python::initialize();
+/// pyo3::Python::attach(|py| {
+///     let error = open(b"not a safetensors file").unwrap_err().into_inner();
+///     assert!(error.is_instance_of::<PyValueError>(py));
+///     let error = SafeTensorsFile::from_bytes(b"").unwrap_err().into_py_err();
+///     assert!(error.is_instance_of::<PyValueError>(py));
+/// });
+/// ```
+impl IntoPyErr for SafetensorsError {
+    fn into_py_err(self) -> PyErr {
+        self.into()
+    }
+}
