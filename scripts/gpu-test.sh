@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Stream ordering on a real GPU: the cudarc bridge (examples/cudarc_gpu.rs), the Python exchange
+# Stream ordering on a real GPU: the cudarc bridge (integrations/cudarc/examples/cudarc_gpu.rs), the Python exchange
 # with CuPy, PyTorch and JAX (python/gpu_tests: every producer writes late on its own stream and
 # every consumer reads on another, without a device synchronisation), and the conformance
 # checker run against PyTorch and CuPy. Not part of CI (which has no GPU). Ends with
@@ -75,7 +75,7 @@ build() {
   fi
   mkdir -p "$artifacts" &&
     rm -f "$artifacts/cudarc_gpu" "$artifacts"/dlpack_abi-*.whl "$artifacts/BUILD-INFO" &&
-    cargo build -q --release --example cudarc_gpu --features cudarc &&
+    cargo build -q --release -p dlpack-abi-cudarc --example cudarc_gpu &&
     cp target/release/examples/cudarc_gpu "$artifacts/" &&
     "$build_venv/bin/maturin" build -q --release -m python/Cargo.toml \
       --features abi3,cuda,counters -i "$build_venv/bin/python" -o "$artifacts" || return 1
@@ -172,7 +172,7 @@ for library in "${libraries[@]}"; do
   ) &
 done
 
-step "cudarc bridge (examples/cudarc_gpu.rs)"
+step "cudarc bridge (integrations/cudarc/examples/cudarc_gpu.rs)"
 seconds=$(limit 60)
 if [ "$seconds" -eq 0 ]; then
   fail "cudarc_gpu: out of time"

@@ -433,3 +433,81 @@ fn futures_core_stream_yields_the_same_items() {
     assert!(consumer.is_terminated());
     thread.join().unwrap();
 }
+
+/// A producer whose one task fails `extract_data`, and which ignores the consumer's stop and
+/// ends the stream (then releases) from inside `request`: the failure is the stream's error
+/// (never a clean end), and the consumer asks for nothing more, nor cancels.
+#[test]
+fn a_failed_extract_is_an_error_even_when_the_end_follows() {
+    use dlpack_abi::raw::{
+        ArrowAsyncDeviceStreamHandler, ArrowAsyncProducer, ArrowAsyncTask, ArrowDeviceArray,
+    };
+    use std::ffi::c_int;
+    use std::ptr;
+    use std::sync::atomic::AtomicUsize;
+
+    #[repr(C)]
+    struct Failing {
+        producer: ArrowAsyncProducer,
+        handler: *mut ArrowAsyncDeviceStreamHandler,
+        requests: AtomicUsize,
+        cancels: AtomicUsize,
+    }
+    unsafe extern "C" fn fail(_: *mut ArrowAsyncTask, _: *mut ArrowDeviceArray) -> c_int {
+        errno::EIO
+    }
+    unsafe extern "C" fn request(producer: *mut ArrowAsyncProducer, _: i64) {
+        let this = producer.cast::<Failing>();
+        let handler = unsafe { (*this).handler };
+        if unsafe { &(*this).requests }.fetch_add(1, SeqCst) == 0 {
+            let mut task = ArrowAsyncTask {
+                extract_data: Some(fail),
+                private_data: ptr::null_mut(),
+            };
+            let code = unsafe { (*handler).on_next_task.unwrap()(handler, &mut task, ptr::null()) };
+            assert_eq!(code, errno::EIO, "the consumer passes the failure back");
+            // Ignores it: the end marker, then the release, synchronously.
+            let end =
+                unsafe { (*handler).on_next_task.unwrap()(handler, ptr::null_mut(), ptr::null()) };
+            assert_eq!(end, 0);
+            unsafe { (*handler).release.unwrap()(handler) };
+        }
+    }
+    unsafe extern "C" fn cancel(producer: *mut ArrowAsyncProducer) {
+        unsafe { &(*producer.cast::<Failing>()).cancels }.fetch_add(1, SeqCst);
+    }
+
+    let (mut consumer, handler) = AsyncConsumer::new();
+    let handler = handler.into_raw();
+    let this = Box::into_raw(Box::new(Failing {
+        producer: ArrowAsyncProducer {
+            device_type: ARROW_DEVICE_CPU,
+            request: Some(request),
+            cancel: Some(cancel),
+            additional_metadata: ptr::null(),
+            private_data: ptr::null_mut(),
+        },
+        handler,
+        requests: AtomicUsize::new(0),
+        cancels: AtomicUsize::new(0),
+    }));
+    unsafe { (*handler).producer = this.cast() };
+    let mut schema = SchemaDef::new("i").unwrap().export().unwrap().into_raw();
+    assert_eq!(
+        unsafe { (*handler).on_schema.unwrap()(handler, &mut schema) },
+        0
+    );
+    match next(&mut consumer) {
+        Some(Err(AsyncStreamError::Producer(error))) => assert_eq!(error.code(), errno::EIO),
+        other => panic!("expected the producer's code, got {other:?}"),
+    }
+    assert!(next(&mut consumer).is_none());
+    drop(consumer);
+    let this = unsafe { Box::from_raw(this) };
+    assert_eq!(
+        this.requests.load(SeqCst),
+        1,
+        "nothing asked for after the failure"
+    );
+    assert_eq!(this.cancels.load(SeqCst), 0);
+}

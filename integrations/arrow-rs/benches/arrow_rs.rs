@@ -1,9 +1,9 @@
 //! Exporting an arrow-rs `RecordBatch` of 1M rows (int64, float64 with nulls, utf8) as a C
-//! struct array, then releasing it: through this crate (`arrow_rs::export_record_batch`, a
+//! struct array, then releasing it: through this crate (`dlpack_abi_arrow_rs::export_record_batch`, a
 //! validated `Schema` and `Array`) against arrow-rs's own C Data path (`FFI_ArrowArray::new` and
 //! `FFI_ArrowSchema::try_from`), measured in the same run. Nothing touches the data on either.
 //!
-//! Run with `cargo bench --bench arrow_rs --features arrow-rs`; the ratio is ours / arrow-rs.
+//! Run with `cargo bench -p dlpack-abi-arrow-rs --bench arrow_rs`; the ratio is ours / arrow-rs.
 
 use std::hint::black_box;
 use std::sync::Arc;
@@ -35,7 +35,7 @@ fn export(c: &mut Criterion) {
     let mut group = c.benchmark_group("export-record-batch-1M");
     group.bench_function("dlpack-abi", |b| {
         b.iter(|| {
-            let exported = dlpack_abi::arrow_rs::export_record_batch(black_box(&batch));
+            let exported = dlpack_abi_arrow_rs::export_record_batch(black_box(&batch));
             black_box(exported.expect("exported"))
         })
     });

@@ -1,21 +1,23 @@
-//! The async device stream as arrow-rs record batches (features `arrow-rs` and `std`):
-//! [`AsyncBatchStream`] polls an [`AsyncConsumer`] and hands each validated struct array to
-//! arrow-rs zero-copy, as a `RecordBatch` with the stream's schema.
+//! The async device stream as arrow-rs record batches: [`AsyncBatchStream`] polls an
+//! [`AsyncConsumer`] and hands each validated struct array to arrow-rs zero-copy, as a
+//! `RecordBatch` with the stream's schema (a `futures_core::Stream` with feature
+//! `futures-core`).
 
 use core::task::{Context, Poll};
 
 use arrow_array::RecordBatch;
 use arrow_schema::SchemaRef as ArrowRsSchema;
 
-use super::stream::{batch_schema, into_arrow_rs};
-use super::{batch_of, check_typed_reads, field_of, hand_over, InteropError};
+use crate::import::{batch_of, check_typed_reads, field_of, hand_over};
+use crate::stream::{batch_schema, into_arrow_rs};
+use crate::ArrowRsError;
 use dlpack_abi::arrow::{AsyncConsumer, DeviceArray};
 
 /// An [`AsyncConsumer`] whose items are arrow-rs record batches. The stream's schema must be a
 /// struct (one column per child); each array must be host-readable with no pending event
 /// ([`ReadError::NotHostAccessible`](dlpack_abi::arrow::ReadError::NotHostAccessible) otherwise).
 /// Errors (the producer's, with its code and message, or a refusal) come as arrow-rs errors
-/// wrapping this crate's (`ArrowError::ExternalError`); the stream ends after one.
+/// wrapping dlpack-abi's (`ArrowError::ExternalError`); the stream ends after one.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -176,7 +178,7 @@ impl AsyncBatchStream {
         &self,
         array: DeviceArray,
         arrow_rs_schema: ArrowRsSchema,
-    ) -> Result<RecordBatch, InteropError> {
+    ) -> Result<RecordBatch, ArrowRsError> {
         let schema = self
             .consumer
             .schema()
@@ -211,6 +213,7 @@ impl AsyncBatchStream {
 /// assert!(matches!(item, Poll::Ready(Some(Err(_)))));
 /// ```
 #[cfg(feature = "futures-core")]
+#[cfg_attr(docsrs, doc(cfg(feature = "futures-core")))]
 impl futures_core::Stream for AsyncBatchStream {
     type Item = Result<RecordBatch, arrow_schema::ArrowError>;
 
@@ -222,7 +225,7 @@ impl futures_core::Stream for AsyncBatchStream {
     }
 }
 
-/// This crate's stream error as arrow-rs's external error (message and source kept).
+/// dlpack-abi's stream error as arrow-rs's external error (message and source kept).
 fn external(error: dlpack_abi::arrow::AsyncStreamError) -> arrow_schema::ArrowError {
     arrow_schema::ArrowError::ExternalError(alloc::boxed::Box::new(error))
 }

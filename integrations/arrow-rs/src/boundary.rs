@@ -16,14 +16,13 @@
 //! ```
 //! use std::sync::Arc;
 //! use arrow_array::{ArrayRef, Int32Array, RecordBatch};
-//! use dlpack_abi::arrow_rs;
 //! use dlpack_abi::raw::{ArrowDeviceArray, ArrowSchema};
 //!
 //! /// What a C caller would call: fills its out-parameters with a device batch.
 //! fn produce(schema_out: &mut ArrowSchema, array_out: &mut ArrowDeviceArray) -> i32 {
 //!     let column: ArrayRef = Arc::new(Int32Array::from(vec![1, 2, 3]));
 //!     let Ok(batch) = RecordBatch::try_from_iter([("n", column)]) else { return 22 };
-//!     match arrow_rs::device_record_batch_into_raw(&batch) {
+//!     match dlpack_abi_arrow_rs::device_record_batch_into_raw(&batch) {
 //!         Ok((schema, array)) => (*schema_out, *array_out) = (schema, array),
 //!         Err(_) => return 22,
 //!     }
@@ -35,7 +34,7 @@
 //! let mut array: ArrowDeviceArray = bytemuck::Zeroable::zeroed();
 //! assert_eq!(produce(&mut schema, &mut array), 0);
 //! // SAFETY: both structs were filled by a producer and are handed over once.
-//! let batch = unsafe { arrow_rs::device_record_batch_from_raw(&mut schema, &mut array) }?;
+//! let batch = unsafe { dlpack_abi_arrow_rs::device_record_batch_from_raw(&mut schema, &mut array) }?;
 //! assert_eq!((batch.num_rows(), batch.schema().field(0).name().as_str()), (3, "n"));
 //! assert!(schema.release.is_none() && array.array.release.is_none()); // moved out
 //! # Ok::<(), Box<dyn std::error::Error>>(())
@@ -46,10 +45,10 @@ use alloc::boxed::Box;
 
 use arrow_array::{RecordBatch, RecordBatchReader};
 
-use super::{
+use crate::import::{import_field_array_of_device, record_batch_of};
+use crate::{
     export_device_reader, export_reader, export_record_batch, import_device_stream,
-    import_field_array_of_device, import_record_batch, import_stream, record_batch_of,
-    InteropError, StreamReader,
+    import_record_batch, import_stream, ArrowRsError, StreamReader,
 };
 use dlpack_abi::arrow::{Array, ArrayStream, DeviceArray, DeviceArrayStream, Schema, SchemaRef};
 use dlpack_abi::raw::{
@@ -75,7 +74,7 @@ use dlpack_abi::raw::{
 /// ```
 pub fn export_device_record_batch(
     batch: &RecordBatch,
-) -> Result<(Schema, DeviceArray), InteropError> {
+) -> Result<(Schema, DeviceArray), ArrowRsError> {
     let (schema, array) = export_record_batch(batch)?;
     Ok((schema, DeviceArray::from_cpu(array)))
 }
@@ -85,7 +84,7 @@ pub fn export_device_record_batch(
 /// decides: host-accessible memory and no pending `sync_event`).
 ///
 /// # Errors
-/// As [`import_device_array`](super::import_device_array), and [`InteropError::ArrowRs`] when
+/// As [`import_device_array`](super::import_device_array), and [`ArrowRsError::ArrowRs`] when
 /// the array is not a struct array without nulls. `array` has been released then.
 ///
 /// ```
@@ -102,7 +101,7 @@ pub fn export_device_record_batch(
 pub fn import_device_record_batch(
     schema: SchemaRef<'_>,
     array: DeviceArray,
-) -> Result<RecordBatch, InteropError> {
+) -> Result<RecordBatch, ArrowRsError> {
     let (field, array) = import_field_array_of_device(schema, array)?;
     record_batch_of(&field, array.as_ref())
 }
@@ -118,19 +117,18 @@ pub fn import_device_record_batch(
 /// ```
 /// use std::sync::Arc;
 /// use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-/// use dlpack_abi::arrow_rs;
 ///
 /// let column: ArrayRef = Arc::new(Int64Array::from(vec![4, 5]));
 /// let batch = RecordBatch::try_from_iter([("n", column)])?;
-/// let (mut schema, mut array) = arrow_rs::record_batch_into_raw(&batch)?;
+/// let (mut schema, mut array) = dlpack_abi_arrow_rs::record_batch_into_raw(&batch)?;
 /// // SAFETY: the structs were just produced and are handed over once.
-/// let back = unsafe { arrow_rs::record_batch_from_raw(&mut schema, &mut array) }?;
+/// let back = unsafe { dlpack_abi_arrow_rs::record_batch_from_raw(&mut schema, &mut array) }?;
 /// assert_eq!(back, batch);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn record_batch_into_raw(
     batch: &RecordBatch,
-) -> Result<(ArrowSchema, ArrowArray), InteropError> {
+) -> Result<(ArrowSchema, ArrowArray), ArrowRsError> {
     let (schema, array) = export_record_batch(batch)?;
     Ok((schema.into_raw(), array.into_raw()))
 }
@@ -157,7 +155,7 @@ pub fn record_batch_into_raw(
 /// ```
 pub fn device_record_batch_into_raw(
     batch: &RecordBatch,
-) -> Result<(ArrowSchema, ArrowDeviceArray), InteropError> {
+) -> Result<(ArrowSchema, ArrowDeviceArray), ArrowRsError> {
     let (schema, array) = export_device_record_batch(batch)?;
     Ok((schema.into_raw(), array.into_raw()))
 }
@@ -171,20 +169,19 @@ pub fn device_record_batch_into_raw(
 /// ```
 /// use std::sync::Arc;
 /// use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchIterator};
-/// use dlpack_abi::arrow_rs;
 ///
 /// let column: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
 /// let batch = RecordBatch::try_from_iter([("n", column)])?;
 /// let reader = RecordBatchIterator::new([Ok(batch.clone())], batch.schema());
-/// let mut stream = arrow_rs::reader_into_raw(Box::new(reader))?;
+/// let mut stream = dlpack_abi_arrow_rs::reader_into_raw(Box::new(reader))?;
 /// // SAFETY: the stream was just produced and is handed over once.
-/// let batches: Vec<_> = unsafe { arrow_rs::reader_from_raw(&mut stream) }?.collect();
+/// let batches: Vec<_> = unsafe { dlpack_abi_arrow_rs::reader_from_raw(&mut stream) }?.collect();
 /// assert_eq!(batches.len(), 1);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn reader_into_raw(
     reader: Box<dyn RecordBatchReader + Send>,
-) -> Result<ArrowArrayStream, InteropError> {
+) -> Result<ArrowArrayStream, ArrowRsError> {
     Ok(export_reader(reader)?.into_raw())
 }
 
@@ -197,21 +194,20 @@ pub fn reader_into_raw(
 /// ```
 /// use std::sync::Arc;
 /// use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchIterator};
-/// use dlpack_abi::arrow_rs;
 ///
 /// let column: ArrayRef = Arc::new(Int64Array::from(vec![1, 2, 3]));
 /// let batch = RecordBatch::try_from_iter([("n", column)])?;
 /// let reader = RecordBatchIterator::new([Ok(batch.clone())], batch.schema());
-/// let mut stream = arrow_rs::device_reader_into_raw(Box::new(reader))?;
+/// let mut stream = dlpack_abi_arrow_rs::device_reader_into_raw(Box::new(reader))?;
 /// assert_eq!(stream.device_type, dlpack_abi::raw::ARROW_DEVICE_CPU);
 /// // SAFETY: the stream was just produced and is handed over once.
-/// let mut batches = unsafe { arrow_rs::device_reader_from_raw(&mut stream) }?;
+/// let mut batches = unsafe { dlpack_abi_arrow_rs::device_reader_from_raw(&mut stream) }?;
 /// assert_eq!(batches.next().unwrap()?, batch);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub fn device_reader_into_raw(
     reader: Box<dyn RecordBatchReader + Send>,
-) -> Result<ArrowDeviceArrayStream, InteropError> {
+) -> Result<ArrowDeviceArrayStream, ArrowRsError> {
     Ok(export_device_reader(reader)?.into_raw())
 }
 
@@ -226,27 +222,26 @@ pub fn device_reader_into_raw(
 /// was made for the schema's type.
 ///
 /// # Errors
-/// [`InteropError::Arrow`] when either struct breaks the C Data Interface, or the array does
+/// [`ArrowRsError::Arrow`] when either struct breaks the C Data Interface, or the array does
 /// not match the schema; as [`import_record_batch`] otherwise.
 ///
 /// ```
 /// use std::sync::Arc;
 /// use arrow_array::{ArrayRef, Int64Array, RecordBatch};
-/// use dlpack_abi::arrow_rs;
 /// use dlpack_abi::raw::{ArrowArray, ArrowSchema};
 ///
 /// let column: ArrayRef = Arc::new(Int64Array::from(vec![1, 2]));
 /// let batch = RecordBatch::try_from_iter([("n", column)])?;
-/// let (mut schema, mut array): (ArrowSchema, ArrowArray) = arrow_rs::record_batch_into_raw(&batch)?;
+/// let (mut schema, mut array): (ArrowSchema, ArrowArray) = dlpack_abi_arrow_rs::record_batch_into_raw(&batch)?;
 /// // SAFETY: a producer's structs, handed over once.
-/// let back = unsafe { arrow_rs::record_batch_from_raw(&mut schema, &mut array) }?;
+/// let back = unsafe { dlpack_abi_arrow_rs::record_batch_from_raw(&mut schema, &mut array) }?;
 /// assert_eq!(back.num_rows(), 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub unsafe fn record_batch_from_raw(
     schema: *mut ArrowSchema,
     array: *mut ArrowArray,
-) -> Result<RecordBatch, InteropError> {
+) -> Result<RecordBatch, ArrowRsError> {
     // SAFETY: the caller hands over both structs (this function's contract).
     let schema = unsafe { schema_or_release(schema, array) }?;
     // SAFETY: the caller hands over an array by the C Data Interface, for this schema's type.
@@ -269,20 +264,19 @@ pub unsafe fn record_batch_from_raw(
 /// ```
 /// use std::sync::Arc;
 /// use arrow_array::{ArrayRef, BooleanArray, RecordBatch};
-/// use dlpack_abi::arrow_rs;
 ///
 /// let column: ArrayRef = Arc::new(BooleanArray::from(vec![true, false]));
 /// let batch = RecordBatch::try_from_iter([("b", column)])?;
-/// let (mut schema, mut array) = arrow_rs::device_record_batch_into_raw(&batch)?;
+/// let (mut schema, mut array) = dlpack_abi_arrow_rs::device_record_batch_into_raw(&batch)?;
 /// // SAFETY: a producer's structs, handed over once.
-/// let back = unsafe { arrow_rs::device_record_batch_from_raw(&mut schema, &mut array) }?;
+/// let back = unsafe { dlpack_abi_arrow_rs::device_record_batch_from_raw(&mut schema, &mut array) }?;
 /// assert_eq!(back, batch);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub unsafe fn device_record_batch_from_raw(
     schema: *mut ArrowSchema,
     array: *mut ArrowDeviceArray,
-) -> Result<RecordBatch, InteropError> {
+) -> Result<RecordBatch, ArrowRsError> {
     // `array` is the first field of an `ArrowDeviceArray` (offset 0, asserted below): a pointer
     // to the device array is one to its array.
     let inner = array.cast::<ArrowArray>();
@@ -302,24 +296,23 @@ pub unsafe fn device_record_batch_from_raw(
 /// over.
 ///
 /// # Errors
-/// [`InteropError::Arrow`] when the stream breaks the C Stream Interface; as [`import_stream`].
+/// [`ArrowRsError::Arrow`] when the stream breaks the C Stream Interface; as [`import_stream`].
 ///
 /// ```
 /// use std::sync::Arc;
 /// use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchIterator};
-/// use dlpack_abi::arrow_rs;
 ///
 /// let column: ArrayRef = Arc::new(Int64Array::from(vec![9]));
 /// let batch = RecordBatch::try_from_iter([("n", column)])?;
 /// let reader = RecordBatchIterator::new([Ok(batch.clone())], batch.schema());
-/// let mut stream = arrow_rs::reader_into_raw(Box::new(reader))?;
+/// let mut stream = dlpack_abi_arrow_rs::reader_into_raw(Box::new(reader))?;
 /// // SAFETY: a producer's stream, handed over once.
-/// let mut batches = unsafe { arrow_rs::reader_from_raw(&mut stream) }?;
+/// let mut batches = unsafe { dlpack_abi_arrow_rs::reader_from_raw(&mut stream) }?;
 /// assert_eq!(batches.next().unwrap()?, batch);
 /// assert!(batches.next().is_none());
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub unsafe fn reader_from_raw(stream: *mut ArrowArrayStream) -> Result<StreamReader, InteropError> {
+pub unsafe fn reader_from_raw(stream: *mut ArrowArrayStream) -> Result<StreamReader, ArrowRsError> {
     // SAFETY: forwarded from the caller.
     import_stream(unsafe { ArrayStream::from_raw(stream) }?)
 }
@@ -333,25 +326,24 @@ pub unsafe fn reader_from_raw(stream: *mut ArrowArrayStream) -> Result<StreamRea
 /// caller hands over.
 ///
 /// # Errors
-/// [`InteropError::Arrow`] when the stream breaks the interface; as [`import_device_stream`].
+/// [`ArrowRsError::Arrow`] when the stream breaks the interface; as [`import_device_stream`].
 ///
 /// ```
 /// use std::sync::Arc;
 /// use arrow_array::{ArrayRef, Int64Array, RecordBatch, RecordBatchIterator};
-/// use dlpack_abi::arrow_rs;
 ///
 /// let column: ArrayRef = Arc::new(Int64Array::from(vec![9, 10]));
 /// let batch = RecordBatch::try_from_iter([("n", column)])?;
 /// let reader = RecordBatchIterator::new([Ok(batch.clone())], batch.schema());
-/// let mut stream = arrow_rs::device_reader_into_raw(Box::new(reader))?;
+/// let mut stream = dlpack_abi_arrow_rs::device_reader_into_raw(Box::new(reader))?;
 /// // SAFETY: a producer's stream, handed over once.
-/// let batches = unsafe { arrow_rs::device_reader_from_raw(&mut stream) }?;
+/// let batches = unsafe { dlpack_abi_arrow_rs::device_reader_from_raw(&mut stream) }?;
 /// assert_eq!(batches.collect::<Result<Vec<_>, _>>()?, [batch]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 pub unsafe fn device_reader_from_raw(
     stream: *mut ArrowDeviceArrayStream,
-) -> Result<StreamReader, InteropError> {
+) -> Result<StreamReader, ArrowRsError> {
     // SAFETY: forwarded from the caller.
     import_device_stream(unsafe { DeviceArrayStream::from_raw(stream) }?)
 }
@@ -365,7 +357,7 @@ pub unsafe fn device_reader_from_raw(
 unsafe fn schema_or_release(
     schema: *mut ArrowSchema,
     array: *mut ArrowArray,
-) -> Result<Schema, InteropError> {
+) -> Result<Schema, ArrowRsError> {
     // SAFETY: forwarded from the caller.
     let refused = match unsafe { Schema::from_raw(schema) } {
         Ok(schema) => return Ok(schema),

@@ -1,15 +1,16 @@
-//! Out of arrow-rs: arrays and record batches as this crate's [`Array`]s, sharing arrow-rs's
+//! Out of arrow-rs: arrays, record batches, fields and schemas as dlpack-abi's [`Array`]s and
+//! [`Schema`]s, and `arrow.fixed_shape_tensor` arrays as DLPack tensors, sharing arrow-rs's
 //! buffers.
 //!
 //! The schema is produced from arrow-rs's fields ([`Schema::produce`], in one allocation; see
-//! `schema.rs`) and validated. The array is built here, over the buffers of arrow-rs's `ArrayData`, with this crate's
-//! producer ([`Array::from_parts`]): one struct per node, the children of a node in one
+//! `schema.rs`) and validated. The array is built here, over the buffers of arrow-rs's
+//! `ArrayData`, with dlpack-abi's producer ([`Array::from_parts`]): one struct per node, the children of a node in one
 //! allocation, and one shared owner (the `ArrayData`s) for the whole export, instead of
 //! arrow-rs's several allocations and buffer references per node. It is then validated against
 //! the schema, as any producer's array is. arrow-rs keeps a node's validity offset apart from
 //! its data offset, which the C Data Interface cannot; a column where they differ (a sliced
 //! array with nulls, say) goes through arrow-rs's own export, which realigns the bitmap.
-//! `tests/arrow_rs.rs` checks that both ways give the same structs, type by type.
+//! `tests/arrow_rs/agreement.rs` checks that both ways give the same structs, type by type.
 #![allow(unsafe_code)]
 
 use alloc::sync::Arc;
@@ -22,16 +23,17 @@ use arrow_array::RecordBatch;
 use arrow_data::ArrayData;
 use arrow_schema::Field;
 
-use super::{schema, InteropError};
+use crate::{schema, ArrowRsError};
 use dlpack_abi::arrow::{
     Array, ArrayParts, DataType, DeviceArray, Schema, SchemaRef, ValidationError,
 };
+use dlpack_abi::dlpack::VersionedTensor;
 use dlpack_abi::raw::ArrowArray;
 
-/// Exports an arrow-rs array as this crate's schema and array, sharing its buffers.
+/// Exports an arrow-rs array as dlpack-abi's schema and array, sharing its buffers.
 ///
 /// # Errors
-/// [`InteropError::ArrowRs`] when arrow-rs cannot export the array; [`InteropError::Arrow`]
+/// [`ArrowRsError::ArrowRs`] when arrow-rs cannot export the array; [`ArrowRsError::Arrow`]
 /// when the export breaks the C Data Interface.
 ///
 /// ```
@@ -45,7 +47,7 @@ use dlpack_abi::raw::ArrowArray;
 /// assert_eq!(view.null_count(), Some(1));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn export_array(array: &dyn arrow_array::Array) -> Result<(Schema, Array), InteropError> {
+pub fn export_array(array: &dyn arrow_array::Array) -> Result<(Schema, Array), ArrowRsError> {
     let schema = schema::of_type(array.data_type())?;
     let array = export_one(array.to_data(), schema.view())?;
     Ok((schema, array))
@@ -67,7 +69,7 @@ pub fn export_array(array: &dyn arrow_array::Array) -> Result<(Schema, Array), I
 /// ```
 pub fn export_device_array(
     array: &dyn arrow_array::Array,
-) -> Result<(Schema, DeviceArray), InteropError> {
+) -> Result<(Schema, DeviceArray), ArrowRsError> {
     let (schema, array) = export_array(array)?;
     Ok((schema, DeviceArray::from_cpu(array)))
 }
@@ -89,7 +91,7 @@ pub fn export_device_array(
 /// assert_eq!(schema.view().child(0).unwrap().name(), Some("x"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn export_record_batch(batch: &RecordBatch) -> Result<(Schema, Array), InteropError> {
+pub fn export_record_batch(batch: &RecordBatch) -> Result<(Schema, Array), ArrowRsError> {
     // The batch's schema (its metadata included) as the root's.
     let schema = schema::of_schema(batch.schema_ref())?;
     let columns: Keep = batch.columns().iter().map(|c| c.to_data()).collect();
@@ -109,7 +111,7 @@ pub fn export_record_batch(batch: &RecordBatch) -> Result<(Schema, Array), Inter
 type Keep = Arc<[ArrayData]>;
 
 /// Exports one array of `schema`'s type.
-fn export_one(data: ArrayData, schema: SchemaRef<'_>) -> Result<Array, InteropError> {
+fn export_one(data: ArrayData, schema: SchemaRef<'_>) -> Result<Array, ArrowRsError> {
     if !same_offsets(&data) {
         return export_by_arrow_rs(&data, schema);
     }
@@ -127,7 +129,7 @@ fn export_one(data: ArrayData, schema: SchemaRef<'_>) -> Result<Array, InteropEr
 
 /// Exports the columns in `keep`, one per child of the struct `schema`, in order, sharing
 /// `keep` as their owner; the caller validates them (with their parent).
-fn export_columns(keep: Keep, schema: SchemaRef<'_>) -> Result<Vec<Array>, InteropError> {
+fn export_columns(keep: Keep, schema: SchemaRef<'_>) -> Result<Vec<Array>, ArrowRsError> {
     if keep.len() != schema.n_children() {
         return Err(ValidationError::SchemaMismatch.into());
     }
@@ -145,13 +147,13 @@ fn export_columns(keep: Keep, schema: SchemaRef<'_>) -> Result<Vec<Array>, Inter
 /// needs (it has one offset per array).
 fn same_offsets(data: &ArrayData) -> bool {
     data.nulls()
-        .map_or(true, |nulls| nulls.offset() == data.offset())
+        .is_none_or(|nulls| nulls.offset() == data.offset())
         && data.child_data().iter().all(same_offsets)
 }
 
 /// One node (and its children and dictionary) over `data`'s buffers, of `schema`'s type; `data`
 /// lies in `keep`, and its validity starts at its offset ([`same_offsets`]).
-fn node(data: &ArrayData, schema: SchemaRef<'_>, keep: &Keep) -> Result<Array, InteropError> {
+fn node(data: &ArrayData, schema: SchemaRef<'_>, keep: &Keep) -> Result<Array, ArrowRsError> {
     let (parts, sizes) = parts_of(data, schema, |child, field| node(child, field, keep))?;
     // SAFETY: `parts` were read from `data`, which `keep` holds.
     Ok(unsafe { finish(parts, sizes, Arc::clone(keep)) })
@@ -163,8 +165,8 @@ fn node(data: &ArrayData, schema: SchemaRef<'_>, keep: &Keep) -> Result<Array, I
 fn parts_of(
     data: &ArrayData,
     schema: SchemaRef<'_>,
-    mut child: impl FnMut(&ArrayData, SchemaRef<'_>) -> Result<Array, InteropError>,
-) -> Result<(ArrayParts, Option<Vec<i64>>), InteropError> {
+    mut child: impl FnMut(&ArrayData, SchemaRef<'_>) -> Result<Array, ArrowRsError>,
+) -> Result<(ArrayParts, Option<Vec<i64>>), ArrowRsError> {
     let data_type = schema.data_type();
     let view = data_type.has_variadic_buffers();
     let validity = usize::from(data_type.has_validity());
@@ -237,7 +239,7 @@ unsafe fn finish<O: core::any::Any + Send>(
 }
 
 /// Exports `data` by arrow-rs's own C Data export, validated against `schema` (of its type).
-fn export_by_arrow_rs(data: &ArrayData, schema: SchemaRef<'_>) -> Result<Array, InteropError> {
+fn export_by_arrow_rs(data: &ArrayData, schema: SchemaRef<'_>) -> Result<Array, ArrowRsError> {
     let mut exported = FFI_ArrowArray::new(data);
     let raw = ptr::from_mut(&mut exported).cast::<ArrowArray>();
     // SAFETY: an `FFI_ArrowArray` is an `ArrowArray` (layouts asserted in the module root)
@@ -250,7 +252,7 @@ fn export_by_arrow_rs(data: &ArrayData, schema: SchemaRef<'_>) -> Result<Array, 
 /// (extension types such as `arrow.fixed_shape_tensor` live there) go into the schema.
 ///
 /// # Errors
-/// As [`export_array`], and [`InteropError::ArrowRs`] when the field's type is not the array's.
+/// As [`export_array`], and [`ArrowRsError::ArrowRs`] when the field's type is not the array's.
 ///
 /// ```
 /// use std::collections::HashMap;
@@ -267,7 +269,7 @@ fn export_by_arrow_rs(data: &ArrayData, schema: SchemaRef<'_>) -> Result<Array, 
 pub fn export_field_array(
     field: &Field,
     array: &dyn arrow_array::Array,
-) -> Result<(Schema, Array), InteropError> {
+) -> Result<(Schema, Array), ArrowRsError> {
     if field.data_type() != array.data_type() {
         return Err(
             arrow_schema::ArrowError::InvalidArgumentError(alloc::format!(
@@ -281,4 +283,81 @@ pub fn export_field_array(
     let schema = schema::of_field(field)?;
     let array = export_one(array.to_data(), schema.view())?;
     Ok((schema, array))
+}
+
+/// An arrow-rs schema (a record batch's) as dlpack-abi's schema: a struct of its fields, with
+/// its metadata, as arrow-rs's own C Data export writes it (the `__arrow_c_schema__` of a table).
+///
+/// # Errors
+/// [`ArrowRsError::Arrow`] when the schema breaks the C Data Interface (a name with a NUL byte).
+///
+/// ```
+/// use arrow_schema::{DataType, Field, Schema};
+///
+/// let schema = Schema::new(vec![Field::new("n", DataType::Int64, false)]);
+/// let ours = dlpack_abi_arrow_rs::export_schema(&schema)?;
+/// assert_eq!(ours.view().format(), b"+s");
+/// assert_eq!(dlpack_abi_arrow_rs::import_schema(ours.view())?, schema);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_schema(schema: &arrow_schema::Schema) -> Result<Schema, ArrowRsError> {
+    Ok(schema::of_schema(schema)?)
+}
+
+/// An arrow-rs field as dlpack-abi's schema: its type, name, nullability and metadata.
+///
+/// # Errors
+/// As [`export_schema`].
+///
+/// ```
+/// use arrow_schema::{DataType, Field};
+///
+/// let field = Field::new("x", DataType::Float32, true);
+/// let ours = dlpack_abi_arrow_rs::export_field(&field)?;
+/// assert_eq!((ours.view().format(), ours.view().name()), (&b"f"[..], Some("x")));
+/// assert_eq!(dlpack_abi_arrow_rs::import_field(ours.view())?, field);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_field(field: &Field) -> Result<Schema, ArrowRsError> {
+    Ok(schema::of_field(field)?)
+}
+
+/// An arrow-rs `arrow.fixed_shape_tensor` array (a `FixedSizeList` whose field carries the
+/// extension) as a DLPack tensor, zero-copy: the first dimension is the array's length, the
+/// rest the extension's shape (a `permutation` becomes strides). Read-only, as Arrow data is.
+///
+/// The field may be built the typed way (`Field::with_extension_type(FixedShapeTensor::try_new(..))`,
+/// arrow-schema's `canonical_extension_types` feature, whose metadata spells `permutations` and
+/// writes `null` for absent keys) or carry the metadata pyarrow and Arrow C++ write (the key
+/// `permutation`, a nullable item): both are read. See [`TensorShape::parse`](dlpack_abi::arrow::TensorShape::parse).
+///
+/// # Errors
+/// [`ArrowRsError::Arrow`] with a [`BridgeError`](dlpack_abi::arrow::BridgeError) for arrays a tensor
+/// cannot describe (nulls, an element type DLPack has no code for, a field without the
+/// extension); otherwise as [`export_field_array`].
+///
+/// ```
+/// use std::collections::HashMap;
+/// use std::sync::Arc;
+/// use arrow_array::{FixedSizeListArray, Float32Array};
+/// use arrow_schema::{DataType, Field};
+///
+/// let values = Float32Array::from((0..12).map(|i| i as f32).collect::<Vec<_>>());
+/// let item = Arc::new(Field::new("item", DataType::Float32, false));
+/// let tensors = FixedSizeListArray::new(item.clone(), 6, Arc::new(values), None);
+/// let field = Field::new("t", DataType::FixedSizeList(item, 6), false).with_metadata(HashMap::from([
+///     ("ARROW:extension:name".to_string(), "arrow.fixed_shape_tensor".to_string()),
+///     ("ARROW:extension:metadata".to_string(), r#"{"shape":[2,3]}"#.to_string()),
+/// ]));
+/// let tensor = dlpack_abi_arrow_rs::export_fixed_shape_tensor(&field, &tensors)?;
+/// assert_eq!(tensor.view().shape(), [2, 2, 3]);
+/// assert_eq!(tensor.view().get::<f32>(&[1, 0, 2])?, 8.0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_fixed_shape_tensor(
+    field: &Field,
+    array: &dyn arrow_array::Array,
+) -> Result<VersionedTensor, ArrowRsError> {
+    let (schema, array) = export_field_array(field, array)?;
+    Ok(DeviceArray::from_cpu(array).into_tensor(schema.view())?)
 }

@@ -1,6 +1,7 @@
 //! arrow-rs fields described for [`Schema::produce`]: the schema arrow-rs's own C Data export
 //! writes (`FFI_ArrowSchema::try_from`), node for node (formats, names, flags, metadata), in
-//! one allocation instead of several per node. `tests/arrow_rs.rs` checks that both agree.
+//! one allocation instead of several per node. `tests/arrow_rs/agreement.rs` checks that both
+//! agree.
 
 use alloc::string::String;
 use core::fmt::Write as _;
@@ -99,7 +100,7 @@ impl<'a> Node<'a> {
     }
 }
 
-/// This crate's name for an arrow-rs type, as its format string describes it.
+/// dlpack-abi's name for an arrow-rs type, as its format string describes it.
 fn data_type<'a>(arrow: &'a ArrowType, type_ids: &'a str) -> Result<DataType<'a>, ValidationError> {
     let unit = |unit: &ArrowTime| match unit {
         ArrowTime::Second => TimeUnit::Second,

@@ -1,5 +1,6 @@
-//! Streams: an arrow-rs `RecordBatchReader` out as this crate's streams, and this crate's
+//! Streams: an arrow-rs `RecordBatchReader` out as dlpack-abi's streams, and dlpack-abi's
 //! streams in as a `RecordBatchReader` that validates every batch.
+#![allow(unsafe_code)]
 
 use alloc::boxed::Box;
 use alloc::string::ToString;
@@ -9,18 +10,19 @@ use arrow_array::ffi_stream::FFI_ArrowArrayStream;
 use arrow_array::{RecordBatch, RecordBatchReader};
 use arrow_schema::SchemaRef as ArrowRsSchema;
 
-use super::{batch_of, check_typed_reads, export_record_batch, field_of, hand_over, InteropError};
+use crate::import::{batch_of, check_typed_reads, field_of, hand_over};
+use crate::{export_record_batch, ArrowRsError};
 use dlpack_abi::arrow::{
     errno, ArrayStream, DeviceArray, DeviceArrayStream, ProducerError, Schema, SchemaDef,
 };
 use dlpack_abi::raw::{ArrowArrayStream, ARROW_DEVICE_CPU};
 
-/// Exports an arrow-rs reader as this crate's CPU stream: arrow-rs's own C stream, taken over.
+/// Exports an arrow-rs reader as dlpack-abi's CPU stream: arrow-rs's own C stream, taken over.
 /// Each batch is validated as it is read; the reader's errors reach the consumer with their
 /// messages.
 ///
 /// # Errors
-/// [`InteropError::Arrow`] when the stream arrow-rs made breaks the C Stream Interface.
+/// [`ArrowRsError::Arrow`] when the stream arrow-rs made breaks the C Stream Interface.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -35,7 +37,7 @@ use dlpack_abi::raw::{ArrowArrayStream, ARROW_DEVICE_CPU};
 /// ```
 pub fn export_reader(
     reader: Box<dyn RecordBatchReader + Send>,
-) -> Result<ArrayStream, InteropError> {
+) -> Result<ArrayStream, ArrowRsError> {
     let mut exported = FFI_ArrowArrayStream::new(reader);
     let raw = ptr::from_mut(&mut exported).cast::<ArrowArrayStream>();
     // SAFETY: an `FFI_ArrowArrayStream` is an `ArrowArrayStream` (layouts asserted in the
@@ -44,15 +46,15 @@ pub fn export_reader(
     Ok(unsafe { ArrayStream::from_raw(raw) }?)
 }
 
-/// Exports an arrow-rs reader as this crate's device stream (`kArrowCPU`, no events): what a
+/// Exports an arrow-rs reader as dlpack-abi's device stream (`kArrowCPU`, no events): what a
 /// C Device Stream consumer (`__arrow_c_device_stream__`, ...) takes, which arrow-rs cannot
 /// make itself. Each batch is exported zero-copy and checked against the reader's schema; a
 /// reader's error ends the stream with `EIO` and its message, a batch of another layout with
 /// `EINVAL`.
 ///
 /// # Errors
-/// [`InteropError::ArrowRs`] when arrow-rs cannot export the reader's schema;
-/// [`InteropError::Arrow`] when that export breaks the C Data Interface.
+/// [`ArrowRsError::ArrowRs`] when arrow-rs cannot export the reader's schema;
+/// [`ArrowRsError::Arrow`] when that export breaks the C Data Interface.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -68,8 +70,8 @@ pub fn export_reader(
 /// ```
 pub fn export_device_reader(
     reader: Box<dyn RecordBatchReader + Send>,
-) -> Result<DeviceArrayStream, InteropError> {
-    let schema = super::schema::of_schema(reader.schema().as_ref())?;
+) -> Result<DeviceArrayStream, ArrowRsError> {
+    let schema = crate::schema::of_schema(reader.schema().as_ref())?;
     let layout = SchemaDef::copy_of(schema.view());
     let layout_of_stream = layout.clone();
     let items = reader.map(move |batch| {
@@ -96,9 +98,9 @@ fn failed(code: i32, error: &dyn core::fmt::Display) -> ProducerError {
     ProducerError::new(code, Some(&error.to_string()))
 }
 
-/// This crate's stream (CPU or device) as an arrow-rs `RecordBatchReader`: each array is
+/// dlpack-abi's stream (CPU or device) as an arrow-rs `RecordBatchReader`: each array is
 /// validated, then handed to arrow-rs zero-copy as a record batch. A producer's error, or an
-/// array this crate refuses, is the reader's error, with its message; the stream ends there.
+/// array dlpack-abi refuses, is the reader's error, with its message; the stream ends there.
 ///
 /// ```
 /// use std::sync::Arc;
@@ -126,10 +128,10 @@ enum Source {
     Device(DeviceArrayStream),
 }
 
-/// Hands this crate's CPU stream to arrow-rs as a `RecordBatchReader` (its schema read now).
+/// Hands dlpack-abi's CPU stream to arrow-rs as a `RecordBatchReader` (its schema read now).
 ///
 /// # Errors
-/// The stream's error reading its schema; [`InteropError::ArrowRs`] when arrow-rs refuses the
+/// The stream's error reading its schema; [`ArrowRsError::ArrowRs`] when arrow-rs refuses the
 /// schema (a stream of anything but structs, say).
 ///
 /// ```
@@ -146,13 +148,13 @@ enum Source {
 /// assert!(error.to_string().contains("disk gone"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn import_stream(mut stream: ArrayStream) -> Result<StreamReader, InteropError> {
+pub fn import_stream(mut stream: ArrayStream) -> Result<StreamReader, ArrowRsError> {
     let schema = stream.schema()?;
     let copy = SchemaDef::copy_of(schema).export()?;
     StreamReader::new(Source::Cpu(stream), copy)
 }
 
-/// Hands this crate's device stream to arrow-rs as a `RecordBatchReader`; its arrays must be
+/// Hands dlpack-abi's device stream to arrow-rs as a `RecordBatchReader`; its arrays must be
 /// host-readable with no pending event, or the reader fails with
 /// [`ReadError::NotHostAccessible`](dlpack_abi::arrow::ReadError::NotHostAccessible).
 ///
@@ -172,14 +174,14 @@ pub fn import_stream(mut stream: ArrayStream) -> Result<StreamReader, InteropErr
 /// assert_eq!(batches, [batch]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
-pub fn import_device_stream(mut stream: DeviceArrayStream) -> Result<StreamReader, InteropError> {
+pub fn import_device_stream(mut stream: DeviceArrayStream) -> Result<StreamReader, ArrowRsError> {
     let schema = stream.schema()?;
     let copy = SchemaDef::copy_of(schema).export()?;
     StreamReader::new(Source::Device(stream), copy)
 }
 
 impl StreamReader {
-    fn new(source: Source, schema: Schema) -> Result<Self, InteropError> {
+    fn new(source: Source, schema: Schema) -> Result<Self, ArrowRsError> {
         let arrow_rs_schema = batch_schema(schema.view())?;
         Ok(Self {
             source,
@@ -190,13 +192,13 @@ impl StreamReader {
     }
 
     /// The next batch, or the error that ends the stream.
-    fn read(&mut self) -> Option<Result<RecordBatch, InteropError>> {
+    fn read(&mut self) -> Option<Result<RecordBatch, ArrowRsError>> {
         let array = match &mut self.source {
             Source::Cpu(stream) => stream.next().map(|item| {
                 let array = item?;
                 let schema = stream.schema()?;
                 check_typed_reads(array.view(schema)?)?;
-                Ok::<_, InteropError>(array.into_raw())
+                Ok::<_, ArrowRsError>(array.into_raw())
             }),
             Source::Device(stream) => stream.next().map(|item| {
                 let array = item?;
@@ -241,15 +243,15 @@ impl RecordBatchReader for StreamReader {
 /// metadata included).
 pub(super) fn batch_schema(
     schema: dlpack_abi::arrow::SchemaRef<'_>,
-) -> Result<ArrowRsSchema, InteropError> {
-    Ok(ArrowRsSchema::new(super::import_schema(schema)?))
+) -> Result<ArrowRsSchema, ArrowRsError> {
+    Ok(ArrowRsSchema::new(crate::import_schema(schema)?))
 }
 
 /// An interop error as arrow-rs's own: arrow-rs's as it was, ours (a producer's error, a
 /// refused array) as an external error that keeps ours, message and all.
-pub(super) fn into_arrow_rs(error: InteropError) -> arrow_schema::ArrowError {
+pub(super) fn into_arrow_rs(error: ArrowRsError) -> arrow_schema::ArrowError {
     match error {
-        InteropError::ArrowRs(error) => error,
+        ArrowRsError::ArrowRs(error) => error,
         other => arrow_schema::ArrowError::ExternalError(Box::new(other)),
     }
 }

@@ -3,7 +3,7 @@
 //! when the consumer starts, read on the consumer's stream without a device synchronisation.
 //! Prints one line per check and "cudarc_gpu: N passed, M failed"; fails when any check does.
 //!
-//! `cargo run --example cudarc_gpu --features cudarc`
+//! `cargo run -p dlpack-abi-cudarc --example cudarc_gpu`
 
 use std::ffi::c_void;
 use std::sync::{Arc, Mutex, PoisonError};
@@ -12,11 +12,14 @@ use std::time::Duration;
 use cudarc::driver::{
     result, sys, CudaContext, CudaEvent, CudaSlice, CudaStream, DevicePtr, DevicePtrMut,
 };
-use dlpack_abi::cudarc::{cuda_available, CudaExport, CudaTensor, CudaWait};
 use dlpack_abi::dlpack::{
     AccessError, ConsumerStream, TensorDescription, TensorOwner, VersionedTensor,
 };
 use dlpack_abi::raw::{kDLCUDA, DLDevice};
+use dlpack_abi_cudarc::{
+    cuda_available, export_shared_slice, export_slice, import_device_array, import_slice,
+    CudaError, CudaWait,
+};
 
 /// Rounds per ordering check: a missing wait shows up as wrong values in some of them.
 const ROUNDS: usize = 20;
@@ -116,10 +119,10 @@ fn dlpack_ordered_on_a_consumer_stream(context: &Arc<CudaContext>) -> Result<(),
     for _ in 0..ROUNDS {
         let consumer = context.new_stream().map_err(debug)?;
         let handle = ConsumerStream::Handle(consumer.cu_stream() as usize);
-        let tensor = CudaExport::new(late_values(context)?)
+        let tensor = export_slice(late_values(context)?)
             .finish_on(handle)
             .map_err(debug)?;
-        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        let imported = import_slice::<u32>(tensor, &consumer).map_err(debug)?;
         check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
     }
     Ok(())
@@ -128,10 +131,10 @@ fn dlpack_ordered_on_a_consumer_stream(context: &Arc<CudaContext>) -> Result<(),
 fn dlpack_per_thread(context: &Arc<CudaContext>) -> Result<(), String> {
     let consumer = context.per_thread_stream();
     for _ in 0..ROUNDS {
-        let tensor = CudaExport::new(late_values(context)?)
+        let tensor = export_slice(late_values(context)?)
             .finish_on(ConsumerStream::PerThreadDefault)
             .map_err(debug)?;
-        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        let imported = import_slice::<u32>(tensor, &consumer).map_err(debug)?;
         check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
     }
     Ok(())
@@ -139,12 +142,12 @@ fn dlpack_per_thread(context: &Arc<CudaContext>) -> Result<(), String> {
 
 fn dlpack_host_wait(context: &Arc<CudaContext>) -> Result<(), String> {
     for _ in 0..ROUNDS {
-        let tensor = CudaExport::new(late_values(context)?)
+        let tensor = export_slice(late_values(context)?)
             .finish_on(ConsumerStream::Host)
             .map_err(debug)?;
         // The host waited: a new stream needs no ordering.
         let consumer = context.new_stream().map_err(debug)?;
-        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        let imported = import_slice::<u32>(tensor, &consumer).map_err(debug)?;
         check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
     }
     Ok(())
@@ -152,7 +155,7 @@ fn dlpack_host_wait(context: &Arc<CudaContext>) -> Result<(), String> {
 
 fn arrow_stream_wait(context: &Arc<CudaContext>) -> Result<(), String> {
     for _ in 0..ROUNDS {
-        let (schema, array) = CudaExport::new(late_values(context)?)
+        let (schema, array) = export_slice(late_values(context)?)
             .into_device_array()
             .map_err(debug)?;
         if array.sync_event().is_none() {
@@ -161,7 +164,7 @@ fn arrow_stream_wait(context: &Arc<CudaContext>) -> Result<(), String> {
         let schema = schema.export().map_err(debug)?;
         let consumer: Arc<CudaStream> = context.new_stream().map_err(debug)?;
         let imported =
-            CudaTensor::<u32>::from_device_array(array, schema.view(), &consumer).map_err(debug)?;
+            import_device_array::<u32>(array, schema.view(), &consumer).map_err(debug)?;
         check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
     }
     Ok(())
@@ -169,7 +172,7 @@ fn arrow_stream_wait(context: &Arc<CudaContext>) -> Result<(), String> {
 
 fn arrow_host_wait(context: &Arc<CudaContext>) -> Result<(), String> {
     for _ in 0..ROUNDS {
-        let (schema, mut array) = CudaExport::new(late_values(context)?)
+        let (schema, mut array) = export_slice(late_values(context)?)
             .into_device_array()
             .map_err(debug)?;
         array
@@ -178,7 +181,7 @@ fn arrow_host_wait(context: &Arc<CudaContext>) -> Result<(), String> {
         let schema = schema.export().map_err(debug)?;
         let tensor = array.into_tensor(schema.view()).map_err(debug)?;
         let consumer = context.new_stream().map_err(debug)?;
-        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        let imported = import_slice::<u32>(tensor, &consumer).map_err(debug)?;
         check_values(&consumer.clone_dtoh(imported.slice()).map_err(debug)?)?;
     }
     Ok(())
@@ -187,29 +190,29 @@ fn arrow_host_wait(context: &Arc<CudaContext>) -> Result<(), String> {
 fn refusals(context: &Arc<CudaContext>) -> Result<(), String> {
     let stream = context.new_stream().map_err(debug)?;
     let values = stream.alloc_zeros::<u32>(8).map_err(debug)?;
-    let tensor = CudaExport::new(values).finish().map_err(debug)?;
-    match CudaTensor::<f32>::new(tensor, &stream) {
-        Err(dlpack_abi::cudarc::CudaError::Access(AccessError::DtypeMismatch { .. })) => {}
+    let tensor = export_slice(values).finish().map_err(debug)?;
+    match import_slice::<f32>(tensor, &stream) {
+        Err(CudaError::Access(AccessError::DtypeMismatch { .. })) => {}
         other => return Err(format!("a u32 tensor as f32: {other:?}")),
     }
     let values = Arc::new(stream.alloc_zeros::<u32>(8).map_err(debug)?);
-    let strided = CudaExport::shared(Arc::clone(&values))
+    let strided = export_shared_slice(Arc::clone(&values))
         .shape(&[4])
         .strides(&[2])
         .finish()
         .map_err(debug)?;
-    match CudaTensor::<u32>::new(strided, &stream) {
-        Err(dlpack_abi::cudarc::CudaError::Access(AccessError::NotContiguous)) => {}
+    match import_slice::<u32>(strided, &stream) {
+        Err(CudaError::Access(AccessError::NotContiguous)) => {}
         other => return Err(format!("a strided tensor: {other:?}")),
     }
-    match CudaExport::shared(values).shape(&[9]).finish() {
-        Err(dlpack_abi::cudarc::CudaError::Export(_)) => {}
+    match export_shared_slice(values).shape(&[9]).finish() {
+        Err(CudaError::Export(_)) => {}
         other => return Err(format!("9 elements of 8: {other:?}")),
     }
-    let tensor = CudaExport::new(stream.alloc_zeros::<u32>(4).map_err(debug)?)
+    let tensor = export_slice(stream.alloc_zeros::<u32>(4).map_err(debug)?)
         .finish()
         .map_err(debug)?;
-    let mut imported = CudaTensor::<u32>::new(tensor, &stream).map_err(debug)?;
+    let mut imported = import_slice::<u32>(tensor, &stream).map_err(debug)?;
     match imported.slice_mut() {
         Err(AccessError::NotExclusive) => Ok(()),
         other => Err(format!("slice_mut of a shared export: {other:?}")),
@@ -306,7 +309,7 @@ fn drop_waits_for_the_consumer(context: &Arc<CudaContext>) -> Result<(), String>
         .map_err(debug)?;
 
         let consumer = context.new_stream().map_err(debug)?;
-        let imported = CudaTensor::<u32>::new(tensor, &consumer).map_err(debug)?;
+        let imported = import_slice::<u32>(tensor, &consumer).map_err(debug)?;
         let mut out = consumer.alloc_zeros::<u32>(N).map_err(debug)?;
         // SAFETY: a host function that makes no CUDA call; the argument is a plain number.
         unsafe {

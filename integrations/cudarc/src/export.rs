@@ -1,10 +1,11 @@
 //! `CudaSlice` → DLPack tensor and Arrow device array, without copying, stream-ordered.
+#![allow(unsafe_code)]
 
 use ::cudarc::driver::{CudaSlice, DevicePtr};
 use alloc::sync::Arc;
 use alloc::vec::Vec;
 
-use super::{CudaError, CudaOrder};
+use crate::{CudaError, CudaOrder};
 use dlpack_abi::arrow::{DeviceArray, SchemaDef};
 use dlpack_abi::dlpack::{
     ConsumerStream, Element, StreamOrder, TensorDescription, TensorOwner, VersionedTensor,
@@ -27,11 +28,45 @@ impl<T> Source<T> {
     }
 }
 
+/// Exports `slice`, which the export then owns: consumers may write it. The builder's
+/// [`finish`](CudaExport::finish) gives the DLPack tensor (after [`shape`](CudaExport::shape),
+/// [`strides`](CudaExport::strides) and [`first_element`](CudaExport::first_element), if any);
+/// [`into_device_array`](CudaExport::into_device_array) an Arrow device array.
+///
+/// ```no_run
+/// use dlpack_abi::raw::DLPackFlags;
+///
+/// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+/// let tensor = dlpack_abi_cudarc::export_slice(stream.alloc_zeros::<f32>(1024)?).finish()?;
+/// assert!(!tensor.view().flags().contains(DLPackFlags::READ_ONLY)); // consumers may write it
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_slice<T: Element>(slice: CudaSlice<T>) -> CudaExport<T> {
+    CudaExport::with(Source::Owned(slice))
+}
+
+/// Exports a shared slice, read-only (the `Arc` is kept until the deleter runs). The builder
+/// is [`export_slice`]'s.
+///
+/// ```no_run
+/// use std::sync::Arc;
+/// use dlpack_abi::raw::DLPackFlags;
+///
+/// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
+/// let weights = Arc::new(stream.clone_htod(&[0.1f32, 0.2, 0.3])?);
+/// let tensor = dlpack_abi_cudarc::export_shared_slice(Arc::clone(&weights)).finish()?;
+/// assert!(tensor.view().flags().contains(DLPackFlags::READ_ONLY));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn export_shared_slice<T: Element>(slice: Arc<CudaSlice<T>>) -> CudaExport<T> {
+    CudaExport::with(Source::Shared(slice))
+}
+
 /// A `CudaSlice<T>`, or a strided part of one, on its way to a DLPack tensor or an Arrow device
 /// array: zero-copy, with the slice's stream as the producer's work stream ([`order`](Self::order)).
 ///
-/// A slice moved in ([`new`](Self::new)) is exported writable and freed by the deleter, on its
-/// stream (after the work cudarc tracked on it); an `Arc` ([`shared`](Self::shared)) is exported
+/// A slice moved in ([`export_slice`]) is exported writable and freed by the deleter, on its
+/// stream (after the work cudarc tracked on it); an `Arc` ([`export_shared_slice`]) is exported
 /// `READ_ONLY`. The shape defaults to one dimension over the elements from
 /// [`first_element`](Self::first_element) to the end; every byte a shape and strides reach is
 /// checked against the slice.
@@ -41,12 +76,11 @@ impl<T> Source<T> {
 ///
 /// ```no_run
 /// use std::sync::Arc;
-/// use dlpack_abi_cudarc::CudaExport;
 ///
 /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
 /// let matrix = Arc::new(stream.clone_htod(&[1.0f32, 2.0, 3.0, 4.0, 5.0, 6.0])?);
 /// // The second column of a 3 x 2 row-major matrix, as a read-only 1-D tensor.
-/// let column = CudaExport::shared(matrix).first_element(1).shape(&[3]).strides(&[2]).finish()?;
+/// let column = dlpack_abi_cudarc::export_shared_slice(matrix).first_element(1).shape(&[3]).strides(&[2]).finish()?;
 /// assert_eq!(column.view().shape(), [3]);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -59,38 +93,6 @@ pub struct CudaExport<T> {
 }
 
 impl<T: Element> CudaExport<T> {
-    /// Exports `slice`, which the export then owns: consumers may write it.
-    ///
-    /// ```no_run
-    /// use dlpack_abi_cudarc::CudaExport;
-    /// use dlpack_abi::raw::DLPackFlags;
-    ///
-    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
-    /// let tensor = CudaExport::new(stream.alloc_zeros::<f32>(1024)?).finish()?;
-    /// assert!(!tensor.view().flags().contains(DLPackFlags::READ_ONLY)); // consumers may write it
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn new(slice: CudaSlice<T>) -> Self {
-        Self::with(Source::Owned(slice))
-    }
-
-    /// Exports a shared slice, read-only (the `Arc` is kept until the deleter runs).
-    ///
-    /// ```no_run
-    /// use std::sync::Arc;
-    /// use dlpack_abi_cudarc::CudaExport;
-    /// use dlpack_abi::raw::DLPackFlags;
-    ///
-    /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
-    /// let weights = Arc::new(stream.clone_htod(&[0.1f32, 0.2, 0.3])?);
-    /// let tensor = CudaExport::shared(Arc::clone(&weights)).finish()?;
-    /// assert!(tensor.view().flags().contains(DLPackFlags::READ_ONLY));
-    /// # Ok::<(), Box<dyn std::error::Error>>(())
-    /// ```
-    pub fn shared(slice: Arc<CudaSlice<T>>) -> Self {
-        Self::with(Source::Shared(slice))
-    }
-
     fn with(source: Source<T>) -> Self {
         Self {
             source,
@@ -103,11 +105,9 @@ impl<T: Element> CudaExport<T> {
     /// Starts the tensor at element `index` of the slice (its `byte_offset`).
     ///
     /// ```no_run
-    /// use dlpack_abi_cudarc::CudaExport;
-    ///
     /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
     /// // Elements 2.. of the slice: byte_offset 8 for u32.
-    /// let tail = CudaExport::new(stream.clone_htod(&[1u32, 2, 3, 4])?).first_element(2).finish()?;
+    /// let tail = dlpack_abi_cudarc::export_slice(stream.clone_htod(&[1u32, 2, 3, 4])?).first_element(2).finish()?;
     /// assert_eq!((tail.view().shape(), tail.view().raw().byte_offset), (&[2i64][..], 8));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -119,10 +119,8 @@ impl<T: Element> CudaExport<T> {
     /// The extents (default: one dimension over the elements from the first to the end).
     ///
     /// ```no_run
-    /// use dlpack_abi_cudarc::CudaExport;
-    ///
     /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
-    /// let image = CudaExport::new(stream.alloc_zeros::<u8>(480 * 640 * 3)?).shape(&[480, 640, 3]).finish()?;
+    /// let image = dlpack_abi_cudarc::export_slice(stream.alloc_zeros::<u8>(480 * 640 * 3)?).shape(&[480, 640, 3]).finish()?;
     /// assert_eq!(image.view().strides(), [640 * 3, 3, 1]);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -134,12 +132,10 @@ impl<T: Element> CudaExport<T> {
     /// The strides, in elements (default: row-major).
     ///
     /// ```no_run
-    /// use dlpack_abi_cudarc::CudaExport;
-    ///
     /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
     /// // A 2 x 3 row-major matrix, exported transposed (3 x 2, column-major strides).
     /// let matrix = stream.clone_htod(&[1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0])?;
-    /// let transposed = CudaExport::new(matrix).shape(&[3, 2]).strides(&[1, 3]).finish()?;
+    /// let transposed = dlpack_abi_cudarc::export_slice(matrix).shape(&[3, 2]).strides(&[1, 3]).finish()?;
     /// assert!(transposed.view().is_f_contiguous());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -152,11 +148,10 @@ impl<T: Element> CudaExport<T> {
     ///
     /// ```no_run
     /// use std::sync::Arc;
-    /// use dlpack_abi_cudarc::CudaExport;
     /// use dlpack_abi::dlpack::{ConsumerStream, StreamOrder};
     ///
     /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
-    /// let export = CudaExport::new(stream.alloc_zeros::<f32>(16)?);
+    /// let export = dlpack_abi_cudarc::export_slice(stream.alloc_zeros::<f32>(16)?);
     /// let order = export.order();
     /// assert!(Arc::ptr_eq(order.stream(), &stream));
     /// let tensor = export.finish()?;
@@ -175,13 +170,13 @@ impl<T: Element> CudaExport<T> {
     /// else the export's checks refuse; the slice is dropped then.
     ///
     /// ```no_run
-    /// use dlpack_abi_cudarc::{CudaError, CudaExport};
+    /// use dlpack_abi_cudarc::CudaError;
     ///
     /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
-    /// let tensor = CudaExport::new(stream.clone_htod(&[1i32, 2, 3])?).finish()?;
+    /// let tensor = dlpack_abi_cudarc::export_slice(stream.clone_htod(&[1i32, 2, 3])?).finish()?;
     /// assert_eq!(tensor.view().device().to_string(), "cuda:0");
     /// // A shape that reaches past the slice is refused.
-    /// let too_big = CudaExport::new(stream.alloc_zeros::<i32>(3)?).shape(&[4]).finish();
+    /// let too_big = dlpack_abi_cudarc::export_slice(stream.alloc_zeros::<i32>(3)?).shape(&[4]).finish();
     /// assert!(matches!(too_big, Err(CudaError::Export(_))));
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -226,14 +221,13 @@ impl<T: Element> CudaExport<T> {
     /// [`CudaError::Order`] when the hook fails; those of [`finish`](Self::finish).
     ///
     /// ```no_run
-    /// use dlpack_abi_cudarc::CudaExport;
     /// use dlpack_abi::dlpack::ConsumerStream;
     ///
     /// let context = cudarc::driver::CudaContext::new(0)?;
     /// let (producer, consumer) = (context.new_stream()?, context.new_stream()?);
     /// let values = producer.clone_htod(&[1.0f32, 2.0])?;
     /// // `consumer` waits for the copy on `producer`; the host does not.
-    /// let tensor = CudaExport::new(values).finish_on(ConsumerStream::Handle(consumer.cu_stream() as usize))?;
+    /// let tensor = dlpack_abi_cudarc::export_slice(values).finish_on(ConsumerStream::Handle(consumer.cu_stream() as usize))?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn finish_on(self, stream: ConsumerStream) -> Result<VersionedTensor, CudaError> {
@@ -253,11 +247,9 @@ impl<T: Element> CudaExport<T> {
     /// [`finish`](Self::finish).
     ///
     /// ```no_run
-    /// use dlpack_abi_cudarc::CudaExport;
-    ///
     /// let stream = cudarc::driver::CudaContext::new(0)?.new_stream()?;
     /// let values = stream.clone_htod(&[1i64, 2, 3])?;
-    /// let (schema, array) = CudaExport::new(values).into_device_array()?;
+    /// let (schema, array) = dlpack_abi_cudarc::export_slice(values).into_device_array()?;
     /// assert!(array.sync_event().is_some());
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -273,50 +265,10 @@ impl<T: Element> CudaExport<T> {
         Ok((schema, array))
     }
 
-    /// A `dlpack_abi.Tensor` for Python, whose exports run [`order`](Self::order): NumPy-like
-    /// consumers (CuPy, PyTorch, JAX) pass their stream to `__dlpack__` and get the data
-    /// ordered before it. Writable when the slice was moved in.
-    ///
-    /// # Errors
-    /// Those of [`finish`](Self::finish).
-    ///
-    /// The README's CuPy ⇄ Rust example (compiled here):
-    ///
-    /// ```no_run
-    /// use cudarc::driver::CudaContext;
-    /// use dlpack_abi_cudarc::{consumer_stream, CudaError, CudaExport, CudaTensor};
-    /// use dlpack_abi_pyo3::{from_dlpack, DlpackRequest, PyTensor};
-    /// use pyo3::prelude::*;
-    ///
-    /// /// Rust → CuPy: values a kernel may still be writing on our stream.
-    /// #[pyfunction]
-    /// fn squares(n: usize) -> PyResult<PyTensor> {
-    ///     let stream = CudaContext::new(0).and_then(|gpu| gpu.new_stream()).map_err(CudaError::from)?;
-    ///     let values = stream.alloc_zeros::<f32>(n).map_err(CudaError::from)?; // + a kernel on `stream`
-    ///     Ok(CudaExport::new(values).into_py_tensor()?) // __dlpack__(stream=s): s waits on `stream`
-    /// }
-    ///
-    /// /// CuPy → Rust: read on our own stream, after the producer's work, with no device sync.
-    /// #[pyfunction]
-    /// fn total(x: &Bound<'_, PyAny>) -> PyResult<f32> {
-    ///     let stream = CudaContext::new(0).and_then(|gpu| gpu.new_stream()).map_err(CudaError::from)?;
-    ///     let mut request = DlpackRequest::default();
-    ///     request.stream = Some(consumer_stream(&stream).into_pyobject(x.py())?.into_any().unbind());
-    ///     let tensor = CudaTensor::<f32>::new(from_dlpack(x, &request)?, &stream)?;
-    ///     Ok(stream.clone_dtoh(tensor.slice()).map_err(CudaError::from)?.iter().sum())
-    /// }
-    /// ```
+    /// Whether the slice was moved in (and consumers may write it).
     #[cfg(feature = "pyo3")]
-    pub fn into_py_tensor(self) -> Result<dlpack_abi_pyo3::PyTensor, CudaError> {
-        let order = self.order();
-        let writable = matches!(self.source, Source::Owned(_));
-        let tensor = self.finish()?;
-        let tensor = if writable {
-            dlpack_abi_pyo3::PyTensor::new_writable(tensor)
-        } else {
-            dlpack_abi_pyo3::PyTensor::new(tensor)
-        };
-        Ok(tensor.with_order(order))
+    pub(crate) fn is_owned(&self) -> bool {
+        matches!(self.source, Source::Owned(_))
     }
 }
 
@@ -340,7 +292,7 @@ struct CudaOwner<T> {
 unsafe impl<T: Element> TensorOwner for CudaOwner<T> {
     fn describe(&mut self) -> TensorDescription<'_> {
         // A device address fits the host's pointers wherever CUDA runs (64-bit).
-        let start = super::address(usize::try_from(self.address).unwrap_or(0));
+        let start = crate::runtime::address(usize::try_from(self.address).unwrap_or(0));
         let flags = if self.read_only {
             DLPackFlags::READ_ONLY
         } else {

@@ -1,5 +1,7 @@
 //! CUDA's [`StreamRuntime`]: events recorded on any stream of a GPU (the consumer's raw
-//! handles included) and waits on them, through the driver API.
+//! handles included) and waits on them, through the driver API; and the handles and checks
+//! every part of the crate shares ([`cuda_available`], [`consumer_stream`]).
+#![allow(unsafe_code)]
 
 use alloc::sync::Arc;
 use alloc::vec::Vec;
@@ -7,18 +9,72 @@ use core::ffi::c_void;
 use core::ptr::NonNull;
 use std::sync::{Mutex, OnceLock};
 
-use ::cudarc::driver::{result, sys, CudaContext, CudaEvent};
+use ::cudarc::driver::{result, sys, CudaContext, CudaEvent, CudaStream, DriverError};
 
-use super::{cu_stream, cuda_available, driver_error};
 use dlpack_abi::dlpack::{ConsumerStream, DeviceEvent, OrderError, RuntimeEvent, StreamRuntime};
 use dlpack_abi::raw::{kDLCUDA, kDLCUDAHost, kDLCUDAManaged, DLDevice};
+
+/// Whether the CUDA driver library can be loaded here (cudarc panics on first use when it
+/// cannot): check it before making a `CudaContext` on a machine that may have no GPU.
+///
+/// ```
+/// if dlpack_abi_cudarc::cuda_available() {
+///     let context = cudarc::driver::CudaContext::new(0);
+/// }
+/// ```
+pub fn cuda_available() -> bool {
+    // SAFETY: only tries to load the library by its names; no CUDA call is made.
+    unsafe { sys::is_culib_present() }
+}
+
+/// The value to pass as `__dlpack__(stream=...)` (or `dlpack_abi_pyo3::DlpackRequest`'s
+/// `stream`) for work on `stream`, by the array API's table: the legacy default stream (a NULL
+/// `CUstream`) is 1, and any other stream its handle. A producer then orders its work before
+/// `stream`.
+///
+/// ```no_run
+/// let context = cudarc::driver::CudaContext::new(0)?;
+/// let stream = context.new_stream()?;
+/// assert_eq!(dlpack_abi_cudarc::consumer_stream(&stream), stream.cu_stream() as usize as i64);
+/// assert_eq!(dlpack_abi_cudarc::consumer_stream(&context.default_stream()), 1);
+/// # Ok::<(), cudarc::driver::DriverError>(())
+/// ```
+pub fn consumer_stream(stream: &CudaStream) -> i64 {
+    let handle = stream.cu_stream() as usize;
+    match handle {
+        // NULL is the legacy default stream; 1 and 2 are the driver's own legacy and per-thread
+        // handles, which the table spells the same way.
+        0 => 1,
+        // A pointer fits i64 on every CUDA platform (64-bit); a larger value cannot be one.
+        _ => i64::try_from(handle).unwrap_or(-1),
+    }
+}
+
+/// The `CUstream` a parsed consumer stream stands for (the driver's `CU_STREAM_LEGACY` and
+/// `CU_STREAM_PER_THREAD` handles for the default streams), `None` for no stream.
+pub(crate) fn cu_stream(stream: ConsumerStream) -> Option<sys::CUstream> {
+    stream.cuda_handle().map(address)
+}
+
+/// A handle or device address as a pointer (without provenance: never dereferenced here).
+pub(crate) fn address<T>(value: usize) -> *mut T {
+    core::ptr::null_mut::<u8>().wrapping_add(value).cast()
+}
+
+/// A driver error as an ordering error.
+pub(crate) fn driver_error(call: &'static str) -> impl FnOnce(DriverError) -> OrderError {
+    move |error| OrderError::Runtime {
+        call,
+        code: error.0 as i64,
+    }
+}
 
 /// The CUDA driver as a [`StreamRuntime`]: it records events on a GPU's streams, named by
 /// handle as consumers pass them to `__dlpack__`, and makes other streams (or the host) wait on
 /// them, in each GPU's primary context (the one CuPy, PyTorch and JAX use). It drives CUDA
 /// devices, managed and pinned memory, where the driver loads.
 ///
-/// Install it for the Python glue (`python::install_stream_runtime`, feature `pyo3`) so that a
+/// Install it for the Python glue (`dlpack_abi_pyo3::install_stream_runtime`) so that a
 /// `Tensor` imported for one stream is ordered before every other stream it is handed to, and
 /// use it for [`OnStream`](dlpack_abi::dlpack::OnStream) consumers.
 ///
@@ -117,7 +173,7 @@ unsafe impl StreamRuntime for CudaRuntime {
 
 /// A `CUevent` recorded on a stream; `sync_event` and [`DeviceEvent::event_ptr`] point to its
 /// handle.
-pub(super) struct Recorded {
+pub(crate) struct Recorded {
     /// The handle the event pointer points to (the spec's `cudaEvent_t*`).
     handle: sys::CUevent,
     /// Destroys the event when dropped.
@@ -138,7 +194,7 @@ unsafe impl DeviceEvent for Recorded {
 
 /// Records a new event on `stream` (a handle of `context`'s GPU, or a default-stream handle),
 /// after the work enqueued there so far.
-pub(super) fn record_on(
+pub(crate) fn record_on(
     context: &Arc<CudaContext>,
     stream: sys::CUstream,
 ) -> Result<Recorded, OrderError> {
@@ -177,6 +233,41 @@ fn wait_on(event: sys::CUevent, stream: ConsumerStream) -> Result<(), OrderError
 }
 
 /// Makes `stream` wait on a recorded event (the host, for [`ConsumerStream::Host`]).
-pub(super) fn wait_recorded(event: &Recorded, stream: ConsumerStream) -> Result<(), OrderError> {
+pub(crate) fn wait_recorded(event: &Recorded, stream: ConsumerStream) -> Result<(), OrderError> {
     wait_on(event.handle, stream)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn consumer_streams_map_to_the_drivers_handles() {
+        assert_eq!(cu_stream(ConsumerStream::LegacyDefault), Some(address(1)));
+        assert_eq!(cu_stream(ConsumerStream::Unspecified), Some(address(1)));
+        assert_eq!(
+            cu_stream(ConsumerStream::PerThreadDefault),
+            Some(address(2))
+        );
+        assert_eq!(
+            cu_stream(ConsumerStream::Handle(0xabc0)),
+            Some(address(0xabc0))
+        );
+        assert_eq!(cu_stream(ConsumerStream::NoSync), None);
+        assert_eq!(cu_stream(ConsumerStream::Host), None);
+    }
+
+    #[test]
+    fn driver_errors_keep_their_code() {
+        let error = driver_error("cuEventRecord")(DriverError(
+            sys::cudaError_enum::CUDA_ERROR_INVALID_HANDLE,
+        ));
+        assert_eq!(
+            error,
+            OrderError::Runtime {
+                call: "cuEventRecord",
+                code: 400
+            }
+        );
+    }
 }

@@ -384,3 +384,88 @@ pub(crate) fn catching_panics<R>(what: &str, body: impl FnOnce() -> PyResult<R>)
         )))
     })
 }
+
+/// The stable numeric codes of this crate's own error, [`BorrowError`](crate::BorrowError): the
+/// range 16xx of the workspace's integrations (dlpack-abi's `error_code` module documents the
+/// ranges). Values are never renumbered or reused.
+pub mod codes {
+    use dlpack_abi::error_code::ErrorCode;
+
+    /// The memory is being written through a live `ReadwriteTensor`.
+    ///
+    /// ```
+    /// use dlpack_abi_pyo3::{codes, BorrowError};
+    ///
+    /// assert_eq!(codes::BORROWED_MUTABLY.0, 1601);
+    /// assert_eq!(BorrowError::BorrowedMutably.code(), codes::BORROWED_MUTABLY);
+    /// ```
+    pub const BORROWED_MUTABLY: ErrorCode = ErrorCode(1601);
+    /// A `ReadwriteTensor` was asked for memory another live import may share.
+    ///
+    /// ```
+    /// use dlpack_abi_pyo3::{codes, BorrowError};
+    ///
+    /// assert_eq!(codes::SHARED.0, 1602);
+    /// assert_eq!(BorrowError::Shared.code(), codes::SHARED);
+    /// ```
+    pub const SHARED: ErrorCode = ErrorCode(1602);
+    /// A `ReadwriteTensor` was given a copy (`IS_COPIED`): writes would not reach the array.
+    ///
+    /// ```
+    /// use dlpack_abi_pyo3::{codes, BorrowError};
+    ///
+    /// assert_eq!(codes::COPIED.0, 1603);
+    /// assert_eq!(BorrowError::Copied.code(), codes::COPIED);
+    /// ```
+    pub const COPIED: ErrorCode = ErrorCode(1603);
+}
+
+impl crate::BorrowError {
+    /// This error's stable code (16xx: [`codes`]).
+    ///
+    /// ```
+    /// use dlpack_abi::error_code::ErrorReport;
+    /// use dlpack_abi_pyo3::{codes, BorrowError};
+    ///
+    /// assert_eq!(BorrowError::Shared.code(), codes::SHARED);
+    /// assert_eq!(ErrorReport::from(&BorrowError::Shared).code().0, 1602);
+    /// ```
+    pub const fn code(&self) -> dlpack_abi::error_code::ErrorCode {
+        match self {
+            Self::BorrowedMutably => codes::BORROWED_MUTABLY,
+            Self::Shared => codes::SHARED,
+            Self::Copied => codes::COPIED,
+        }
+    }
+}
+
+impl dlpack_abi::error_code::HasErrorCode for crate::BorrowError {
+    fn error_code(&self) -> dlpack_abi::error_code::ErrorCode {
+        self.code()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::codes;
+    use crate::BorrowError;
+
+    /// The values are pinned, distinct and in this crate's range.
+    #[test]
+    fn borrow_codes_are_pinned_and_in_range() {
+        let codes = [
+            (
+                BorrowError::BorrowedMutably.code(),
+                codes::BORROWED_MUTABLY,
+                1601,
+            ),
+            (BorrowError::Shared.code(), codes::SHARED, 1602),
+            (BorrowError::Copied.code(), codes::COPIED, 1603),
+        ];
+        for (code, constant, value) in codes {
+            assert_eq!(code, constant);
+            assert_eq!(code.0, value);
+            assert!((1600..1700).contains(&code.0));
+        }
+    }
+}

@@ -13,8 +13,8 @@ use arrow_data::ArrayData;
 use arrow_schema::ffi::FFI_ArrowSchema;
 use arrow_schema::{DataType, Field, Schema as ArrowSchemaDef};
 use dlpack_abi::arrow::{Array, Schema, SchemaRef};
-use dlpack_abi::arrow_rs::{export_array, export_record_batch};
 use dlpack_abi::raw::{ArrowArray, ArrowSchema};
+use dlpack_abi_arrow_rs::{export_array, export_record_batch};
 
 /// arrow-rs's schema for `exported`, taken over (and validated) by this crate for reading.
 fn theirs(mut exported: FFI_ArrowSchema) -> Schema {

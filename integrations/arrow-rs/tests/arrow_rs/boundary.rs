@@ -7,13 +7,13 @@ use std::sync::Arc;
 
 use arrow_array::{ArrayRef, RecordBatch, RecordBatchIterator, RecordBatchReader};
 use dlpack_abi::arrow::DeviceArray;
-use dlpack_abi::arrow_rs::{
+use dlpack_abi::raw::{ArrowDeviceArray, ArrowSchema, ARROW_DEVICE_CPU, ARROW_DEVICE_CUDA};
+use dlpack_abi_arrow_rs::{
     device_reader_from_raw, device_reader_into_raw, device_record_batch_from_raw,
     device_record_batch_into_raw, export_device_record_batch, export_record_batch,
     import_device_record_batch, reader_from_raw, reader_into_raw, record_batch_from_raw,
-    record_batch_into_raw, InteropError,
+    record_batch_into_raw, ArrowRsError,
 };
-use dlpack_abi::raw::{ArrowDeviceArray, ArrowSchema, ARROW_DEVICE_CPU, ARROW_DEVICE_CUDA};
 
 use super::counted;
 
@@ -106,7 +106,7 @@ fn refusals_release_both_structs_once() {
     // SAFETY: handed over once (the schema is malformed on purpose: import moves it out,
     // refuses it before reading its format, and releases it; its release reads no format).
     let error = unsafe { record_batch_from_raw(&mut schema, &mut array) }.unwrap_err();
-    assert!(matches!(error, InteropError::Arrow(_)), "{error}");
+    assert!(matches!(error, ArrowRsError::Arrow(_)), "{error}");
     assert!(
         schema.release.is_none() && array.release.is_none(),
         "both released"
@@ -120,7 +120,7 @@ fn refusals_release_both_structs_once() {
     schema.format = ptr::null();
     // SAFETY: as above.
     let error = unsafe { device_record_batch_from_raw(&mut schema, &mut array) }.unwrap_err();
-    assert!(matches!(error, InteropError::Arrow(_)), "{error}");
+    assert!(matches!(error, ArrowRsError::Arrow(_)), "{error}");
     assert!(schema.release.is_none() && array.array.release.is_none());
     assert_eq!(drops.load(Ordering::SeqCst), 1);
 
@@ -135,6 +135,6 @@ fn refusals_release_both_structs_once() {
         (schema.into_raw(), on_gpu.into_raw());
     // SAFETY: handed over once.
     let error = unsafe { device_record_batch_from_raw(&mut raw_schema, &mut raw_gpu) };
-    assert!(matches!(error, Err(InteropError::Arrow(_))));
+    assert!(matches!(error, Err(ArrowRsError::Arrow(_))));
     assert_eq!(drops.load(Ordering::SeqCst), 1, "released once on refusal");
 }

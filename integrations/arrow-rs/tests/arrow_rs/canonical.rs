@@ -10,9 +10,9 @@ use arrow_array::cast::AsArray;
 use arrow_array::{FixedSizeListArray, Float32Array};
 use arrow_schema::extension::{Bool8, FixedShapeTensor};
 use arrow_schema::{DataType, Field};
-use dlpack_abi::arrow_rs::{dlpack_to_fixed_shape_tensor, fixed_shape_tensor_to_dlpack};
 use dlpack_abi::dlpack::{Export, TensorDescription, TensorOwner, VersionedTensor};
 use dlpack_abi::raw::{kDLBool, kDLCPU, DLDataType, DLDevice};
+use dlpack_abi_arrow_rs::{export_fixed_shape_tensor, import_fixed_shape_tensor};
 
 /// Two cells of physical shape `[2, 3, 4]`, values `0..48`, stored as arrow-rs's
 /// `FixedShapeTensor` requires (a non-nullable item), under `field`'s name and metadata.
@@ -63,7 +63,7 @@ fn arrow_rs_typed_fixed_shape_tensors_become_dlpack_tensors() {
                 .map(String::as_str),
             Some(written)
         );
-        let tensor = fixed_shape_tensor_to_dlpack(&field, &cells).unwrap();
+        let tensor = export_fixed_shape_tensor(&field, &cells).unwrap();
         let view = tensor.view();
         let permutation = permutation.unwrap_or(vec![0, 1, 2]);
         let physical = [2i64, 3, 4];
@@ -123,7 +123,7 @@ fn pyarrow_shaped_fields_become_dlpack_tensors_too() {
             ),
         ]));
     assert!(field.try_extension_type::<FixedShapeTensor>().is_err());
-    let tensor = fixed_shape_tensor_to_dlpack(&field, &cells).unwrap();
+    let tensor = export_fixed_shape_tensor(&field, &cells).unwrap();
     assert_eq!(tensor.view().shape(), [2, 4, 2, 3]);
     assert_eq!(
         tensor.view().strides().as_slice(),
@@ -165,7 +165,7 @@ fn metadata_the_bridge_refuses_is_named_by_key_and_value() {
         ),
     ];
     for (json, expected) in cases {
-        let error = fixed_shape_tensor_to_dlpack(&with(json), &cells).unwrap_err();
+        let error = export_fixed_shape_tensor(&with(json), &cells).unwrap_err();
         assert_eq!(
             error.to_string(),
             format!("extension metadata of arrow.fixed_shape_tensor: {expected}")
@@ -177,7 +177,7 @@ fn metadata_the_bridge_refuses_is_named_by_key_and_value() {
 fn the_bridges_fields_are_arrow_rs_canonical_types() {
     let values: Vec<f32> = (0..24).map(|v| v as f32).collect();
     let tensor = Export::new(values, &[4, 2, 3]).finish().unwrap();
-    let (field, array) = dlpack_to_fixed_shape_tensor(tensor).unwrap();
+    let (field, array) = import_fixed_shape_tensor(tensor).unwrap();
     let extension = field.try_extension_type::<FixedShapeTensor>().unwrap();
     assert_eq!(extension.shape(), [2, 3]);
     assert_eq!(extension.value_type(), &DataType::Float32);
@@ -193,7 +193,7 @@ fn the_bridges_fields_are_arrow_rs_canonical_types() {
 
     // `kDLBool` bytes are `arrow.bool8`, with the empty metadata arrow-rs's `Bool8` requires.
     let tensor = VersionedTensor::from_owner(Bools(vec![1, 0, 1], [3])).unwrap();
-    let (field, array) = dlpack_to_fixed_shape_tensor(tensor).unwrap();
+    let (field, array) = import_fixed_shape_tensor(tensor).unwrap();
     field.try_extension_type::<Bool8>().unwrap();
     assert_eq!(
         array

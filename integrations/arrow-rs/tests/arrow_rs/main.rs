@@ -11,14 +11,14 @@ use arrow_array::{
     RecordBatchReader, StringArray, StructArray,
 };
 use arrow_buffer::{Buffer, ScalarBuffer};
-use arrow_schema::{ArrowError as ArrowRsError, DataType, Field};
+use arrow_schema::{ArrowError, DataType, Field};
 use dlpack_abi::arrow::{errno, Array, ArrayStream, ProducerError, SchemaDef};
-use dlpack_abi::arrow_rs::{
+use dlpack_abi::raw::ArrowArray;
+use dlpack_abi_arrow_rs::{
     export_array, export_device_array, export_device_reader, export_reader, export_record_batch,
     import_array, import_device_array, import_device_stream, import_record_batch, import_stream,
-    InteropError,
+    ArrowRsError,
 };
-use dlpack_abi::raw::ArrowArray;
 
 mod agreement;
 mod boundary;
@@ -189,7 +189,7 @@ fn a_readers_error_reaches_the_consumer_with_its_message() {
     for device in [false, true] {
         let items = vec![
             Ok(batch(vec![1])),
-            Err(ArrowRsError::ComputeError("the source went away".into())),
+            Err(ArrowError::ComputeError("the source went away".into())),
         ];
         let reader = Box::new(RecordBatchIterator::new(items, schema.clone()));
         let mut back = if device {
@@ -227,7 +227,7 @@ fn our_producers_errors_reach_arrow_rs_with_their_code_and_message() {
 fn arrow_rs_refusals_are_its_errors_and_lose_nothing() {
     // A stream of int32 arrays (not structs) cannot be read as record batches.
     let stream = ArrayStream::from_iter(SchemaDef::new("i").unwrap(), std::iter::empty()).unwrap();
-    let Err(InteropError::ArrowRs(error)) = import_stream(stream) else {
+    let Err(ArrowRsError::ArrowRs(error)) = import_stream(stream) else {
         panic!("refused by arrow-rs")
     };
     assert!(error.to_string().contains("struct"), "{error}");
@@ -237,7 +237,7 @@ fn arrow_rs_refusals_are_its_errors_and_lose_nothing() {
     drop(array);
     assert!(matches!(
         import_record_batch(schema.view(), ours),
-        Err(InteropError::ArrowRs(_))
+        Err(ArrowRsError::ArrowRs(_))
     ));
     assert_eq!(drops.load(Ordering::SeqCst), 1, "released once on refusal");
     // An array read with a schema it was not validated against: ours refuses, nothing leaks.
@@ -247,7 +247,7 @@ fn arrow_rs_refusals_are_its_errors_and_lose_nothing() {
     let other = SchemaDef::new("l").unwrap().export().unwrap();
     assert!(matches!(
         import_array(other.view(), ours),
-        Err(InteropError::Arrow(_))
+        Err(ArrowRsError::Arrow(_))
     ));
     assert_eq!(drops.load(Ordering::SeqCst), 1);
 }
@@ -276,8 +276,8 @@ unsafe impl dlpack_abi::dlpack::TensorOwner for CountedTensor {
 fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
     use arrow_array::cast::AsArray;
     use arrow_array::types::Float32Type;
-    use dlpack_abi::arrow_rs::{dlpack_to_fixed_shape_tensor, fixed_shape_tensor_to_dlpack};
     use dlpack_abi::dlpack::VersionedTensor;
+    use dlpack_abi_arrow_rs::{export_fixed_shape_tensor, import_fixed_shape_tensor};
 
     let drops = Arc::new(AtomicUsize::new(0));
     let owner = CountedTensor {
@@ -287,7 +287,7 @@ fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
     };
     let tensor = VersionedTensor::from_owner(owner).unwrap();
     let address = tensor.view().data_ptr();
-    let (field, array) = dlpack_to_fixed_shape_tensor(tensor).unwrap();
+    let (field, array) = import_fixed_shape_tensor(tensor).unwrap();
     assert_eq!(
         field.extension_type_name(),
         Some("arrow.fixed_shape_tensor")
@@ -302,7 +302,7 @@ fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
     assert_eq!(values.value(23), 23.0);
 
     // And back to DLPack: the same memory again, read-only (Arrow data is immutable).
-    let again = fixed_shape_tensor_to_dlpack(&field, array.as_ref()).unwrap();
+    let again = export_fixed_shape_tensor(&field, array.as_ref()).unwrap();
     assert_eq!(again.view().shape(), [4, 2, 3]);
     assert_eq!(again.view().data_ptr(), address);
     assert_eq!(again.view().get::<f32>(&[3, 1, 2]).unwrap(), 23.0);
@@ -321,10 +321,10 @@ fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
 
     // A primitive array is a 1-D tensor; one with nulls, which a tensor cannot mark, is refused.
     let plain = Field::new("x", DataType::Int32, true);
-    let one_d = fixed_shape_tensor_to_dlpack(&plain, &Int32Array::from(vec![1, 2])).unwrap();
+    let one_d = export_fixed_shape_tensor(&plain, &Int32Array::from(vec![1, 2])).unwrap();
     assert_eq!(one_d.view().shape(), [2]);
     let with_nulls = Int32Array::from(vec![Some(1), None]);
-    let Err(InteropError::Arrow(error)) = fixed_shape_tensor_to_dlpack(&plain, &with_nulls) else {
+    let Err(ArrowRsError::Arrow(error)) = export_fixed_shape_tensor(&plain, &with_nulls) else {
         panic!("nulls are refused")
     };
     assert!(error.to_string().contains("null"), "{error}");
@@ -383,7 +383,7 @@ fn utf8_of(bytes: &[u8]) -> (Array, Arc<AtomicUsize>) {
 fn misaligned_offsets_are_refused_before_arrow_rs_reads_them() {
     let schema = SchemaDef::new("u").unwrap().export().unwrap();
     let (array, drops) = utf8_shifted(b"ok", 1);
-    let Err(InteropError::ArrowRs(error)) = import_array(schema.view(), array) else {
+    let Err(ArrowRsError::ArrowRs(error)) = import_array(schema.view(), array) else {
         panic!("misaligned offsets are refused")
     };
     assert!(error.to_string().contains("aligned"), "{error}");
@@ -395,7 +395,7 @@ fn values_arrow_rs_would_trust_are_checked_before_it_sees_them() {
     // Structurally valid, but not UTF-8: arrow-rs's safe `&str` accessors would hand it out.
     let schema = SchemaDef::new("u").unwrap().export().unwrap();
     let (array, drops) = utf8_of(b"\xff\xfe");
-    let Err(InteropError::ArrowRs(error)) = import_array(schema.view(), array) else {
+    let Err(ArrowRsError::ArrowRs(error)) = import_array(schema.view(), array) else {
         panic!("invalid UTF-8 is refused")
     };
     assert!(error.to_string().to_lowercase().contains("utf"), "{error}");
@@ -422,7 +422,7 @@ fn a_schema_arrow_rs_rejects_is_its_error_and_loses_nothing() {
         .export()
         .unwrap();
     let (array, drops) = utf8_of(b"x");
-    let Err(InteropError::ArrowRs(error)) = import_array(schema.view(), array) else {
+    let Err(ArrowRsError::ArrowRs(error)) = import_array(schema.view(), array) else {
         panic!("refused by arrow-rs")
     };
     assert!(error.to_string().contains("utf-8"), "{error}");
@@ -439,7 +439,7 @@ fn a_struct_with_null_rows_is_no_record_batch_and_no_panic() {
         Some(nulls),
     );
     let (schema, ours) = export_array(&structs).unwrap();
-    let Err(InteropError::ArrowRs(error)) = import_record_batch(schema.view(), ours) else {
+    let Err(ArrowRsError::ArrowRs(error)) = import_record_batch(schema.view(), ours) else {
         panic!("refused")
     };
     assert!(error.to_string().contains("null rows"), "{error}");
@@ -472,7 +472,7 @@ fn device_memory_the_host_cannot_read_is_refused() {
     let on_gpu = unsafe { DeviceArray::new(ours, ARROW_DEVICE_CUDA, 0, ptr::null_mut()) };
     assert!(matches!(
         import_device_array(schema.view(), on_gpu),
-        Err(InteropError::Arrow(_))
+        Err(ArrowRsError::Arrow(_))
     ));
     assert_eq!(drops.load(Ordering::SeqCst), 1, "released once on refusal");
 }
@@ -509,7 +509,7 @@ fn a_pending_event_is_refused_until_the_host_waited_on_it() {
     let (schema, array) = pinned(&mut event);
     assert!(matches!(
         import_device_array(schema.view(), array),
-        Err(InteropError::Arrow(_))
+        Err(ArrowRsError::Arrow(_))
     ));
     let (schema, mut array) = pinned(&mut event);
     array.wait_host(&Immediate).unwrap();
