@@ -1,21 +1,22 @@
-//! Test helpers for the arrow-rs argument and return types (`dlpack_abi::python::PyArray` and
-//! friends) and for the integrations' error conversions: in the module as `_arrow_rs_*` and
+//! Test helpers for the arrow-rs argument and return types (`dlpack_abi_arrow_rs::python::PyArray`
+//! and friends) and for the integrations' error conversions: in the module as `_arrow_rs_*` and
 //! `_raise_error`, not in its `__all__` (python/tests/test_arrow_rs.rs).
 
 use std::sync::Arc;
 
 use abi::arrow::{errno, MetadataError, ProducerError, StreamError, ValidationError};
-use abi::arrow_rs::InteropError;
 use abi::dlpack::{Export, ExportError};
-use abi::python::{
-    PyArray, PyDeviceRecordBatchReader, PyField, PyRecordBatch, PyRecordBatchReader, PySchema,
-};
 use abi::raw::DLPackFlags;
-use abi::safetensors::{SafeTensorsFile, SafetensorsError};
 use arrow_array::cast::AsArray;
 use arrow_array::types::Int64Type;
 use arrow_array::Int64Array;
 use arrow_schema::ArrowError;
+use dlpack_abi_arrow_rs::python::{
+    PyArray, PyDeviceRecordBatchReader, PyField, PyRecordBatch, PyRecordBatchReader, PySchema,
+};
+use dlpack_abi_arrow_rs::ArrowRsError;
+use dlpack_abi_pyo3::PyDlpackResult;
+use dlpack_abi_safetensors::{SafeTensorsFile, SafetensorsError};
 use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 
@@ -93,9 +94,9 @@ fn device_reader_roundtrip(reader: PyRecordBatchReader) -> PyDeviceRecordBatchRe
 
 /// Raises the exception that error `kind` converts to, through `?`.
 #[pyfunction]
-fn raise_error(kind: &str) -> PyResult<()> {
-    let arrow = |error: ArrowError| -> PyResult<()> { Err(InteropError::from(error))? };
-    let tensors = |error: SafetensorsError| -> PyResult<()> { Err(error)? };
+fn raise_error(kind: &str) -> PyDlpackResult<()> {
+    let arrow = |error: ArrowError| -> PyDlpackResult<()> { Err(ArrowRsError::from(error))? };
+    let tensors = |error: SafetensorsError| -> PyDlpackResult<()> { Err(error)? };
     let producer = || ProducerError::new(errno::EIO, Some("disk on fire"));
     match kind {
         "arrow_rs.invalid" => arrow(ArrowError::InvalidArgumentError("bad".into())),
@@ -109,10 +110,10 @@ fn raise_error(kind: &str) -> PyResult<()> {
         )),
         // What a `StreamReader` yields for its producer's error.
         "arrow_rs.external_stream" => arrow(ArrowError::ExternalError(Box::new(
-            InteropError::from(StreamError::Producer(producer())),
+            ArrowRsError::from(StreamError::Producer(producer())),
         ))),
         "arrow_rs.external_other" => arrow(ArrowError::ExternalError("other".into())),
-        "arrow_rs.ours" => Err(InteropError::from(ValidationError::SchemaMismatch))?,
+        "arrow_rs.ours" => Err(ArrowRsError::from(ValidationError::SchemaMismatch))?,
         "safetensors.io" => tensors(SafetensorsError::Io(
             std::io::ErrorKind::PermissionDenied.into(),
         )),
@@ -151,11 +152,11 @@ fn raise_error(kind: &str) -> PyResult<()> {
             Ok(())
         }
         #[cfg(feature = "cuda-runtime")]
-        "cudarc.not_cuda" => Err(abi::cudarc::CudaError::NotCuda {
+        "cudarc.not_cuda" => Err(dlpack_abi_cudarc::CudaError::NotCuda {
             device_type: abi::raw::kDLROCM,
             device_id: 0,
         })?,
-        _ => Err(pyo3::exceptions::PyLookupError::new_err(kind.to_string())),
+        _ => Err(pyo3::exceptions::PyLookupError::new_err(kind.to_string()).into()),
     }
 }
 

@@ -1,14 +1,19 @@
 //! GPU helpers for `scripts/gpu-test.sh` (feature `cuda`): a producer whose kernel writes on its
 //! own stream after a delay, a consumer that reads on its own stream, and a consumer that reads
 //! late and then lets the producer's allocator reuse the memory, all through
-//! `dlpack_abi::cudarc`. None synchronises the device: correct values prove the ordering.
+//! `dlpack_abi_cudarc`. None synchronises the device: correct values prove the ordering.
 
 use std::sync::{Arc, OnceLock};
 
 use abi::arrow::SchemaDef;
-use abi::cudarc::{consumer_stream, cuda_available, CudaError, CudaExport, CudaTensor};
-use abi::python::{from_dlpack, import_device_array, ArrowArrayExport, DlpackRequest, PyTensor};
 use cudarc::driver::{CudaContext, CudaFunction, CudaStream, LaunchConfig, PushKernelArg};
+use dlpack_abi_cudarc::{
+    consumer_stream, cuda_available, export_slice, import_device_array as cuda_import_device_array,
+    import_slice, CudaError,
+};
+use dlpack_abi_pyo3::{
+    from_dlpack, import_device_array, ArrowArrayExport, DlpackRequest, PyTensor,
+};
 use pyo3::exceptions::PyRuntimeError;
 use pyo3::prelude::*;
 
@@ -92,7 +97,7 @@ fn late_values(n: usize, value: f32, spin: i64) -> PyResult<cudarc::driver::Cuda
 /// consumer's stream, with no device synchronisation.
 #[pyfunction]
 pub fn _cuda_late_tensor(n: usize, value: f32, spin: i64) -> PyResult<PyTensor> {
-    CudaExport::new(late_values(n, value, spin)?)
+    export_slice(late_values(n, value, spin)?)
         .into_py_tensor()
         .map_err(error)
 }
@@ -101,7 +106,7 @@ pub fn _cuda_late_tensor(n: usize, value: f32, spin: i64) -> PyResult<PyTensor> 
 /// kernel.
 #[pyfunction]
 pub fn _cuda_late_arrow(n: usize, value: f32, spin: i64) -> PyResult<ArrowArrayExport> {
-    let (schema, array) = CudaExport::new(late_values(n, value, spin)?)
+    let (schema, array) = export_slice(late_values(n, value, spin)?)
         .into_device_array()
         .map_err(error)?;
     let schema: SchemaDef = schema;
@@ -134,7 +139,7 @@ fn request_for(py: Python<'_>, stream: &Arc<CudaStream>) -> PyResult<DlpackReque
 pub fn _cuda_read(source: &Bound<'_, PyAny>, per_thread: bool) -> PyResult<Vec<f32>> {
     let stream = consumer(per_thread)?;
     let tensor = from_dlpack(source, &request_for(source.py(), &stream)?)?;
-    let imported = CudaTensor::<f32>::new(tensor, &stream).map_err(error)?;
+    let imported = import_slice::<f32>(tensor, &stream).map_err(error)?;
     stream.clone_dtoh(imported.slice()).map_err(cuda)
 }
 
@@ -144,8 +149,7 @@ pub fn _cuda_read(source: &Bound<'_, PyAny>, per_thread: bool) -> PyResult<Vec<f
 pub fn _cuda_read_arrow(source: &Bound<'_, PyAny>) -> PyResult<Vec<f32>> {
     let stream = consumer(false)?;
     let (schema, array) = import_device_array(source, None)?;
-    let imported =
-        CudaTensor::<f32>::from_device_array(array, schema.view(), &stream).map_err(error)?;
+    let imported = cuda_import_device_array::<f32>(array, schema.view(), &stream).map_err(error)?;
     stream.clone_dtoh(imported.slice()).map_err(cuda)
 }
 
@@ -169,7 +173,7 @@ pub fn _cuda_read_late(
     let source = make.call0()?;
     let tensor = from_dlpack(&source, &request_for(make.py(), &stream)?)?;
     drop(source); // the import holds the producer's memory alone now
-    let imported = CudaTensor::<f32>::new(tensor, &stream).map_err(error)?;
+    let imported = import_slice::<f32>(tensor, &stream).map_err(error)?;
     let n = imported.slice().len();
     let mut out = stream.alloc_zeros::<f32>(n).map_err(cuda)?;
     let count = u32::try_from(n).map_err(error)?;

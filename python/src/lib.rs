@@ -13,11 +13,11 @@ use abi::dlpack::{
     AlignedVec, ConsumerStream, DeviceEvent, Element, Export, OrderError, StreamOrder,
     TensorDescription, TensorOwner, VersionedTensor,
 };
-use abi::python::{
-    from_dlpack, import_array, AnyArrowArray, AnyArrowStream, ArrowStreamExport, DlpackExporter,
-    DlpackRequest, PyTensor,
-};
 use abi::raw::{kDLCPU, DLDevice, DLDeviceType, DLPackFlags};
+use dlpack_abi_pyo3::{
+    from_dlpack, import_array, AnyArrowArray, AnyArrowStream, ArrowStreamExport, DlpackExporter,
+    DlpackRequest, PyDlpackResult, PyTensor, PyVersionedTensor,
+};
 use pyo3::prelude::*;
 use std::ffi::c_void;
 use std::ptr::NonNull;
@@ -33,7 +33,7 @@ use std::sync::{Arc, Mutex};
 /// >>> np.from_dlpack(dlpack_abi.ramp(3))
 /// array([0., 1., 2.], dtype=float32)
 #[pyfunction]
-fn ramp(n: usize) -> PyResult<PyTensor> {
+fn ramp(n: usize) -> PyDlpackResult<PyTensor> {
     // 64-byte aligned, as every buffer of ours: JAX imports it with `copy=False`.
     let values: AlignedVec<f32> = (0..n).map(|i| i as f32).collect();
     let tensor: VersionedTensor = Export::new(values, &[i64::try_from(n)?]).finish()?;
@@ -51,9 +51,9 @@ fn ramp(n: usize) -> PyResult<PyTensor> {
 /// >>> np.from_dlpack(dlpack_abi.scale(np.arange(3.0)[::-1], 2.0))
 /// array([4., 2., 0.])
 #[pyfunction]
-fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
+fn scale(x: PyVersionedTensor, k: f64) -> PyDlpackResult<PyVersionedTensor> {
     let values: AlignedVec<f64> = x.view().iter::<f64>()?.map(|v| k * v).collect();
-    Ok(Export::new(values, x.view().shape()).finish()?)
+    Ok(Export::new(values, x.view().shape()).finish()?.into())
 }
 
 /// Return any Arrow array (an object with ``__arrow_c_array__`` or
@@ -86,7 +86,7 @@ fn arrow_passthrough(x: AnyArrowArray) -> AnyArrowArray {
 ///     ...
 /// OSError: [Errno 5] disk gone
 #[pyfunction]
-fn count_rows(stream: AnyArrowStream) -> PyResult<usize> {
+fn count_rows(stream: AnyArrowStream) -> PyDlpackResult<usize> {
     let mut rows = 0;
     match stream {
         AnyArrowStream::Cpu(stream) => {
@@ -138,12 +138,12 @@ impl DlpackExporter for Image {
     }
 
     /// Shares the pixels (an `Arc` clone, so the export is read-only). CPU memory: no stream.
-    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
         Ok(Export::new(Arc::clone(&self.pixels), &[self.height, self.width]).finish()?)
     }
 }
 
-abi::dlpack_pymethods! {
+dlpack_abi_pyo3::dlpack_pymethods! {
     impl Image {
         /// Make a ``height`` x ``width`` image whose pixel ``(i, j)`` is ``i * width + j``
         /// (mod 256).
@@ -174,12 +174,12 @@ impl DlpackExporter for PanickingExporter {
         }
     }
 
-    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
         panic!("the exporter failed")
     }
 }
 
-abi::dlpack_pymethods! {
+dlpack_abi_pyo3::dlpack_pymethods! {
     impl PanickingExporter {
         #[new]
         fn new() -> Self {
@@ -323,12 +323,12 @@ impl DlpackExporter for RecordingDevice {
         self.device
     }
 
-    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
         self.order.ready_on(self.device, stream)?;
         Ok(VersionedTensor::from_owner(self.owner())?)
     }
 
-    fn arrow_event(&self) -> PyResult<Option<Box<dyn DeviceEvent>>> {
+    fn arrow_event(&self) -> PyDlpackResult<Option<Box<dyn DeviceEvent>>> {
         Ok(self.order.record_event(self.device)?)
     }
 
@@ -337,7 +337,7 @@ impl DlpackExporter for RecordingDevice {
     }
 }
 
-abi::dlpack_pymethods! {
+dlpack_abi_pyo3::dlpack_pymethods! {
     impl RecordingDevice {
         #[new]
         #[pyo3(signature = (values, device_type=2, refuse=Vec::new()))]
@@ -357,7 +357,7 @@ abi::dlpack_pymethods! {
         }
 
         /// A ``Tensor`` over the same data whose ordering hook is this producer's.
-        fn tensor(&self) -> PyResult<PyTensor> {
+        fn tensor(&self) -> PyDlpackResult<PyTensor> {
             let tensor = VersionedTensor::from_owner(self.owner())?;
             Ok(PyTensor::new(tensor).with_order(self.order.clone()))
         }
@@ -382,7 +382,7 @@ abi::dlpack_pymethods! {
 ///     ...
 /// BufferError: ...
 #[pyfunction]
-fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
+fn total(array: &Bound<'_, PyAny>) -> PyDlpackResult<f64> {
     let tensor = from_dlpack(array, &DlpackRequest::default())?;
     // Every error of the safe layers converts into the Python exception its kind calls for.
     let values = tensor.view().as_slice::<f64>()?;
@@ -400,7 +400,7 @@ fn total(array: &Bound<'_, PyAny>) -> PyResult<f64> {
 /// >>> dlpack_abi.sum_int64(pa.array([1, None, 3]))
 /// 4
 #[pyfunction]
-fn sum_int64(array: &Bound<'_, PyAny>) -> PyResult<i64> {
+fn sum_int64(array: &Bound<'_, PyAny>) -> PyDlpackResult<i64> {
     let (schema, array) = import_array(array, None)?;
     let view = array.view(schema.view())?;
     let values = view.values::<i64>()?;
@@ -423,7 +423,10 @@ fn sum_int64(array: &Bound<'_, PyAny>) -> PyResult<i64> {
 /// [1, 2, 3]
 #[pyfunction]
 #[pyo3(signature = (batches, error=None))]
-fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<ArrowStreamExport> {
+fn int64_stream(
+    batches: Vec<Vec<i64>>,
+    error: Option<String>,
+) -> PyDlpackResult<ArrowStreamExport> {
     let arrays: Vec<Result<Array, BridgeError>> =
         batches.into_iter().map(Array::from_vec).collect();
     let failure =
@@ -446,7 +449,7 @@ fn int64_stream(batches: Vec<Vec<i64>>, error: Option<String>) -> PyResult<Arrow
 #[cfg(feature = "counters")]
 #[pyfunction]
 fn counts(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
-    let counts = abi::python::counts();
+    let counts = dlpack_abi_pyo3::counts();
     let dict = pyo3::types::PyDict::new(py);
     dict.set_item("live_exports", counts.live_exports)?;
     dict.set_item("live_imports", counts.live_imports)?;
@@ -477,10 +480,10 @@ fn py_type<T: pyo3::PyTypeInfo>(py: Python<'_>) -> Bound<'_, pyo3::types::PyType
 /// np.float64(15.0)
 #[pymodule]
 fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
-    abi::python::add_to_module(module)?;
+    dlpack_abi_pyo3::add_to_module(module)?;
     // Hand-overs between CUDA streams are ordered with the driver's events, where it loads.
     #[cfg(feature = "cuda-runtime")]
-    abi::python::install_stream_runtime(Arc::new(abi::cudarc::CudaRuntime::new()));
+    dlpack_abi_pyo3::install_stream_runtime(Arc::new(dlpack_abi_cudarc::CudaRuntime::new()));
     #[cfg(feature = "model")]
     model::add(module)?;
     module.add(

@@ -19,12 +19,13 @@ use abi::dlpack::{
     ConsumerStream, DeviceEvent, Element, OnStream, OrderError, RuntimeEvent, StreamRuntime,
     TensorDescription, TensorOwner, VersionedTensor,
 };
-use abi::python::{
-    from_dlpack, import_device_array, install_stream_runtime, remove_stream_runtime,
-    stream_runtime, DlpackExporter, DlpackRequest, PyTensor, ReadonlyTensor,
-};
 use abi::raw::{
     kDLCUDAManaged, ArrowDeviceType, DLDevice, DLManagedTensorVersioned, DLPackExchangeAPI,
+};
+use dlpack_abi_pyo3::{
+    from_dlpack, import_device_array, install_stream_runtime, remove_stream_runtime,
+    stream_runtime, DlpackExporter, DlpackRequest, PyDlpackResult, PyTensor, PyVersionedTensor,
+    ReadonlyTensor,
 };
 use pyo3::exceptions::{PyBufferError, PyValueError};
 use pyo3::prelude::*;
@@ -370,7 +371,7 @@ impl ModelGpu {
         stream: usize,
         fenced: bool,
         what: &str,
-    ) -> PyResult<ModelUse> {
+    ) -> PyDlpackResult<ModelUse> {
         self.read(tensor.view().data_ptr() as usize, stream, what)?;
         let held = if fenced {
             let runtime: Arc<dyn StreamRuntime> = self.consumers.clone();
@@ -590,14 +591,14 @@ impl ModelGpu {
         kwargs.set_item("max_version", (1, 3))?;
         let capsule = source.call_method("__dlpack__", (), Some(&kwargs))?;
         let tensor = from_dlpack(&capsule, &DlpackRequest::default())?;
-        self.use_on(tensor, stream, fenced, "__dlpack__")
+        Ok(self.use_on(tensor, stream, fenced, "__dlpack__")?)
     }
 
     /// A consumer through ``type(source).__dlpack_c_exchange_api__``: the ``no_sync`` export
     /// (``bare``: the non-owning ``DLTensor`` one, valid while ``source`` lives, which the use
     /// holds), read on the stream its ``current_work_stream`` names.
     #[pyo3(signature = (source, bare=false))]
-    fn use_exchange(&self, source: &Bound<'_, PyAny>, bare: bool) -> PyResult<ModelUse> {
+    fn use_exchange(&self, source: &Bound<'_, PyAny>, bare: bool) -> PyDlpackResult<ModelUse> {
         let attribute = source.get_type().getattr("__dlpack_c_exchange_api__")?;
         let capsule = attribute.cast::<PyCapsule>()?;
         let table = capsule.pointer_checked(Some(c"dlpack_exchange_api"))?;
@@ -608,18 +609,18 @@ impl ModelGpu {
         let mut handle: *mut c_void = std::ptr::null_mut();
         // SAFETY: a device and an out-pointer.
         if unsafe { work(DEVICE.device_type, DEVICE.device_id, &mut handle) } != 0 {
-            return Err(PyBufferError::new_err("current_work_stream failed"));
+            return Err(PyBufferError::new_err("current_work_stream failed").into());
         }
         let stream = abi::dlpack::work_stream(DEVICE, handle as usize);
         let stream = self.world.lock().stream_index(stream)?;
         if bare {
             let Some(fill) = table.dltensor_from_py_object_no_sync else {
-                return Err(PyBufferError::new_err("no dltensor_from_py_object_no_sync"));
+                return Err(PyBufferError::new_err("no dltensor_from_py_object_no_sync").into());
             };
             let mut raw = std::mem::MaybeUninit::<abi::raw::DLTensor>::zeroed();
             // SAFETY: the exchange API's contract: a live object, attached, a writable out.
             if unsafe { fill(source.as_ptr().cast(), raw.as_mut_ptr()) } != 0 {
-                return Err(failed(source.py()));
+                return Err(failed(source.py()).into());
             }
             // SAFETY: filled on success (and zeroed, a valid `DLTensor`, before).
             let raw = unsafe { raw.assume_init() };
@@ -643,7 +644,7 @@ impl ModelGpu {
         let mut out: *mut DLManagedTensorVersioned = std::ptr::null_mut();
         // SAFETY: the exchange API's contract: a live object of the table's type, attached.
         if unsafe { export(source.as_ptr().cast(), &mut out) } != 0 {
-            return Err(failed(source.py()));
+            return Err(failed(source.py()).into());
         }
         // SAFETY: on success `out` is an owning tensor handed to us.
         let tensor = unsafe { VersionedTensor::from_raw(out) }?;
@@ -654,7 +655,7 @@ impl ModelGpu {
     /// and reads on ``stream``. The model's memory is host-readable (managed), which a stream's
     /// wait does not make ready for a tensor's host reads: the host waits, which runs only the
     /// work the event covers.
-    fn use_arrow(&self, source: &Bound<'_, PyAny>, stream: usize) -> PyResult<ModelUse> {
+    fn use_arrow(&self, source: &Bound<'_, PyAny>, stream: usize) -> PyDlpackResult<ModelUse> {
         let stream = self.index(stream)?;
         let (schema, mut array) = import_device_array(source, None)?;
         array.wait_host(&*self.consumers)?;
@@ -664,15 +665,15 @@ impl ModelGpu {
         self.use_on(tensor, stream, true, "__arrow_c_device_array__")
     }
 
-    /// ``x`` through a ``#[pyfunction]`` that takes and returns a ``VersionedTensor``.
-    fn passthrough(&self, x: VersionedTensor) -> VersionedTensor {
+    /// ``x`` through a ``#[pyfunction]`` that takes and returns a ``PyVersionedTensor``.
+    fn passthrough(&self, x: PyVersionedTensor) -> PyVersionedTensor {
         x
     }
 
     /// The sum of ``x`` read on the host through a ``ReadonlyTensor<f32>`` argument: the glue
     /// makes the (host-accessible, managed) memory ready for the host first, waiting for the
     /// producer's queued work (``BufferError`` where no runtime can order it).
-    fn host_total(&self, x: ReadonlyTensor<f32>) -> PyResult<f64> {
+    fn host_total(&self, x: ReadonlyTensor<f32>) -> PyDlpackResult<f64> {
         Ok(x.view().iter::<f32>()?.map(f64::from).sum())
     }
 }
@@ -745,7 +746,7 @@ impl DlpackExporter for ModelArray {
         DEVICE
     }
 
-    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
         let mut state = self.world.lock();
         match stream {
             ConsumerStream::NoSync => {}
@@ -762,7 +763,7 @@ impl DlpackExporter for ModelArray {
         Ok(VersionedTensor::from_owner(self.share())?)
     }
 
-    fn arrow_event(&self) -> PyResult<Option<Box<dyn DeviceEvent>>> {
+    fn arrow_event(&self) -> PyDlpackResult<Option<Box<dyn DeviceEvent>>> {
         let event = self.world.lock().record(self.stream);
         Ok(Some(Box::new(ModelEvent { event })))
     }
@@ -777,7 +778,7 @@ impl DlpackExporter for ModelArray {
     }
 }
 
-abi::dlpack_pymethods! {
+dlpack_abi_pyo3::dlpack_pymethods! {
     impl ModelArray {
         /// The stream its write is queued on.
         #[getter]
@@ -799,16 +800,16 @@ impl DlpackExporter for ModelReexporter {
         self.data.device()
     }
 
-    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
-        self.data.share(stream)
+    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
+        Ok(self.data.share(stream)?)
     }
 
-    fn arrow_event(&self) -> PyResult<Option<Box<dyn DeviceEvent>>> {
-        self.data.sync_event()
+    fn arrow_event(&self) -> PyDlpackResult<Option<Box<dyn DeviceEvent>>> {
+        Ok(self.data.sync_event()?)
     }
 }
 
-abi::dlpack_pymethods! {
+dlpack_abi_pyo3::dlpack_pymethods! {
     impl ModelReexporter {
         #[new]
         #[pyo3(signature = (source, stream=None))]

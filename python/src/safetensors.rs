@@ -4,8 +4,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use abi::python::PyTensor;
-use abi::safetensors::SafeTensorsFile;
+use dlpack_abi_pyo3::PyTensor;
+use dlpack_abi_safetensors::SafeTensorsFile;
 use pyo3::prelude::*;
 
 /// A safetensors file, memory-mapped: each tensor is a read-only ``Tensor`` over the mapping,

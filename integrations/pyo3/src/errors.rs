@@ -90,12 +90,41 @@ impl IntoPyErr for PyErr {
     }
 }
 
-/// A Rust integer that does not fit another (`i64::try_from(len)?`): `OverflowError`, as pyo3
-/// converts it.
-impl IntoPyErr for core::num::TryFromIntError {
-    fn into_py_err(self) -> PyErr {
-        self.into()
-    }
+/// The errors pyo3 converts into exceptions itself (a failed cast, a borrowed class, an integer
+/// that does not fit, I/O, ...): as pyo3 converts them, so that `?` on them reaches
+/// [`PyDlpackResult`] too.
+macro_rules! as_pyo3_converts {
+    ($($(#[$doc:meta])* $error:ty,)+) => {$(
+        $(#[$doc])*
+        impl IntoPyErr for $error {
+            fn into_py_err(self) -> PyErr {
+                self.into()
+            }
+        }
+    )+};
+}
+
+as_pyo3_converts! {
+    /// A Rust integer that does not fit another (`i64::try_from(len)?`): `OverflowError`.
+    core::num::TryFromIntError,
+    /// `TypeError`, as pyo3's `cast`.
+    pyo3::CastError<'_, '_>,
+    /// `TypeError`, as pyo3's `cast_into`.
+    pyo3::CastIntoError<'_>,
+    /// A `#[pyclass]` already borrowed mutably: `RuntimeError`.
+    pyo3::pycell::PyBorrowError,
+    /// A `#[pyclass]` already borrowed: `RuntimeError`.
+    pyo3::pycell::PyBorrowMutError,
+    /// The `OSError` subclass of the error's kind (`FileNotFoundError`, ...).
+    std::io::Error,
+    /// `ValueError`.
+    core::num::ParseIntError,
+    /// `ValueError`.
+    core::num::ParseFloatError,
+    /// `UnicodeDecodeError`.
+    alloc::string::FromUtf8Error,
+    /// `ValueError`.
+    alloc::ffi::NulError,
 }
 
 /// A Python exception made from any [`IntoPyErr`] error: the error type of

@@ -196,7 +196,7 @@ pub trait DlpackExporter {
     /// }
     /// assert!(Empty.arrow_event().unwrap().is_none());
     /// ```
-    fn arrow_event(&self) -> PyResult<Option<Box<dyn DeviceEvent>>> {
+    fn arrow_event(&self) -> PyDlpackResult<Option<Box<dyn DeviceEvent>>> {
         Ok(None)
     }
 

@@ -30,6 +30,11 @@ mod schema_export;
 mod streams;
 mod tensor;
 
+/// The guide, docs/python.md: its Rust examples compiled as this crate's doctests.
+#[cfg(doctest)]
+#[doc = include_str!("../../../docs/python.md")]
+struct Guide;
+
 #[cfg(feature = "counters")]
 use core::sync::atomic::{AtomicUsize, Ordering::Relaxed};
 

@@ -2,7 +2,8 @@
 //! memory while the call runs (checked at run time, across every extension built on
 //! dlpack-abi), so their `&mut` is safe.
 
-use dlpack_abi::python::{ReadonlyTensor, ReadwriteTensor};
+use dlpack_abi_ndarray::{view_array, view_array_mut};
+use dlpack_abi_pyo3::{PyDlpackResult, ReadonlyTensor, ReadwriteTensor};
 use ndarray::{IxDyn, Zip};
 use pyo3::prelude::*;
 
@@ -11,9 +12,9 @@ use pyo3::prelude::*;
 /// Raises ``TypeError`` for another dtype, and ``BufferError`` for a read-only array or one
 /// that another live import may share memory with.
 #[pyfunction]
-fn scale_(py: Python<'_>, mut x: ReadwriteTensor<f64>, k: f64) -> PyResult<()> {
+fn scale_(py: Python<'_>, mut x: ReadwriteTensor<f64>, k: f64) -> PyDlpackResult<()> {
     let mut view = x.view_mut();
-    let mut values = view.as_array_mut::<f64, IxDyn>()?;
+    let mut values = view_array_mut::<f64, IxDyn>(&mut view)?;
     py.detach(|| values.mapv_inplace(|value| k * value));
     Ok(())
 }
@@ -21,14 +22,12 @@ fn scale_(py: Python<'_>, mut x: ReadwriteTensor<f64>, k: f64) -> PyResult<()> {
 /// Add ``x`` to ``out`` in place (float64, same shape, any layouts): ``add_(a[::2], a[1::2])``
 /// works, ``add_(a, a)`` raises ``BufferError`` (``out`` would alias ``x``).
 #[pyfunction]
-fn add_(mut out: ReadwriteTensor<f64>, x: ReadonlyTensor<f64>) -> PyResult<()> {
-    let x = x.view().as_array::<f64, IxDyn>()?;
+fn add_(mut out: ReadwriteTensor<f64>, x: ReadonlyTensor<f64>) -> PyDlpackResult<()> {
+    let x = view_array::<f64, IxDyn>(&x.view())?;
     let mut view = out.view_mut();
-    let mut out = view.as_array_mut::<f64, IxDyn>()?;
+    let mut out = view_array_mut::<f64, IxDyn>(&mut view)?;
     if out.shape() != x.shape() {
-        return Err(pyo3::exceptions::PyValueError::new_err(
-            "add_ needs equal shapes",
-        ));
+        return Err(pyo3::exceptions::PyValueError::new_err("add_ needs equal shapes").into());
     }
     Zip::from(&mut out).and(&x).for_each(|out, x| *out += x);
     Ok(())

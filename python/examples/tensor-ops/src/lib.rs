@@ -1,8 +1,9 @@
-//! `tensor_ops`: what a pyo3 author writes with dlpack-abi, and nothing else (no `unsafe`, no
-//! `map_err`, no glue).
+//! `tensor_ops`: what a pyo3 author writes with dlpack-abi and its integration crates
+//! (dlpack-abi-pyo3, -arrow-rs, -ndarray), and nothing else (no `unsafe`, no `map_err`, no
+//! glue).
 //!
 //! - `scale(x, k)` takes any DLPack producer (NumPy, pyarrow, JAX, tvm-ffi, ...) as a
-//!   `VersionedTensor` and returns a new tensor that any consumer reads and may write.
+//!   `PyVersionedTensor` and returns a new tensor that any consumer reads and may write.
 //! - `norm(x)` reads any dtype that converts exactly to f64 (`iter_as`), and `double(x)` runs one
 //!   generic body for f32 or f64 (`dispatch_dtype!`): dtype-generic kernels, no dispatch by hand.
 //! - `element_count(x)` takes any DLPack producer and returns its number of elements: the
@@ -25,14 +26,15 @@ use std::sync::{Arc, Mutex};
 use arrow_array::{
     ArrayRef, Int64Array, RecordBatch, RecordBatchIterator, StringArray, StructArray,
 };
-use dlpack_abi::arrow_rs::{
-    export_device_array, export_device_reader, export_reader, InteropError,
-};
 use dlpack_abi::dlpack::{
     AlignedVec, ConsumerStream, Element, Export, TensorView, VersionedTensor,
 };
-use dlpack_abi::python::{dlpack_exporter, ArrowArrayExport, ArrowStreamExport, DlpackExporter};
 use dlpack_abi::raw::{kDLCPU, DLDevice};
+use dlpack_abi_arrow_rs::{export_device_array, export_device_reader, export_reader, ArrowRsError};
+use dlpack_abi_pyo3::{
+    dlpack_exporter, ArrowArrayExport, ArrowStreamExport, DlpackExporter, PyDlpackResult,
+    PyVersionedTensor,
+};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 
@@ -41,7 +43,7 @@ use pyo3::prelude::*;
 ///
 /// Raises ``TypeError`` for other dtypes and for objects that are not DLPack producers.
 #[pyfunction]
-fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
+fn scale(x: PyVersionedTensor, k: f64) -> PyDlpackResult<PyVersionedTensor> {
     let x = x.view();
     if x.dtype() == f32::DTYPE {
         // An f32 kernel takes an f32 factor: rounding `k` is the point.
@@ -51,10 +53,7 @@ fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
     if x.dtype() == f64::DTYPE {
         return scaled(&x, k);
     }
-    Err(PyTypeError::new_err(format!(
-        "scale takes float32 or float64, not {}",
-        x.dtype()
-    )))
+    Err(PyTypeError::new_err(format!("scale takes float32 or float64, not {}", x.dtype())).into())
 }
 
 /// Return the number of elements of ``x``, any DLPack producer (NumPy, pyarrow, JAX, tvm-ffi,
@@ -63,17 +62,17 @@ fn scale(x: VersionedTensor, k: f64) -> PyResult<VersionedTensor> {
 /// Raises ``TypeError`` for objects that are not DLPack producers, ``BufferError`` for a
 /// malformed tensor.
 #[pyfunction]
-fn element_count(x: VersionedTensor) -> usize {
+fn element_count(x: PyVersionedTensor) -> usize {
     x.view().element_count()
 }
 
 fn scaled<T: Element + Send + Mul<Output = T>>(
     x: &TensorView<'_>,
     k: T,
-) -> PyResult<VersionedTensor> {
+) -> PyDlpackResult<PyVersionedTensor> {
     // 64-byte aligned: JAX imports it without a copy.
     let values: AlignedVec<T> = x.iter::<T>()?.map(|value| k * value).collect();
-    Ok(Export::new(values, x.shape()).finish()?)
+    Ok(Export::new(values, x.shape()).finish()?.into())
 }
 
 /// The Euclidean norm of ``x``, whose dtype may be any that converts exactly to float64
@@ -81,7 +80,7 @@ fn scaled<T: Element + Send + Mul<Output = T>>(
 ///
 /// Raises ``TypeError`` for other dtypes (int64 among them: it would round).
 #[pyfunction]
-fn norm(x: VersionedTensor) -> PyResult<f64> {
+fn norm(x: PyVersionedTensor) -> PyDlpackResult<f64> {
     // The dtype is matched once; `sum` then runs one loop over the source type.
     let squares = x.view().iter_as::<f64>()?.map(|value| value * value);
     Ok(squares.sum::<f64>().sqrt())
@@ -92,14 +91,14 @@ fn norm(x: VersionedTensor) -> PyResult<f64> {
 ///
 /// Raises ``TypeError`` for other dtypes, naming the two it takes.
 #[pyfunction]
-fn double(x: VersionedTensor) -> PyResult<VersionedTensor> {
+fn double(x: PyVersionedTensor) -> PyDlpackResult<PyVersionedTensor> {
     let x = x.view();
     // One body, compiled for f32 and for f64: `T` is the tensor's element type.
     let doubled = dlpack_abi::dispatch_dtype!(x.dtype(), [f32, f64], T => {
         let values: AlignedVec<T> = x.iter::<T>()?.map(|value| value + value).collect();
         Export::new(values, x.shape()).finish()?
     })?;
-    Ok(doubled)
+    Ok(doubled.into())
 }
 
 /// A ``rows`` x ``cols`` grid of float64 values ``i * cols + j`` that DLPack and Arrow
@@ -127,7 +126,7 @@ impl DlpackExporter for Grid {
 
     /// Shares the values: an `Arc` clone per export, so exports are read-only. CPU memory has
     /// no stream to order on; the hook only records what it was asked for.
-    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    fn dlpack_tensor(&self, stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
         if let Ok(mut last) = self.last_stream.lock() {
             *last = Some(stream);
         }
@@ -183,7 +182,7 @@ impl DlpackExporter for Ramp {
         }
     }
 
-    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyResult<VersionedTensor> {
+    fn dlpack_tensor(&self, _stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
         let values: Vec<i64> = (0..self.n).collect();
         Ok(Export::new(values, &[self.n]).finish()?)
     }
@@ -215,7 +214,7 @@ impl Ramp {
 /// An arrow-rs record batch of ``rows`` rows (``id`` int64, ``name`` utf8 with nulls), as an
 /// ``ArrowArray`` that pyarrow reads through ``__arrow_c_device_array__``, zero-copy.
 #[pyfunction]
-fn record_batch(rows: usize) -> PyResult<ArrowArrayExport> {
+fn record_batch(rows: usize) -> PyDlpackResult<ArrowArrayExport> {
     let (schema, array) = export_device_array(&StructArray::from(arrow_batch(0, rows)?))
         .map_err(|error| PyValueError::new_err(error.to_string()))?;
     Ok(ArrowArrayExport::new(schema, array)?)
@@ -235,7 +234,7 @@ fn batches(count: usize, rows: usize, device: bool) -> PyResult<ArrowStreamExpor
         batches.into_iter().map(Ok),
         schema,
     ));
-    let refused = |error: InteropError| PyValueError::new_err(error.to_string());
+    let refused = |error: ArrowRsError| PyValueError::new_err(error.to_string());
     Ok(if device {
         ArrowStreamExport::new_device(export_device_reader(reader).map_err(refused)?)
     } else {
