@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Clean-build time of a crate that depends on dlpack-abi (default features), against a crate
 # that depends only on bitflags + bytemuck + static_assertions (the floor), measured in the same
-# run, alternating, RUNS times each (default 5). Prints each time and the medians.
+# run, alternating, RUNS times each (default 5). Prints each time and the medians. dlpack-abi is
+# a path dependency here, which cargo would compile incrementally; a dependent that takes it
+# from crates.io does not, so neither build is incremental (CARGO_INCREMENTAL=0).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${RUNS:-5}
@@ -20,7 +22,7 @@ for i in $(seq "$runs"); do
   for crate in ours floor; do
     rm -rf "$dir/$crate/target"
     start=$(date +%s.%N)
-    cargo build -q --offline --manifest-path "$dir/$crate/Cargo.toml"
+    CARGO_INCREMENTAL=0 cargo build -q --offline --manifest-path "$dir/$crate/Cargo.toml"
     t=$(awk -v a="$(date +%s.%N)" -v b="$start" 'BEGIN { printf "%.3f", a - b }')
     times[$crate]+="$t "
     echo "run $i $crate ${t}s"

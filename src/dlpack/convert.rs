@@ -208,7 +208,10 @@ macro_rules! read_as {
                 }
             }
 
+            // Inline: instantiated where a crate reads `to_vec_as`, not in every build of
+            // this one (the conversions were a third of its code when compiled eagerly).
             #[cfg(feature = "alloc")]
+            #[inline]
             fn to_vec(view: &TensorView<'_>) -> Result<alloc::vec::Vec<Self>, AccessError> {
                 let dtype = view.dtype();
                 $($(
