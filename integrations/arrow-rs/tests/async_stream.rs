@@ -1,9 +1,7 @@
 //! `AsyncBatchStream` against dlpack-abi's `AsyncProducer` on another thread: record batches
 //! arrive in order, a producer's error comes wrapped with its code and message, and a stream of
-//! anything but structs is refused. And the `AsyncConsumer` under it against a C-style producer
-//! whose task fails: the failure is the stream's error, even when the end follows.
+//! anything but structs is refused.
 
-use std::sync::atomic::Ordering::SeqCst;
 use std::sync::Arc;
 use std::task::{Context, Poll, Wake, Waker};
 use std::thread::{self, Thread};
@@ -28,18 +26,6 @@ impl Wake for Unpark {
 
 fn waker() -> Waker {
     Waker::from(Arc::new(Unpark(thread::current())))
-}
-
-/// Blocks the thread on the consumer's next item.
-fn next(consumer: &mut AsyncConsumer) -> Option<Result<DeviceArray, AsyncStreamError>> {
-    let waker = waker();
-    let mut cx = Context::from_waker(&waker);
-    loop {
-        match consumer.poll_next(&mut cx) {
-            Poll::Ready(item) => return item,
-            Poll::Pending => thread::park(),
-        }
-    }
 }
 
 fn next_batch(
