@@ -1,14 +1,4 @@
-//! The `#[dlpack_exporter]` attribute of [dlpack-abi-pyo3](https://docs.rs/dlpack-abi-pyo3):
-//! use it as `dlpack_abi_pyo3::dlpack_exporter`, not from this crate.
-//!
-//! Placed above a class's own `#[pymethods]` block, it adds the producer side of the DLPack and
-//! Arrow PyCapsule protocols to that block (`__dlpack__`, `__dlpack_device__`,
-//! `__dlpack_c_exchange_api__`, `__arrow_c_device_array__`, `__arrow_c_array__`), computed from
-//! the class's `dlpack_abi_pyo3::DlpackExporter` implementation. The block stays the
-//! author's: its methods, getters and `#[new]` are kept as written, and pyo3 sees one
-//! `#[pymethods]` block per class, as it requires without its `multiple-pymethods` feature.
-//!
-//! The crate has no dependencies: it reads the impl block with `proc_macro` alone.
+#![doc = include_str!("../README.md")]
 #![forbid(unsafe_code)]
 #![deny(missing_docs)]
 
@@ -45,7 +35,7 @@ type Refusal = (Span, String);
 /// ```no_run
 /// use std::sync::Arc;
 /// use dlpack_abi::dlpack::{ConsumerStream, Export, VersionedTensor};
-/// use dlpack_abi_pyo3::{dlpack_exporter, DlpackExporter};
+/// use dlpack_abi_pyo3::{dlpack_exporter, DlpackExporter, PyDlpackResult};
 /// use dlpack_abi::raw::{kDLCPU, DLDevice};
 /// use pyo3::prelude::*;
 ///
