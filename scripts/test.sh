@@ -165,20 +165,18 @@ dependent_builds_three_crates() {
 # libpython, which Miri cannot run either: python_tests covers it.
 miri() {
   export MIRIFLAGS="-Zmiri-strict-provenance"
+  # One invocation per target: the packages' features unify, so the core is built once.
+  local packages=(-p dlpack-abi -p dlpack-abi-ndarray -p dlpack-abi-arrow-rs
+    -p dlpack-abi-safetensors -p dlpack-abi-image -p dlpack-abi-burn)
+  local features=dlpack-abi/alloc,dlpack-abi/half,dlpack-abi/num-complex,dlpack-abi/std
   local target
   for target in x86_64-unknown-linux-gnu i686-unknown-linux-gnu; do
-    local on=(+nightly miri test -q --target "$target")
-    cargo "${on[@]}" -p dlpack-abi --features alloc,half,num-complex --lib --test dlpack \
-      --test arrow &&
-      cargo "${on[@]}" -p dlpack-abi --features std --test async_consumer &&
-      cargo "${on[@]}" -p dlpack-abi-ndarray --lib --tests &&
-      cargo "${on[@]}" -p dlpack-abi-arrow-rs --test arrow_rs &&
-      cargo "${on[@]}" -p dlpack-abi-safetensors --test safetensors &&
-      cargo "${on[@]}" -p dlpack-abi-image --test image &&
-      cargo "${on[@]}" -p dlpack-abi-burn --test burn || return 1
+    cargo +nightly miri test -q --target "$target" "${packages[@]}" --features "$features" \
+      --lib --test dlpack --test arrow --test async_consumer --test ndarray --test arrow_rs \
+      --test safetensors --test image --test burn || return 1
   done
-  cargo +nightly miri test -q -p dlpack-abi --features alloc,half,num-complex --doc &&
-    cargo +nightly miri test -q -p dlpack-abi-ndarray --doc
+  cargo +nightly miri test -q -p dlpack-abi -p dlpack-abi-ndarray \
+    --features dlpack-abi/alloc,dlpack-abi/half,dlpack-abi/num-complex --doc
 }
 
 # A short run of each fuzz target (ASan, debug assertions): the DLPack import, the Arrow

@@ -417,6 +417,15 @@ pub(crate) fn catching_panics<R>(what: &str, body: impl FnOnce() -> PyResult<R>)
 /// The stable numeric codes of this crate's own error, [`BorrowError`](crate::BorrowError): the
 /// range 16xx of the workspace's integrations (dlpack-abi's `error_code` module documents the
 /// ranges). Values are never renumbered or reused.
+///
+/// ```
+/// use dlpack_abi::error_code::ErrorReport;
+/// use dlpack_abi_pyo3::{codes, BorrowError};
+///
+/// let report = ErrorReport::from(&BorrowError::BorrowedMutably); // for C: code and message
+/// assert_eq!(report.code(), codes::BORROWED_MUTABLY);
+/// assert_eq!(report.code().0, 1601);
+/// ```
 pub mod codes {
     use dlpack_abi::error_code::ErrorCode;
 

@@ -10,7 +10,7 @@ use crate::SafetensorsError;
 
 /// `Io` as the `io::Error`'s `OSError` subclass (`FileNotFoundError`, ...), `Format` and
 /// `Misaligned` as `ValueError`, `NoTensor` as `KeyError`, `UnsupportedDtype` as `TypeError`,
-/// `ExtentTooLarge` as `OverflowError`, `Export` as its [`ExportError`] converts
+/// `ExtentTooLarge` as `OverflowError`, `Export` as its [`ExportError`](dlpack_abi::dlpack::ExportError) converts
 /// (`BufferError` for flags a consumer cannot be told, else `ValueError`), with this error's
 /// message, which names the tensor.
 ///
