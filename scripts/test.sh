@@ -40,6 +40,9 @@ CARGO_FUZZ_VERSION=0.13.2
 # Fuzz executions per run of this script (a smoke run; see the README for long runs).
 FUZZ_RUNS=${FUZZ_RUNS:-300000}
 MSRV=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' Cargo.toml)
+# The integration crates' own `rust-version`s, other than the core's (each checked on its own).
+INTEGRATION_MSRVS=$(sed -n 's/^rust-version = "\(.*\)"/\1/p' integrations/*/Cargo.toml |
+  sort -uV | grep -vx "$MSRV")
 TARGETS=(
   x86_64-unknown-linux-gnu
   aarch64-unknown-linux-gnu
@@ -56,7 +59,11 @@ setup() {
   step "setup: rustup targets and components"
   rustup target add "${TARGETS[@]}" >/dev/null || die "rustup target add"
   rustup component add clippy rustfmt >/dev/null || die "rustup component add"
-  rustup toolchain install "$MSRV" --profile minimal >/dev/null 2>&1 || die "rustup toolchain install $MSRV"
+  local version
+  for version in "$MSRV" $INTEGRATION_MSRVS; do
+    rustup toolchain install "$version" --profile minimal >/dev/null 2>&1 ||
+      die "rustup toolchain install $version"
+  done
   rustup toolchain install nightly --profile minimal >/dev/null 2>&1 || die "rustup toolchain install nightly"
   rustup component add miri rust-src --toolchain nightly >/dev/null || die "rustup component add miri rust-src"
   cargo +nightly miri setup >/dev/null 2>&1 || die "cargo miri setup"
@@ -201,14 +208,29 @@ fuzz_smoke() {
 
 # The MSRV promise covers the libraries as dependents build them; dev-dependencies (dlpark 0.10,
 # the benchmark's comparison, needs Rust 1.88) and the `header` feature (cbindgen) are not part of
-# it. The crates whose `rust-version` is the core's are checked on it; the others' is their
-# integrated crate's own minimum (pyo3 1.85, arrow-rs, cudarc and image 1.88, candle 1.89, burn
-# 1.95: docs/integrations.md), below which their dependency itself does not build.
+# it. The crates whose `rust-version` is the core's are checked on it here; the others (the
+# minimum of the crate they integrate) by msrv_integrations.
 msrv_check() {
   cargo "+$MSRV" check -q -p dlpack-abi --lib --no-default-features &&
     cargo "+$MSRV" check -q -p dlpack-abi --lib --features half,num-complex,futures-core &&
     cargo "+$MSRV" check -q -p dlpack-abi-pyo3-macros -p dlpack-abi-ndarray \
       -p dlpack-abi-safetensors --lib
+}
+
+# Every integration crate whose `rust-version` is not the core's builds, with all its features, on
+# that version (its own target directory per version: another compiler's artifacts).
+msrv_integrations() {
+  local version manifest crates
+  for version in $INTEGRATION_MSRVS; do
+    crates=()
+    for manifest in integrations/*/Cargo.toml; do
+      grep -qx "rust-version = \"$version\"" "$manifest" &&
+        crates+=(-p "$(sed -n 's/^name = "\(.*\)"/\1/p' "$manifest" | head -n 1)")
+    done
+    echo "Rust $version: ${crates[*]}"
+    cargo "+$version" check -q "${crates[@]}" --lib --all-features \
+      --target-dir "target/msrv-$version" || return 1
+  done
 }
 
 # The `dlpack_abi` Python package (python/, pyo3 feature) and the example extension
@@ -282,6 +304,7 @@ run test-all-features cargo test --workspace --all-features
 run test-no-default-features cargo test --no-default-features
 run test-i686 cargo test --target i686-unknown-linux-gnu
 run "msrv-$MSRV" msrv_check
+run msrv-integrations msrv_integrations
 for target in "${TARGETS[@]}"; do
   run "build-$target" cross_build "$target"
 done
