@@ -601,6 +601,8 @@ typedef enum {
   DLPACK_ABI_ACCESS_INDEX_OUT_OF_BOUNDS = 212,
   // The dtype is none of those a converting read or a dtype dispatch supports.
   DLPACK_ABI_ACCESS_UNSUPPORTED_DTYPE = 213,
+  // A borrow registry's release hook was refused: another one is installed in this process.
+  DLPACK_ABI_ACCESS_HOOK_INSTALLED = 214,
 
   // ---- 3xx: ExportError (an export refused; ExportError::Invalid has the ImportError's code) ----
   // The strides given do not have one entry per dimension.

@@ -696,13 +696,9 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// # Ok(()) }
     /// ```
     pub unsafe fn as_mut_slice_unchecked<T: Element>(&mut self) -> Result<&mut [T], AccessError> {
-        if self.view().flags().contains(DLPackFlags::READ_ONLY) {
-            return Err(AccessError::ReadOnly);
-        }
-        let start = self.mut_start::<T>()?;
-        // SAFETY: validated: host-accessible, row-major contiguous, dtype of `T`, aligned, and
-        // `elements` elements reachable; writable and ours alone by the caller's promise.
-        Ok(unsafe { mut_slice(start, self.meta.elements()) })
+        // SAFETY: writable and ours alone by the caller's promise (this function's contract is
+        // `view_mut_unchecked`'s); the view then checks what `TensorView::as_slice` checks.
+        unsafe { self.view_mut_unchecked() }?.into_mut_slice::<T>()
     }
 }
 

@@ -7,7 +7,8 @@ use crate::arrow::{
     ArrowError, BridgeError, MetadataError, ProducerError, ReadError, StreamError, ValidationError,
 };
 use crate::dlpack::{
-    AccessError, ConsumerStreamError, ExportError, ImportError, OrderError, TensorError,
+    AccessError, ConsumerStreamError, ExportError, HookInstalled, ImportError, OrderError,
+    TensorError,
 };
 
 /// `code()` and [`HasErrorCode`] for an error type: the first variants have their own code,
@@ -350,6 +351,27 @@ impl HasErrorCode for ProducerError {
     }
 }
 
+codes! {
+    /// This error's stable [`ErrorCode`] (C `DLPACK_ABI_ACCESS_HOOK_INSTALLED`).
+    ///
+    /// ```
+    /// # #[cfg(feature = "alloc")] {
+    /// use dlpack_abi::dlpack::{Export, ReleaseHook};
+    /// use dlpack_abi::error_code::ErrorCode;
+    ///
+    /// static FIRST: ReleaseHook = ReleaseHook { released: |_| {} };
+    /// static SECOND: ReleaseHook = ReleaseHook { released: |_| {} };
+    /// let mut a = Export::new(vec![1u8], &[1]).finish().unwrap();
+    /// a.track(&FIRST).unwrap();
+    /// let mut b = Export::new(vec![2u8], &[1]).finish().unwrap();
+    /// assert_eq!(b.track(&SECOND).unwrap_err().code(), ErrorCode::ACCESS_HOOK_INSTALLED);
+    /// # }
+    /// ```
+    HookInstalled {
+        Self { .. } => ACCESS_HOOK_INSTALLED,
+    }
+}
+
 #[cfg(feature = "alloc")]
 impl crate::dlpack::IntoLegacyError {
     /// The stable [`ErrorCode`] of [`error`](Self::error), why the tensor cannot be legacy.
@@ -416,6 +438,7 @@ mod tests {
         let mut leaves: alloc::vec::Vec<ErrorCode> = [
             ImportError::LEAF_CODES,
             AccessError::LEAF_CODES,
+            HookInstalled::LEAF_CODES,
             ExportError::LEAF_CODES,
             TensorError::LEAF_CODES,
             ConsumerStreamError::LEAF_CODES,

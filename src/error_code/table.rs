@@ -68,6 +68,8 @@ error_codes! {
     ACCESS_INDEX_OUT_OF_BOUNDS = 212,
     /// The dtype is none of those a converting read or a dtype dispatch supports.
     ACCESS_UNSUPPORTED_DTYPE = 213,
+    /// A borrow registry's release hook was refused: another one is installed in this process.
+    ACCESS_HOOK_INSTALLED = 214,
 
     // ---- 3xx: ExportError (an export refused; ExportError::Invalid has the ImportError's code) ----
     /// The strides given do not have one entry per dimension.
