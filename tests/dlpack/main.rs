@@ -18,6 +18,8 @@ mod raw;
 mod soundness;
 #[cfg(feature = "alloc")]
 mod streams;
+#[cfg(feature = "alloc")]
+mod tracking;
 
 /// Counts the bytes each thread's allocations hold (`soundness::LIVE_BYTES`) and the allocations
 /// it makes (`soundness::ALLOCATIONS`), so that a test can see a leak, or an allocation, on its
