@@ -797,3 +797,40 @@ fn a_freeing_deleter_frees_everything() {
         }
     }
 }
+
+/// `validate` never takes ownership: a refused tensor's deleter has not run (its holder still
+/// owns it), a dropped `Validated` runs nothing, and `take` makes the one owner whose drop runs
+/// the deleter once. `call_deleter` runs it once, for a holder that never imports.
+#[test]
+fn validate_leaves_ownership_until_take() {
+    use core::ptr::NonNull;
+
+    let mut refused = Fixture::f32(&[2]);
+    refused.dl.ndim = -1;
+    let raw = NonNull::new(refused.versioned()).unwrap();
+    // SAFETY: the fixture's struct is live and unwritten while it is validated.
+    let error = unsafe { VersionedTensor::validate(raw) }.unwrap_err();
+    assert_eq!(error, ImportError::NegativeNdim { ndim: -1 });
+    assert_eq!(
+        refused.calls(),
+        0,
+        "a refusal leaves the tensor to its holder"
+    );
+    // SAFETY: still the holder's, its deleter not run: the holder frees it, once.
+    unsafe { dlpack_abi::dlpack::call_deleter(raw) };
+    assert_eq!(refused.calls(), 1);
+
+    let mut good = Fixture::f32(&[2]);
+    let raw = NonNull::new(good.versioned()).unwrap();
+    {
+        // SAFETY: as above.
+        let _checked = unsafe { VersionedTensor::validate(raw) }.unwrap();
+    } // dropped here
+    assert_eq!(good.calls(), 0, "a dropped Validated owns nothing");
+    // SAFETY: as above; ownership passes here, once.
+    let tensor = unsafe { VersionedTensor::validate(raw).unwrap().take() };
+    assert_eq!(tensor.view().shape(), [2]);
+    assert_eq!(good.calls(), 0);
+    drop(tensor);
+    assert_eq!(good.calls(), 1);
+}
