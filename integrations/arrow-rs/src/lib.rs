@@ -11,17 +11,6 @@
 
 extern crate alloc;
 
-/// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
-macro_rules! wraps {
-    ($($outer:ident :: $variant:ident ($inner:ty)),+ $(,)?) => {$(
-        impl From<$inner> for $outer {
-            fn from(error: $inner) -> Self {
-                Self::$variant(error)
-            }
-        }
-    )+};
-}
-
 mod async_stream;
 mod boundary;
 mod error;

@@ -8,17 +8,6 @@ use dlpack_abi::dlpack::{AccessError, ExportError};
 use dlpack_abi::error_code::{ErrorCode, HasErrorCode};
 use dlpack_abi::raw::DLDataType;
 
-/// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
-macro_rules! wraps {
-    ($($outer:ident :: $variant:ident ($inner:ty)),+ $(,)?) => {$(
-        impl From<$inner> for $outer {
-            fn from(error: $inner) -> Self {
-                Self::$variant(error)
-            }
-        }
-    )+};
-}
-
 /// Why `TensorData` could not go out as a DLPack tensor, or a tensor come in as `TensorData`.
 /// On every error, what was handed over has been dropped, exactly once.
 ///
@@ -79,9 +68,16 @@ pub enum BurnError {
     Data(DataError),
 }
 
-wraps! {
-    BurnError::Export(ExportError),
-    BurnError::Access(AccessError),
+impl From<ExportError> for BurnError {
+    fn from(error: ExportError) -> Self {
+        Self::Export(error)
+    }
+}
+
+impl From<AccessError> for BurnError {
+    fn from(error: AccessError) -> Self {
+        Self::Access(error)
+    }
 }
 
 impl fmt::Display for BurnError {

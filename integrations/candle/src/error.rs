@@ -8,17 +8,6 @@ use dlpack_abi::dlpack::{AccessError, ExportError};
 use dlpack_abi::error_code::{ErrorCode, HasErrorCode};
 use dlpack_abi::raw::{DLDataType, DLDevice};
 
-/// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
-macro_rules! wraps {
-    ($($outer:ident :: $variant:ident ($inner:ty)),+ $(,)?) => {$(
-        impl From<$inner> for $outer {
-            fn from(error: $inner) -> Self {
-                Self::$variant(error)
-            }
-        }
-    )+};
-}
-
 /// Why a candle export or import failed.
 ///
 /// Each variant has a stable numeric code ([`code`](Self::code), in [`codes`]); the variants
@@ -56,10 +45,22 @@ pub enum CandleError {
     Access(AccessError),
 }
 
-wraps! {
-    CandleError::Candle(::candle_core::Error),
-    CandleError::Export(ExportError),
-    CandleError::Access(AccessError),
+impl From<::candle_core::Error> for CandleError {
+    fn from(error: ::candle_core::Error) -> Self {
+        Self::Candle(error)
+    }
+}
+
+impl From<ExportError> for CandleError {
+    fn from(error: ExportError) -> Self {
+        Self::Export(error)
+    }
+}
+
+impl From<AccessError> for CandleError {
+    fn from(error: AccessError) -> Self {
+        Self::Access(error)
+    }
 }
 
 impl fmt::Display for CandleError {

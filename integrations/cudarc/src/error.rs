@@ -48,12 +48,34 @@ pub enum CudaError {
     Order(OrderError),
 }
 
-wraps! {
-    CudaError::Driver(DriverError),
-    CudaError::Access(AccessError),
-    CudaError::Export(ExportError),
-    CudaError::Bridge(BridgeError),
-    CudaError::Order(OrderError),
+impl From<DriverError> for CudaError {
+    fn from(error: DriverError) -> Self {
+        Self::Driver(error)
+    }
+}
+
+impl From<AccessError> for CudaError {
+    fn from(error: AccessError) -> Self {
+        Self::Access(error)
+    }
+}
+
+impl From<ExportError> for CudaError {
+    fn from(error: ExportError) -> Self {
+        Self::Export(error)
+    }
+}
+
+impl From<BridgeError> for CudaError {
+    fn from(error: BridgeError) -> Self {
+        Self::Bridge(error)
+    }
+}
+
+impl From<OrderError> for CudaError {
+    fn from(error: OrderError) -> Self {
+        Self::Order(error)
+    }
 }
 
 impl CudaError {

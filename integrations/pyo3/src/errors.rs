@@ -384,6 +384,20 @@ impl IntoPyErr for MetadataError {
 }
 
 /// As the error it holds; a broken protocol, `RuntimeError`.
+///
+/// ```
+/// use dlpack_abi::arrow::{AsyncStreamError, ProducerError};
+/// use dlpack_abi_pyo3::IntoPyErr;
+/// use pyo3::exceptions::{PyOSError, PyRuntimeError};
+///
+/// pyo3::Python::initialize();
+/// pyo3::Python::attach(|py| {
+///     let error = AsyncStreamError::Protocol("a task before the schema").into_py_err();
+///     assert!(error.is_instance_of::<PyRuntimeError>(py));
+///     let error = AsyncStreamError::Producer(ProducerError::code_only(5)).into_py_err();
+///     assert!(error.is_instance_of::<PyOSError>(py));
+/// });
+/// ```
 impl IntoPyErr for AsyncStreamError {
     fn into_py_err(self) -> PyErr {
         match self {

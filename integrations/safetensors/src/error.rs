@@ -7,17 +7,6 @@ use core::fmt;
 use dlpack_abi::dlpack::ExportError;
 use dlpack_abi::error_code::{ErrorCode, HasErrorCode};
 
-/// `From` impls for errors that wrap others: `wraps! { Outer::Variant(Inner), ... }`.
-macro_rules! wraps {
-    ($($outer:ident :: $variant:ident ($inner:ty)),+ $(,)?) => {$(
-        impl From<$inner> for $outer {
-            fn from(error: $inner) -> Self {
-                Self::$variant(error)
-            }
-        }
-    )+};
-}
-
 /// Why a safetensors file could not be opened, or a tensor could not be taken from it.
 ///
 /// The file-level errors ([`Io`](Self::Io), [`Format`](Self::Format)) come from
@@ -129,9 +118,16 @@ impl std::error::Error for SafetensorsError {
     }
 }
 
-wraps! {
-    SafetensorsError::Io(std::io::Error),
-    SafetensorsError::Format(::safetensors::SafeTensorError),
+impl From<std::io::Error> for SafetensorsError {
+    fn from(error: std::io::Error) -> Self {
+        Self::Io(error)
+    }
+}
+
+impl From<::safetensors::SafeTensorError> for SafetensorsError {
+    fn from(error: ::safetensors::SafeTensorError) -> Self {
+        Self::Format(error)
+    }
 }
 
 impl SafetensorsError {
