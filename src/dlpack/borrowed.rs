@@ -7,7 +7,7 @@ use core::fmt;
 use core::marker::PhantomData;
 
 use super::validate;
-use super::{AccessError, Element, ImportError, TensorView};
+use super::{AccessError, Element, ElementsMut, ImportError, TensorView};
 use crate::raw::{DLPackFlags, DLTensor};
 
 impl<'a> TensorView<'a> {
@@ -69,8 +69,9 @@ impl<'a> TensorView<'a> {
 /// who else holds it: [`from_raw`](Self::from_raw) is `unsafe` and its caller promises both (as
 /// the C convention for an output argument does). Given that, mutable access is safe:
 /// [`as_mut_slice`](Self::as_mut_slice) for C-contiguous tensors (no two indices share an
-/// element), [`get_mut`](Self::get_mut) and [`set`](Self::set) for any layout, one element at a
-/// time.
+/// element), [`iter_mut`](Self::iter_mut) for any layout whose strides reach no element twice
+/// (a strided slice, a transpose, negative strides), [`get_mut`](Self::get_mut) and
+/// [`set`](Self::set) for any layout, one element at a time (a broadcast too).
 ///
 /// ```
 /// use dlpack_abi::dlpack::{Element, TensorViewMut};
@@ -256,6 +257,100 @@ impl<'a> TensorViewMut<'a> {
         // SAFETY: as in `as_mut_slice`; `self` is consumed, so the slice is the one borrow for
         // the rest of `'a`.
         Ok(unsafe { super::managed::mut_slice(start, self.view.element_count()) })
+    }
+
+    /// The elements in row-major order as `&mut T`, through the strides: in-place kernels over
+    /// any layout (`out[::2]`, a transpose, negative strides). Needs what
+    /// [`TensorView::iter`] needs, and strides that reach no element twice
+    /// ([`TensorView::may_overlap`] is `false`). Zip it with another tensor's
+    /// [`TensorView::iter`] to pair the elements of one index (check that the shapes are equal:
+    /// `zip` stops at the shorter).
+    ///
+    /// # Errors
+    /// What [`TensorView::iter`] refuses, and [`AccessError::Overlapping`] for strides that may
+    /// reach one element from two indices (a zero stride, as a broadcast has): write those one
+    /// element at a time with [`get_mut`](Self::get_mut) or [`set`](Self::set).
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{AccessError, Element, TensorView, TensorViewMut};
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
+    ///
+    /// fn tensor<T: Element>(values: &mut [T], shape: &mut [i64], strides: &mut [i64]) -> DLTensor {
+    ///     DLTensor {
+    ///         data: values.as_mut_ptr().cast(),
+    ///         device: DLDevice { device_type: kDLCPU, device_id: 0 },
+    ///         ndim: shape.len() as i32, dtype: T::DTYPE, shape: shape.as_mut_ptr(),
+    ///         strides: strides.as_mut_ptr(), byte_offset: 0,
+    ///     }
+    /// }
+    ///
+    /// // out += x, where out is a[::2] and x is b[1::2]: strided both.
+    /// let (mut a, mut b) = ([1.0f32, 0.0, 2.0, 0.0, 3.0, 0.0], [0.0f32, 10.0, 0.0, 20.0, 0.0, 30.0]);
+    /// let (mut shape, mut strides, mut x_shape, mut x_strides) = ([3i64], [2i64], [3i64], [2i64]);
+    /// let mut out = tensor(&mut a, &mut shape, &mut strides);
+    /// let mut x = tensor(&mut b[1..], &mut x_shape, &mut x_strides);
+    /// // SAFETY: the tensors, their shapes, strides and data are locals used only through the
+    /// // views; `out` and `x` are different arrays.
+    /// let (mut out, x) = unsafe { (TensorViewMut::from_raw(&mut out)?, TensorView::from_raw(&mut x)?) };
+    /// assert_eq!(out.view().shape(), x.shape());
+    /// for (out, x) in out.iter_mut::<f32>()?.zip(x.iter::<f32>()?) {
+    ///     *out += x;
+    /// }
+    /// assert_eq!(a, [11.0, 0.0, 22.0, 0.0, 33.0, 0.0]);
+    ///
+    /// // A broadcast (a zero stride) reaches one element from every index: refused.
+    /// let (mut shape, mut strides) = ([4i64], [0i64]);
+    /// let mut one = [0u8];
+    /// let mut broadcast = tensor(&mut one, &mut shape, &mut strides);
+    /// // SAFETY: as above.
+    /// let mut out = unsafe { TensorViewMut::from_raw(&mut broadcast) }?;
+    /// assert_eq!(out.iter_mut::<u8>().unwrap_err(), AccessError::Overlapping);
+    /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+    /// ```
+    pub fn iter_mut<T: Element>(&mut self) -> Result<ElementsMut<'_, T>, AccessError> {
+        // `&mut self` is the one borrow of the memory while the shorter view lives.
+        TensorViewMut::from_view(self.view).into_iter_mut()
+    }
+
+    /// Like [`iter_mut`](Self::iter_mut), for the whole borrow `'a`: what a function that
+    /// makes the view and returns the iterator needs.
+    ///
+    /// # Errors
+    /// As [`iter_mut`](Self::iter_mut).
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::{Element, ElementsMut, TensorViewMut};
+    /// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
+    ///
+    /// /// The elements of a kernel's output argument, of any layout.
+    /// fn elements(out: &mut DLTensor) -> Option<ElementsMut<'_, u64>> {
+    ///     // SAFETY: the caller passes an output tensor that nothing else uses meanwhile.
+    ///     unsafe { TensorViewMut::from_raw(out) }.ok()?.into_iter_mut().ok()
+    /// }
+    ///
+    /// let mut values = [0u64; 6];
+    /// let (mut shape, mut strides) = ([2i64, 3], [1i64, 2]); // column-major
+    /// let mut tensor = DLTensor {
+    ///     data: values.as_mut_ptr().cast(),
+    ///     device: DLDevice { device_type: kDLCPU, device_id: 0 },
+    ///     ndim: 2, dtype: u64::DTYPE, shape: shape.as_mut_ptr(),
+    ///     strides: strides.as_mut_ptr(), byte_offset: 0,
+    /// };
+    /// // Row-major order: (0, 0), (0, 1), (0, 2), (1, 0), ...
+    /// for (i, value) in elements(&mut tensor).unwrap().enumerate() {
+    ///     *value = i as u64;
+    /// }
+    /// assert_eq!(values, [0, 3, 1, 4, 2, 5]);
+    /// ```
+    pub fn into_iter_mut<T: Element>(self) -> Result<ElementsMut<'a, T>, AccessError> {
+        let elements = self.view.iter::<T>()?;
+        if self.view.may_overlap() {
+            return Err(AccessError::Overlapping);
+        }
+        // SAFETY: the elements are writable and ours alone for `'a` (`from_raw`'s contract),
+        // `self` is consumed, so the iterator is the one borrow of them for the rest of `'a`,
+        // and no two indices reach one element (checked above).
+        Ok(unsafe { ElementsMut::new(elements) })
     }
 
     /// The element at `index`, mutably, through the strides (any layout: two indices may share

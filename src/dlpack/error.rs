@@ -174,7 +174,16 @@ pub enum AccessError {
         /// The alignment the type needs.
         align: usize,
     },
-    /// A slice was requested but the tensor is not contiguous in the required order.
+    /// A slice was requested but the tensor is not contiguous in the required order. Strided
+    /// access takes any layout: [`TensorView::iter`](super::TensorView::iter) and `get` to
+    /// read, [`TensorViewMut::iter_mut`](super::TensorViewMut::iter_mut), `get_mut` and `set`
+    /// to write.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::AccessError;
+    ///
+    /// assert!(AccessError::NotContiguous.to_string().contains("iter_mut"));
+    /// ```
     NotContiguous,
     /// Mutable access to a tensor whose `READ_ONLY` flag is set.
     ReadOnly,
@@ -198,7 +207,14 @@ pub enum AccessError {
     },
     /// Mutable access through strides that may reach one element from two indices (a zero
     /// stride, or interleaving ones; the check is conservative, as ndarray's is): a mutable view
-    /// could alias.
+    /// or [`iter_mut`](super::TensorViewMut::iter_mut) could alias. One element at a time
+    /// ([`TensorViewMut::get_mut`](super::TensorViewMut::get_mut), `set`) takes any layout.
+    ///
+    /// ```
+    /// use dlpack_abi::dlpack::AccessError;
+    ///
+    /// assert!(AccessError::Overlapping.to_string().contains("get_mut"));
+    /// ```
     Overlapping,
     /// A coordinate outside its dimension.
     IndexOutOfBounds {
@@ -390,7 +406,9 @@ impl fmt::Display for AccessError {
                 "data + byte_offset is {address:#x}, not aligned to the {align} bytes the type needs"
             ),
             NotContiguous => f.write_str(
-                "DLTensor.strides are not contiguous in the required order; use strided access",
+                "DLTensor.strides are not contiguous in the required order, so the elements are \
+                 not one slice; use strided access, which takes any layout: iter or get to \
+                 read, iter_mut, get_mut or set to write",
             ),
             ReadOnly => f.write_str(
                 "DLManagedTensorVersioned.flags has READ_ONLY set; the tensor cannot be written",
@@ -409,8 +427,9 @@ impl fmt::Display for AccessError {
                 "a view of {expected} dimensions was requested but DLTensor.ndim is {ndim}"
             ),
             Overlapping => f.write_str(
-                "DLTensor.strides may reach one element from two indices, so the tensor \
-                 cannot be viewed mutably",
+                "DLTensor.strides may reach one element from two indices (a zero stride, as a \
+                 broadcast has), so the tensor cannot be viewed or iterated mutably; write it \
+                 one element at a time (get_mut or set), or copy it to a compact array first",
             ),
             IndexOutOfBounds { dim, index, extent } => write!(
                 f,

@@ -124,7 +124,7 @@ pub use validate::compact_byte_size;
 pub use validate::fuzzing;
 #[cfg(feature = "alloc")]
 pub(crate) use validate::{element_size, row_major_stride};
-pub use view::{Elements, TensorView};
+pub use view::{Elements, ElementsMut, TensorView};
 
 /// The most dimensions an imported tensor may have (NumPy's limit). Larger `ndim` values are
 /// refused with [`ImportError::TooManyDims`].

@@ -714,25 +714,25 @@ impl<T> Elements<'_, T> {
             _data: PhantomData,
         }
     }
-}
 
-impl<T: Element> Iterator for Elements<'_, T> {
-    type Item = T;
-
-    fn next(&mut self) -> Option<T> {
+    /// The address of the next element in row-major order, and a step past it: the one stride
+    /// walk of typed iteration, which reading ([`Elements`]) and writing
+    /// ([`ElementsMut`]) share.
+    ///
+    /// The address is that of an in-bounds index (the odometer never leaves the shape while
+    /// elements remain; in memory order it is the count so far, below the element count), so it
+    /// lies inside the reach validated at import, as aligned as the first element.
+    #[inline(always)]
+    fn next_ptr(&mut self) -> Option<*const T> {
         if self.remaining == 0 {
             return None;
         }
-        // SAFETY: `offset` is the offset of an in-bounds index (the odometer below never leaves
-        // the shape while elements remain; in memory order it is the count read so far, below
-        // the element count), so it addresses an element inside the reach validated at import;
-        // alignment and dtype were checked by `TensorView::iter`.
-        let value = unsafe { self.start.wrapping_offset(self.offset as isize).read() };
+        let at = self.start.wrapping_offset(self.offset as isize);
         self.remaining -= 1;
         if self.strides.is_empty() {
             // Memory order: the next element follows (C-contiguous, or 0-d).
             self.offset += 1;
-            return Some(value);
+            return Some(at);
         }
         // Advance the row-major odometer. Wrapping arithmetic: an extent-1 dimension may carry
         // any stride, added and removed again at once.
@@ -746,7 +746,20 @@ impl<T: Element> Iterator for Elements<'_, T> {
             self.offset = self.offset.wrapping_sub(stride.wrapping_mul(extent));
             *index = 0;
         }
-        Some(value)
+        Some(at)
+    }
+}
+
+impl<T: Element> Iterator for Elements<'_, T> {
+    type Item = T;
+
+    #[inline]
+    fn next(&mut self) -> Option<T> {
+        let at = self.next_ptr()?;
+        // SAFETY: `next_ptr` gives the address of an in-bounds element inside the validated
+        // reach; alignment, dtype and host access were checked by `TensorView::iter`, and the
+        // memory is readable and unwritten for `'a` (`from_raw`'s contract).
+        Some(unsafe { at.read() })
     }
 
     fn size_hint(&self) -> (usize, Option<usize>) {
@@ -760,6 +773,82 @@ impl<T> fmt::Debug for Elements<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Elements")
             .field("remaining", &self.remaining)
+            .finish()
+    }
+}
+
+/// The elements of a tensor in row-major order, as `&mut T` through the strides: what
+/// [`TensorViewMut::iter_mut`](super::TensorViewMut::iter_mut) gives, for in-place kernels over
+/// any layout whose strides reach no element twice. It walks the strides as [`Elements`] does
+/// (the same odometer, the same memory-order fast path for C-contiguous tensors), so `zip`
+/// with another tensor's [`iter`](TensorView::iter) pairs elements of one index.
+///
+/// ```
+/// use dlpack_abi::dlpack::{Element, ElementsMut, TensorViewMut};
+/// use dlpack_abi::raw::{kDLCPU, DLDevice, DLTensor};
+///
+/// // The even elements of 0..6, written in place: `a[::2] += 10`.
+/// let mut values = [0i32, 1, 2, 3, 4, 5];
+/// let (mut shape, mut strides) = ([3i64], [2i64]);
+/// let mut tensor = DLTensor {
+///     data: values.as_mut_ptr().cast(),
+///     device: DLDevice { device_type: kDLCPU, device_id: 0 },
+///     ndim: 1, dtype: i32::DTYPE, shape: shape.as_mut_ptr(),
+///     strides: strides.as_mut_ptr(), byte_offset: 0,
+/// };
+/// // SAFETY: the tensor, its shape, strides and data are locals used only through the view.
+/// let mut out = unsafe { TensorViewMut::from_raw(&mut tensor) }?;
+/// let elements: ElementsMut<'_, i32> = out.iter_mut()?;
+/// assert_eq!(elements.len(), 3);
+/// elements.for_each(|value| *value += 10);
+/// assert_eq!(values, [10, 1, 12, 3, 14, 5]);
+/// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
+/// ```
+pub struct ElementsMut<'a, T> {
+    /// The walk, shared with reading; its pointer carries the view's write permission.
+    elements: Elements<'a, T>,
+    _data: PhantomData<&'a mut [T]>,
+}
+
+impl<'a, T> ElementsMut<'a, T> {
+    /// Writes through the elements `elements` walks.
+    ///
+    /// # Safety
+    /// The elements `elements` reaches may be written, and nothing else reads or writes them,
+    /// for `'a`; no two of its indices reach the same element (`TensorView::may_overlap` is
+    /// `false`).
+    pub(super) unsafe fn new(elements: Elements<'a, T>) -> Self {
+        Self {
+            elements,
+            _data: PhantomData,
+        }
+    }
+}
+
+impl<'a, T: Element> Iterator for ElementsMut<'a, T> {
+    type Item = &'a mut T;
+
+    #[inline]
+    fn next(&mut self) -> Option<&'a mut T> {
+        let at = self.elements.next_ptr()?.cast_mut();
+        // SAFETY: `next_ptr` gives an in-bounds element inside the validated reach, aligned and
+        // of `T`'s dtype (checked by `TensorView::iter`), each element at most once (its strides
+        // reach no element twice: `new`'s contract), and the memory is writable and ours alone
+        // for `'a` (`new`'s contract), so this `&mut` is the only reference to it.
+        Some(unsafe { &mut *at })
+    }
+
+    fn size_hint(&self) -> (usize, Option<usize>) {
+        self.elements.size_hint()
+    }
+}
+
+impl<T: Element> ExactSizeIterator for ElementsMut<'_, T> {}
+
+impl<T> fmt::Debug for ElementsMut<'_, T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ElementsMut")
+            .field("remaining", &self.elements.remaining)
             .finish()
     }
 }

@@ -12,6 +12,8 @@ use dlpack_abi::dlpack::{
 };
 use dlpack_abi::raw::{kDLCPU, kDLCUDA, kDLFloat, DLDataType, DLDevice, DLPackFlags, DLTensor};
 
+use proptest::prelude::*;
+
 use super::soundness::ALLOCATIONS;
 
 const CPU: DLDevice = DLDevice {
@@ -344,4 +346,249 @@ fn lent_mutable_memory_is_written_without_unsafe() {
     *out.get_mut::<i16>(&[0, 1]).unwrap() = 9;
     assert_eq!(out.view().element_offsets(), (0, 3));
     assert_eq!(values, [0, 7, 9, 0]);
+}
+
+/// A strided tensor of `u32` over a 256-element buffer, described by its strides (`None`:
+/// NULL, compact row-major) and its first element.
+#[derive(Debug, Clone)]
+struct Strided {
+    first: usize,
+    shape: Vec<i64>,
+    strides: Option<Vec<i64>>,
+}
+
+const BUFFER: usize = 256;
+
+impl Strided {
+    /// The element offsets (from the buffer's start) of every index, in row-major order: the
+    /// slow, obvious walk that `iter` and `iter_mut` must agree with.
+    fn offsets(&self) -> Vec<i64> {
+        let count: i64 = self.shape.iter().product();
+        let strides = self.strides.clone().unwrap_or_else(|| {
+            let mut strides = vec![1i64; self.shape.len()];
+            for d in (0..self.shape.len().saturating_sub(1)).rev() {
+                strides[d] = strides[d + 1] * self.shape[d + 1];
+            }
+            strides
+        });
+        (0..count)
+            .map(|mut linear| {
+                let mut at = self.first as i64;
+                for (&extent, &stride) in self.shape.iter().zip(&strides).rev() {
+                    at += (linear % extent) * stride;
+                    linear /= extent;
+                }
+                at
+            })
+            .collect()
+    }
+
+    /// The bare tensor over the buffer at `base` (shape and strides borrowed from `self`).
+    fn tensor(&mut self, base: *mut u32) -> DLTensor {
+        DLTensor {
+            data: base.cast(),
+            device: CPU,
+            ndim: self.shape.len() as i32,
+            dtype: u32::DTYPE,
+            shape: self.shape.as_mut_ptr(),
+            strides: self
+                .strides
+                .as_mut()
+                .map_or(ptr::null_mut(), |strides| strides.as_mut_ptr()),
+            byte_offset: (self.first * 4) as u64,
+        }
+    }
+}
+
+/// Up to 3 dimensions of extent 0..5 (rarely 0) whose elements lie in the buffer: random strides of
+/// either sign (zero and interleaving ones too), compact row-major strides given explicitly
+/// (the memory-order fast path; extent-1 dimensions with any stride), or NULL strides.
+fn strided() -> impl Strategy<Value = Strided> {
+    let extent = prop_oneof![9 => 1i64..5, 1 => Just(0i64)];
+    (
+        prop::collection::vec((extent, -6i64..7), 0..=3),
+        prop_oneof![3 => Just(0usize), 1 => Just(1), 1 => Just(2)],
+        0usize..BUFFER,
+    )
+        .prop_filter_map("fits the buffer", |(dims, mode, first)| {
+            let (shape, random): (Vec<i64>, Vec<i64>) = dims.into_iter().unzip();
+            let strides = match mode {
+                0 => Some(random),
+                1 => {
+                    let mut strides = Vec::with_capacity(shape.len());
+                    let mut step = 1i64;
+                    for (d, &extent) in shape.iter().enumerate().rev() {
+                        strides.push(if extent == 1 { random[d] } else { step });
+                        step *= extent.max(1);
+                    }
+                    strides.reverse();
+                    Some(strides)
+                }
+                _ => None,
+            };
+            let described = Strided {
+                first,
+                shape,
+                strides,
+            };
+            let offsets = described.offsets();
+            offsets
+                .iter()
+                .all(|&at| (0..BUFFER as i64).contains(&at))
+                .then_some(described)
+        })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: if cfg!(miri) { 12 } else { 3000 },
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
+
+    /// `iter_mut` visits exactly the elements `iter` reads, in the same (row-major) order, each
+    /// once, on the memory-order fast path and on the strided walk alike; both agree with the
+    /// obvious walk; and a tensor whose strides may reach an element twice is refused (never
+    /// one whose strides do reach an element twice).
+    #[test]
+    fn iter_mut_visits_what_iter_reads_in_the_same_order(mut described in strided()) {
+        let mut buffer: Vec<u32> = (0..BUFFER as u32).collect();
+        let base = buffer.as_mut_ptr();
+        let expected = described.offsets();
+        let mut tensor = described.tensor(base);
+
+        // SAFETY: the tensor, its shape, strides and buffer are live locals, used only through
+        // this view while it lives.
+        let view = unsafe { TensorView::from_raw(&tensor) }.unwrap();
+        let read: Vec<u32> = view.iter::<u32>().unwrap().collect();
+        let slow: Vec<u32> = expected.iter().map(|&at| at as u32).collect();
+        prop_assert_eq!(&read, &slow, "iter against the obvious walk");
+        let may_overlap = view.may_overlap();
+        let mut distinct = expected.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        if distinct.len() != expected.len() {
+            prop_assert!(may_overlap, "strides that reach an element twice must be refused");
+        }
+
+        // SAFETY: as above; the read view is no longer used.
+        let mut out = unsafe { TensorViewMut::from_raw(&mut tensor) }.unwrap();
+        if may_overlap {
+            prop_assert_eq!(out.iter_mut::<u32>().unwrap_err(), AccessError::Overlapping);
+            prop_assert_eq!(out.into_iter_mut::<u32>().unwrap_err(), AccessError::Overlapping);
+            return Ok(());
+        }
+        let elements = out.iter_mut::<u32>().unwrap();
+        prop_assert_eq!(elements.len(), expected.len());
+        let mut visited = Vec::with_capacity(expected.len());
+        for (k, element) in elements.enumerate() {
+            visited.push(*element);
+            *element = 1000 + k as u32;
+        }
+        prop_assert_eq!(&visited, &read, "iter_mut sees what iter read, in its order");
+        // Each element was written once, by the index `iter` read it at; nothing else changed.
+        for (k, &at) in expected.iter().enumerate() {
+            prop_assert_eq!(buffer[at as usize], 1000 + k as u32);
+        }
+        let untouched = (0..BUFFER as u32).filter(|&i| distinct.binary_search(&i64::from(i)).is_err());
+        for i in untouched {
+            prop_assert_eq!(buffer[i as usize], i);
+        }
+    }
+}
+
+#[test]
+fn a_strided_output_is_added_to_in_place_through_iter_mut() {
+    // out += x with out = a[::2] and x = a[1::2]: two disjoint views of one buffer, both made
+    // from one pointer (as a caller passing both halves of an array would).
+    let mut values = [0.0f64, 1.0, 10.0, 11.0, 20.0, 21.0];
+    let base = values.as_mut_ptr();
+    let (mut out_shape, mut out_strides) = ([3i64], [2i64]);
+    let (mut x_shape, mut x_strides) = ([3i64], [2i64]);
+    let mut out = DLTensor {
+        data: base.cast(),
+        device: CPU,
+        ndim: 1,
+        dtype: f64::DTYPE,
+        shape: out_shape.as_mut_ptr(),
+        strides: out_strides.as_mut_ptr(),
+        byte_offset: 0,
+    };
+    let x = DLTensor {
+        shape: x_shape.as_mut_ptr(),
+        strides: x_strides.as_mut_ptr(),
+        byte_offset: 8,
+        ..out
+    };
+    // SAFETY: the views reach disjoint elements of a live local, each used only through its
+    // view while the views live.
+    let (mut out_view, x_view) = unsafe {
+        (
+            TensorViewMut::from_raw(&mut out).unwrap(),
+            TensorView::from_raw(&x).unwrap(),
+        )
+    };
+    assert_eq!(
+        out_view.as_mut_slice::<f64>(),
+        Err(AccessError::NotContiguous),
+        "no slice of a[::2]"
+    );
+    for (out, x) in out_view
+        .iter_mut::<f64>()
+        .unwrap()
+        .zip(x_view.iter::<f64>().unwrap())
+    {
+        *out += x;
+    }
+    assert_eq!(values, [1.0, 1.0, 21.0, 11.0, 41.0, 21.0]);
+}
+
+#[test]
+fn iter_mut_refuses_overlapping_strides_and_names_the_way_out() {
+    // A broadcast row (a zero stride) and interleaving strides (2 x 2 over 3 elements).
+    let mut one = [0u8; 3];
+    for (shape, strides) in [([4i64, 1], [0i64, 1]), ([2, 2], [1, 1])] {
+        let (mut shape, mut strides) = (shape, strides);
+        let mut t = bare(&mut one, &mut shape, Some(&mut strides));
+        // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
+        let mut out = unsafe { TensorViewMut::from_raw(&mut t) }.unwrap();
+        let error = out.iter_mut::<u8>().unwrap_err();
+        assert_eq!(error, AccessError::Overlapping);
+        let message = error.to_string();
+        assert!(
+            message.contains("get_mut") && message.contains("set"),
+            "{message}"
+        );
+        // One element at a time works for any layout.
+        *out.get_mut::<u8>(&[1, 0]).unwrap() += 1;
+        // The dtype is checked before the layout.
+        assert!(matches!(
+            out.iter_mut::<i8>(),
+            Err(AccessError::DtypeMismatch { .. })
+        ));
+        assert_eq!(
+            out.into_iter_mut::<u8>().unwrap_err(),
+            AccessError::Overlapping
+        );
+    }
+    assert_eq!(one, [1, 1, 0]);
+    assert!(AccessError::NotContiguous.to_string().contains("iter_mut"));
+}
+
+#[test]
+fn iter_mut_of_scalars_and_empty_tensors() {
+    let mut scalar = [5i32];
+    let mut t = bare(&mut scalar, &mut [], None);
+    // SAFETY: the tensor, its shape, strides and data are live locals, used only through the view while it lives.
+    let out = unsafe { TensorViewMut::from_raw(&mut t) }.unwrap();
+    out.into_iter_mut::<i32>().unwrap().for_each(|x| *x *= 2);
+    assert_eq!(scalar, [10]);
+
+    // Empty: a zero stride on another dimension reaches nothing twice, and nothing is visited.
+    let mut none = [0i32; 1];
+    let (mut shape, mut strides) = ([0i64, 3], [0i64, 0]);
+    let mut t = bare(&mut none, &mut shape, Some(&mut strides));
+    // SAFETY: as above.
+    let mut out = unsafe { TensorViewMut::from_raw(&mut t) }.unwrap();
+    assert_eq!(out.iter_mut::<i32>().unwrap().len(), 0);
 }

@@ -4,6 +4,7 @@
 #![allow(unsafe_code)]
 
 mod bitmap;
+mod reach;
 mod validate;
 mod view;
 

@@ -28,7 +28,7 @@ pub struct ArrayView<'a> {
     raw: &'a ArrowArray,
     schema: SchemaRef<'a>,
     /// The device, when the host may read the buffers.
-    host: Option<DLDeviceType>,
+    pub(super) host: Option<DLDeviceType>,
     device_type: DLDeviceType,
 }
 

@@ -23,6 +23,7 @@ use dlpack_abi_arrow_rs::{
 mod agreement;
 mod boundary;
 mod canonical;
+mod reach;
 mod types;
 
 use types::arrays;
