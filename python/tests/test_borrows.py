@@ -113,7 +113,7 @@ def test_a_live_import_in_another_extension_blocks_writing():
     gc.collect()
     tensor_ops.scale_(a, 2.0)
     np.testing.assert_array_equal(a, [0.0, 2.0, 4.0, 6.0])
-    assert "_dlpack_abi_borrows" in sys.modules, "one registry, published for every extension"
+    assert not hasattr(sys.modules["_dlpack_abi_borrows"], "api"), "the pre-release home, retired"
 
 
 def test_writing_blocks_imports_in_another_extension():
@@ -278,3 +278,79 @@ def test_a_capsule_passed_twice_is_consumed_once():
     gc.collect()
     assert sys.getrefcount(a) == before, "the producer's deleter ran, once"
     tensor_ops.scale_(a, 2.0)  # and its borrow is gone
+
+
+def _own_tensor(n=4096):
+    """A writable `dlpack_abi.Tensor` over memory Rust owns (not an import: nothing registered)."""
+    return dlpack_abi.Tensor.from_bytes(np.arange(n, dtype=np.float64).tobytes(), (2, 64, 1), (n,))
+
+
+def test_reads_of_a_tensors_own_memory_wait_for_no_writer():
+    t = _own_tensor(8)
+    for read in (lambda: t.tobytes(), lambda: t.__dlpack__(max_version=(1, 3), copy=True),
+                 lambda: t.__dlpack__(copy=True)):
+        with pytest.raises(BufferError, match=BORROWED):
+            tensor_ops.while_borrowed_(t, read)  # Rust would read bytes a &mut may write
+        read()  # and after the borrow, it reads
+    assert np.frombuffer(t.tobytes()).tolist() == list(range(8))
+
+
+def test_reads_of_a_tensors_own_memory_are_never_torn_by_a_writer():
+    """One thread negates a Rust-owned tensor through a `ReadwriteTensor` with the GIL released;
+    another copies it meanwhile: every copy is refused or whole, never half negated."""
+    t = _own_tensor(1 << 18)
+    stop = threading.Event()
+
+    def writer():
+        while not stop.is_set():
+            tensor_ops.scale_(t, -1.0)  # the GIL is released while it writes
+            time.sleep(0)  # and between writes, reads get their turn
+
+    thread = threading.Thread(target=writer)
+    thread.start()
+    torn = refused = whole = 0
+    deadline = time.monotonic() + 10
+    try:
+        while (refused < 20 or whole < 20) and time.monotonic() < deadline:
+            try:
+                values = np.frombuffer(t.tobytes())
+            except BufferError:
+                refused += 1  # read while the writer held its borrow
+                continue
+            negative = np.count_nonzero(values < 0)
+            if 0 < negative < values.size - 1:  # element 0 is 0.0 either way
+                torn += 1
+            else:
+                whole += 1
+    finally:
+        stop.set()
+        thread.join()
+    assert torn == 0, f"{torn} copies mixed negated and unnegated elements"
+    assert whole > 0 and refused > 0, (whole, refused)
+
+
+def test_an_arrow_import_is_a_registered_borrow_while_held():
+    a = np.arange(4.0)
+    column = pa.array(a)
+    assert column.buffers()[1].address == a.ctypes.data, "zero-copy: the same memory"
+    held = dlpack_abi.ArrowArray.from_arrow(column)
+    with pytest.raises(BufferError, match="another live import"):
+        tensor_ops.scale_(a, 2.0)
+    tensor_ops.scale_(np.arange(3.0), 2.0)  # other memory is fine
+    del held
+    gc.collect()
+    tensor_ops.scale_(a, 2.0)  # released: the borrow ended with it
+    assert column.to_pylist() == [0.0, 2.0, 4.0, 6.0]
+
+
+def test_an_arrow_import_is_refused_while_its_memory_is_written():
+    a = np.arange(4.0)
+    column = pa.array(a)
+    with pytest.raises(BufferError, match=BORROWED):
+        tensor_ops.while_borrowed_(a, lambda: dlpack_abi.ArrowArray.from_arrow(column))
+    strings = pa.array(["ab", None, "cde"])  # offsets, data and validity: all registered
+    offsets = np.frombuffer(strings.buffers()[1], dtype=np.int32)
+    assert offsets.tolist() == [0, 2, 2, 5]
+    held = dlpack_abi.ArrowArray.from_arrow(strings)
+    del held
+    gc.collect()

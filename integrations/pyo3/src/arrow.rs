@@ -15,7 +15,7 @@ use pyo3::intern;
 use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyTuple};
 
-use super::capsule::{arrow_capsule, capsule_pointer, type_name, ArrowCapsule};
+use super::capsule::{arrow_capsule, capsule_pointer, consuming, type_name, ArrowCapsule};
 use super::errors::IntoPyErr;
 use super::gil::{drop_attached, Held};
 use super::{Live, PyTensor};
@@ -711,9 +711,11 @@ fn pair<'py>(result: Bound<'py, PyAny>) -> PyResult<(Bound<'py, PyAny>, Bound<'p
 /// ```
 pub fn import_schema(source: &Bound<'_, PyAny>) -> PyResult<Schema> {
     let capsule = schema_capsule_of(source)?;
-    let raw = capsule_pointer::<ArrowSchema>(&capsule, c"arrow_schema")?;
-    // SAFETY: a live `ArrowSchema` owned by the capsule, which gives it to its consumer.
-    unsafe { Schema::from_raw(raw.as_ptr()) }.map_err(arrow_error)
+    consuming(&capsule, || {
+        let raw = capsule_pointer::<ArrowSchema>(&capsule, c"arrow_schema")?;
+        // SAFETY: a live `ArrowSchema` owned by the capsule, which gives it to its consumer.
+        unsafe { Schema::from_raw(raw.as_ptr()) }.map_err(arrow_error)
+    })
 }
 
 /// Imports a CPU array from `__arrow_c_array__`, or from `__arrow_c_device_array__` when the
@@ -763,9 +765,12 @@ pub fn import_array(
     }
     let (schema, array) = pair(call_export(source, method, requested_schema)?)?;
     let schema = import_schema(&schema)?;
-    let raw = capsule_pointer::<ArrowArray>(&array, c"arrow_array")?;
-    // SAFETY: a live `ArrowArray` owned by the capsule, which gives it to its consumer.
-    let array = unsafe { Array::from_raw(raw.as_ptr(), schema.view()) }.map_err(arrow_error)?;
+    let array = consuming(&array, || {
+        let raw = capsule_pointer::<ArrowArray>(&array, c"arrow_array")?;
+        // SAFETY: a live `ArrowArray` owned by the capsule, which gives it to its consumer.
+        unsafe { Array::from_raw(raw.as_ptr(), schema.view()) }.map_err(arrow_error)
+    })?;
+    let array = super::borrows::register_array(py, schema.view(), array)?;
     Ok((schema, array))
 }
 
@@ -804,10 +809,12 @@ pub fn import_device_array(
     }
     let (schema, array) = pair(call_export(source, method, requested_schema)?)?;
     let schema = import_schema(&schema)?;
-    let raw = capsule_pointer::<ArrowDeviceArray>(&array, c"arrow_device_array")?;
-    // SAFETY: a live `ArrowDeviceArray` owned by the capsule, which gives it to its consumer.
-    let array =
-        unsafe { DeviceArray::from_raw(raw.as_ptr(), schema.view()) }.map_err(arrow_error)?;
+    let array = consuming(&array, || {
+        let raw = capsule_pointer::<ArrowDeviceArray>(&array, c"arrow_device_array")?;
+        // SAFETY: a live `ArrowDeviceArray` owned by the capsule, which gives it to its consumer.
+        unsafe { DeviceArray::from_raw(raw.as_ptr(), schema.view()) }.map_err(arrow_error)
+    })?;
+    let array = super::borrows::register_device_array(source.py(), schema.view(), array)?;
     Ok((schema, array))
 }
 
@@ -875,9 +882,11 @@ fn import_any_stream<S: StreamStruct + ArrowCapsule>(
     } else {
         call_export(source, method, requested_schema)?
     };
-    let raw = capsule_pointer::<S>(&capsule, S::NAME)?;
-    // SAFETY: a live stream owned by the capsule, which gives it to its consumer.
-    unsafe { Stream::from_raw(raw.as_ptr()) }.map_err(arrow_error)
+    consuming(&capsule, || {
+        let raw = capsule_pointer::<S>(&capsule, S::NAME)?;
+        // SAFETY: a live stream owned by the capsule, which gives it to its consumer.
+        unsafe { Stream::from_raw(raw.as_ptr()) }.map_err(arrow_error)
+    })
 }
 
 /// An Arrow array from Python bridged to DLPack (zero-copy).

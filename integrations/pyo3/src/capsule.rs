@@ -302,6 +302,14 @@ unsafe extern "C" fn arrow_destructor<R: ArrowCapsule>(capsule: *mut ffi::PyObje
     unsafe { saved.restore() };
 }
 
+/// Runs `take` (reading a capsule's struct, then moving it out or renaming the capsule) as one
+/// step for every thread: under the capsule's critical section on free-threaded builds, where
+/// two threads could otherwise both take the struct and release it twice; the GIL makes it one
+/// step elsewhere (nothing in `take` may call Python code, which could let another thread in).
+pub(crate) fn consuming<R>(capsule: &Bound<'_, PyAny>, take: impl FnOnce() -> R) -> R {
+    pyo3::sync::critical_section::with_critical_section(capsule, take)
+}
+
 /// The pointer of a capsule named `name`, without consuming it; `ValueError` otherwise.
 pub(crate) fn capsule_pointer<T>(object: &Bound<'_, PyAny>, name: &CStr) -> PyResult<NonNull<T>> {
     let capsule = object.cast::<PyCapsule>().map_err(|_| {

@@ -27,6 +27,9 @@ use core::fmt;
 use pyo3::exceptions::{
     PyBufferError, PyIndexError, PyOSError, PyRuntimeError, PyTypeError, PyValueError,
 };
+use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyModule, PyType};
 use pyo3::{PyErr, PyResult};
 
 use dlpack_abi::arrow::{
@@ -37,6 +40,7 @@ use dlpack_abi::dlpack::{
     AccessError, ConsumerStreamError, ExportError, ImportError, IntoLegacyError, OrderError,
     TensorError,
 };
+use dlpack_abi::error_code::{ErrorCode, HasErrorCode};
 
 /// An error that becomes a Python exception of its kind: every error of dlpack-abi, this
 /// crate's [`BorrowError`](crate::BorrowError), the integration crates' errors (with their
@@ -228,13 +232,36 @@ impl IntoPyErr for ImportError {
     }
 }
 
+/// A dtype refusal is a `TypeError` that names the argument it is about when it is raised by
+/// an argument's extraction (`ReadwriteTensor<f64>`, `ReadonlyTensor<f32>`): `argument 'x':
+/// DLTensor.dtype is float32, but the requested type is float64`, on every Python version.
+/// Its `.code` is the stable code ([`ErrorCode`](dlpack_abi::error_code::ErrorCode)).
+///
+/// ```
+/// use dlpack_abi::dlpack::{AccessError, Element};
+/// use dlpack_abi_pyo3::IntoPyErr;
+/// use pyo3::prelude::*;
+///
+/// pyo3::Python::initialize();
+/// pyo3::Python::attach(|py| {
+///     let error = AccessError::DtypeMismatch { requested: f64::DTYPE, found: f32::DTYPE }.into_py_err();
+///     assert!(error.is_instance_of::<pyo3::exceptions::PyTypeError>(py));
+///     assert_eq!(error.value(py).getattr("code").unwrap().extract::<i32>().unwrap(), 204);
+///     // What pyo3 does to an argument's extraction error: the note names the argument.
+///     error.value(py).call_method1("add_note", ("while processing 'x'",)).unwrap();
+///     assert_eq!(
+///         error.value(py).to_string(),
+///         "argument 'x': DLTensor.dtype is float32, but the requested type is float64"
+///     );
+/// });
+/// ```
 impl IntoPyErr for AccessError {
     fn into_py_err(self) -> PyErr {
         let error = self;
         let message = format!("{error}");
         match error {
             AccessError::DtypeMismatch { .. } | AccessError::UnsupportedDtype { .. } => {
-                PyTypeError::new_err(message)
+                dtype_error(message, error.error_code())
             }
             AccessError::IndexRank { .. } | AccessError::IndexOutOfBounds { .. } => {
                 PyIndexError::new_err(message)
@@ -243,6 +270,61 @@ impl IntoPyErr for AccessError {
             _ => PyBufferError::new_err(message),
         }
     }
+}
+
+/// The class of dtype refusals: a `TypeError` that prints and pickles as one, with the stable
+/// code as `.code`, whose message names the argument it is about. pyo3 0.30 names the argument
+/// of an extraction error only in a note (`add_note("while processing 'x'")`, which Python 3.10
+/// lacks, and which `str(error)` leaves out), so that `add_(out, x)` gave one text for either
+/// argument; this class takes that note into the message instead.
+const DTYPE_ERROR: &core::ffi::CStr = cr#"
+import builtins
+
+_PREFIX = "while processing '"
+
+
+class TypeError(builtins.TypeError):
+    """A dtype refusal: TypeError, with the stable error code as ``code``."""
+
+    __module__ = "builtins"
+
+    def __init__(self, message="", code=None):
+        super().__init__(message)
+        self.code = code
+
+    def add_note(self, note):
+        if (
+            isinstance(note, str) and note.startswith(_PREFIX) and note.endswith("'")
+            and len(self.args) == 1 and not self.args[0].startswith("argument '")
+        ):
+            self.args = (f"argument '{note[len(_PREFIX):-1]}': {self.args[0]}",)
+        elif hasattr(builtins.TypeError, "add_note"):
+            super().add_note(note)
+        else:
+            self.__notes__ = [*getattr(self, "__notes__", ()), note]
+
+    def __reduce__(self):
+        return builtins.TypeError, self.args, self.__dict__
+"#;
+
+/// A [`DTYPE_ERROR`] with `message` and `code`; a plain `TypeError` if the class cannot be made.
+fn dtype_error(message: String, code: ErrorCode) -> PyErr {
+    static CLASS: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+    Python::attach(|py| {
+        let class = CLASS.get_or_try_init(py, || {
+            let module = PyModule::from_code(
+                py,
+                DTYPE_ERROR,
+                c"dlpack_abi_pyo3/errors.py",
+                c"_dlpack_abi_pyo3_errors",
+            )?;
+            PyResult::Ok(module.getattr("TypeError")?.cast_into::<PyType>()?.unbind())
+        });
+        match class {
+            Ok(class) => PyErr::from_type(class.bind(py).clone(), (message, code.0)),
+            Err(_) => PyTypeError::new_err(message),
+        }
+    })
 }
 
 impl IntoPyErr for ExportError {

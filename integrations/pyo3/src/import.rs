@@ -14,7 +14,7 @@ use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyCapsule, PyDict, PyTuple, PyType};
 use pyo3::{ffi, intern};
 
-use super::capsule::{capsule_pointer, type_name, DlpackCapsule};
+use super::capsule::{capsule_pointer, consuming, type_name, DlpackCapsule};
 use super::errors::{IntoPyErr, ToPyResult};
 use super::{borrows, streams, PyTensor, FOREIGN_EXCHANGE_IMPORTS};
 use dlpack_abi::dlpack::{
@@ -349,11 +349,12 @@ fn consume(capsule: &Bound<'_, PyAny>) -> PyResult<VersionedTensor> {
         unsafe { CStr::from_ptr(name) }
     });
     match name {
-        Some(name) if name == DLManagedTensorVersioned::NAME => {
+        Some(name) if name == DLManagedTensorVersioned::NAME => consuming(capsule.as_any(), || {
             take::<DLManagedTensorVersioned>(capsule)
-        }
+        }),
         Some(name) if name == DLManagedTensor::NAME => {
-            take::<DLManagedTensor>(capsule).map(ManagedTensor::into_versioned)
+            consuming(capsule.as_any(), || take::<DLManagedTensor>(capsule))
+                .map(ManagedTensor::into_versioned)
         }
         Some(name)
             if name == DLManagedTensorVersioned::USED_NAME

@@ -25,6 +25,7 @@ mod exporter_misuse;
 mod fastcall;
 mod gil;
 mod import;
+mod numpy_borrow;
 mod readwrite;
 mod schema_export;
 mod streams;

@@ -10,8 +10,10 @@ use pyo3::prelude::*;
 use pyo3::Borrowed;
 
 use super::errors::{IntoPyErr, ToPyResult};
-use super::{borrows, import, streams, DlpackRequest};
-use dlpack_abi::dlpack::{AccessError, ConsumerStream, Element, TensorViewMut, VersionedTensor};
+use super::{borrows, import, numpy_borrow, streams, DlpackRequest};
+use dlpack_abi::dlpack::{
+    AccessError, ConsumerStream, Element, ElementsMut, TensorViewMut, VersionedTensor,
+};
 use dlpack_abi::raw::{kDLCPU, DLPackFlags};
 
 /// Imports `source` for host access as a `T` tensor, checking in the order that gives the
@@ -22,7 +24,7 @@ use dlpack_abi::raw::{kDLCPU, DLPackFlags};
 fn import_checked<T: Element>(
     source: &Bound<'_, PyAny>,
     mutable: bool,
-) -> PyResult<VersionedTensor> {
+) -> PyResult<(VersionedTensor, Option<numpy_borrow::NumpyBorrow>)> {
     let mut tensor = import::untracked(source, &DlpackRequest::default())?;
     let view = tensor.view();
     view.check_dtype::<T>().py()?;
@@ -43,7 +45,9 @@ fn import_checked<T: Element>(
         }
     }
     borrows::track(source.py(), &mut tensor, mutable)?;
-    Ok(tensor)
+    // After ours: a refusal here is rust-numpy's (a `PyReadwriteArray` of the same array).
+    let numpy = numpy_borrow::acquire(source, mutable)?;
+    Ok((tensor, numpy))
 }
 
 /// A host tensor of `T` elements from any DLPack producer, registered as *shared* while it
@@ -68,6 +72,8 @@ fn import_checked<T: Element>(
 /// ```
 pub struct ReadonlyTensor<T: Element> {
     tensor: VersionedTensor,
+    /// rust-numpy's shared borrow of a NumPy producer, when rust-numpy's registry is in use.
+    _numpy: Option<numpy_borrow::NumpyBorrow>,
     _element: PhantomData<fn() -> T>,
 }
 
@@ -121,16 +127,18 @@ impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadonlyTensor<T> {
     type Error = PyErr;
 
     fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let tensor = import_checked::<T>(&source, false)?;
+        let (tensor, numpy) = import_checked::<T>(&source, false)?;
         Ok(Self {
             tensor,
+            _numpy: numpy,
             _element: PhantomData,
         })
     }
 }
 
 /// A host tensor of `T` elements from any DLPack producer, writable through a safe `&mut`
-/// ([`as_mut_slice`](Self::as_mut_slice), [`view_mut`](Self::view_mut)) because it is
+/// ([`as_mut_slice`](Self::as_mut_slice) when C-contiguous, [`iter_mut`](Self::iter_mut) for
+/// any layout that reaches no element twice, [`view_mut`](Self::view_mut)) because it is
 /// registered as the *only* borrow of its memory while it lives: extraction is refused when
 /// another live import may share a byte with it (the same array passed twice, `f(a, a[::2])`,
 /// a `dlpack_abi.Tensor` of it, another extension's argument), and importing memory it may
@@ -144,26 +152,30 @@ impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadonlyTensor<T> {
 /// memory the host can read (pinned, managed) is made ready for it; no other live import may
 /// share a byte with it (`BufferError`, [`BorrowError`](super::BorrowError)).
 ///
+/// **rust-numpy.** For a NumPy producer, rust-numpy's own borrow (its
+/// `_RUST_NUMPY_BORROW_CHECKING_API` table) is taken too, for as long as the argument lives, so
+/// a `PyReadwriteArray` of the same array in any extension and this argument refuse each other
+/// (`BufferError`). Memory reached through another producer (`torch.from_numpy(a)`) is only in
+/// this crate's registry, and `into_inner` ends rust-numpy's borrow.
+///
 /// **Not covered:** Python code and C extensions can still write the array meanwhile, as they
-/// can under rust-numpy. Two kinds of Rust access are outside the registry and must not be
-/// combined with a `ReadwriteTensor` of the same memory: rust-numpy's own borrows (its
-/// `PyReadonlyArray` registers with NumPy's registry, which does not know this one), and
-/// Arrow imports (`AnyArrowArray`, `import_array`, the arrow-rs argument types), whose buffers
-/// are not registered.
+/// can under rust-numpy. Arrow streams' batches are not registered.
 ///
 /// ```no_run
 /// use dlpack_abi_pyo3::{PyDlpackResult, ReadwriteTensor};
 /// use pyo3::prelude::*;
 ///
-/// /// Multiplies a contiguous float32 array by `k`, in place: `scale_(a, 2.0)`.
+/// /// Multiplies a float32 array of any layout by `k`, in place: `scale_(a[::2], 2.0)`.
 /// #[pyfunction]
 /// fn scale_(mut x: ReadwriteTensor<f32>, k: f32) -> PyDlpackResult<()> {
-///     x.as_mut_slice()?.iter_mut().for_each(|v| *v *= k);
+///     x.iter_mut()?.for_each(|v| *v *= k);
 ///     Ok(())
 /// }
 /// ```
 pub struct ReadwriteTensor<T: Element> {
     tensor: VersionedTensor,
+    /// rust-numpy's mutable borrow of a NumPy producer (see [`ReadonlyTensor`]).
+    _numpy: Option<numpy_borrow::NumpyBorrow>,
     _element: PhantomData<fn() -> T>,
 }
 
@@ -172,7 +184,7 @@ impl<T: Element> ReadwriteTensor<T> {
     ///
     /// # Errors
     /// [`AccessError::NotContiguous`] for other layouts (write them through
-    /// [`view_mut`](Self::view_mut)).
+    /// [`iter_mut`](Self::iter_mut), or [`view_mut`](Self::view_mut)).
     ///
     /// ```no_run
     /// use dlpack_abi_pyo3::{PyDlpackResult, ReadwriteTensor};
@@ -188,8 +200,42 @@ impl<T: Element> ReadwriteTensor<T> {
         self.view_mut().into_mut_slice::<T>()
     }
 
-    /// A mutable view for any layout: `get_mut`, `set`, and with `dlpack-abi-ndarray`,
-    /// `view_array_mut(&mut view)`.
+    /// The elements in row-major order as `&mut T`, through the strides
+    /// ([`TensorViewMut::iter_mut`]): in-place kernels over any layout whose strides reach no
+    /// element twice (`a[::2]`, `a.T`, `a[::-1]`). Zip it with another argument's
+    /// `view().iter::<T>()` to pair the elements of one index, after checking that the shapes
+    /// are equal (`zip` stops at the shorter).
+    ///
+    /// # Errors
+    /// [`AccessError::Overlapping`] (`BufferError`) for strides that may reach one element from
+    /// two indices (a writable broadcast, `as_strided`): write those one element at a time
+    /// through [`view_mut`](Self::view_mut) (`get_mut`, `set`). The dtype, host access and
+    /// alignment were checked when the argument was extracted.
+    ///
+    /// ```no_run
+    /// use dlpack_abi_pyo3::{PyDlpackResult, ReadonlyTensor, ReadwriteTensor};
+    /// use pyo3::exceptions::PyValueError;
+    /// use pyo3::prelude::*;
+    ///
+    /// /// out = a * out + x, in place, for float64 arrays of one shape in any layouts:
+    /// /// `axpy_(2.0, a[::2], a[1::2])`.
+    /// #[pyfunction]
+    /// fn axpy_(a: f64, mut out: ReadwriteTensor<f64>, x: ReadonlyTensor<f64>) -> PyDlpackResult<()> {
+    ///     if out.view().shape() != x.view().shape() {
+    ///         return Err(PyValueError::new_err("axpy_ takes out and x of one shape").into());
+    ///     }
+    ///     for (out, x) in out.iter_mut()?.zip(x.view().iter::<f64>()?) {
+    ///         *out = a * *out + x;
+    ///     }
+    ///     Ok(())
+    /// }
+    /// ```
+    pub fn iter_mut(&mut self) -> Result<ElementsMut<'_, T>, AccessError> {
+        self.view_mut().into_iter_mut::<T>()
+    }
+
+    /// A mutable view for any layout: `get_mut`, `set`, `iter_mut`, and with
+    /// `dlpack-abi-ndarray`, `view_array_mut(&mut view)`.
     ///
     /// # Panics
     /// Never: a `READ_ONLY` tensor, the one refusal of the view, is refused when the
@@ -251,9 +297,10 @@ impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadwriteTensor<T> {
     type Error = PyErr;
 
     fn extract(source: Borrowed<'a, 'py, PyAny>) -> PyResult<Self> {
-        let tensor = import_checked::<T>(&source, true)?;
+        let (tensor, numpy) = import_checked::<T>(&source, true)?;
         Ok(Self {
             tensor,
+            _numpy: numpy,
             _element: PhantomData,
         })
     }

@@ -433,7 +433,10 @@ impl PyTensor {
             } else {
                 DLPackFlags::empty()
             };
-            return copy_tensor(&view, padded | copied);
+            // Read under a shared borrow: never while a `ReadwriteTensor` writes the memory.
+            return Python::attach(|py| {
+                super::borrows::with_read(py, &view, || copy_tensor(&view, padded | copied))
+            });
         }
         let flags = self.share_flags();
         if !M::VERSIONED {
@@ -805,7 +808,9 @@ impl PyTensor {
     /// b'\x01\x03\x02\x04'
     fn tobytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         self.ready_on(ConsumerStream::Host)?;
-        Ok(PyBytes::new(py, &gather(&self.view())?))
+        let view = self.view();
+        let bytes = super::borrows::with_read(py, &view, || gather(&view))?;
+        Ok(PyBytes::new(py, &bytes))
     }
 
     fn __repr__(&self) -> String {

@@ -10,43 +10,38 @@
 //! that may share a byte with it is refused. Two tensors conflict when
 //! [`MemoryExtent::may_overlap`] says they may share a byte: `a[::2]` and `a[1::2]` do not.
 //!
-//! **Across extensions.** The first extension that imports creates the registry and publishes
-//! it as a capsule (`api`, of the module `_dlpack_abi_borrows` that it puts in `sys.modules`);
-//! every other extension built on this crate (from the release that added it on) finds it there
-//! and calls it through the versioned C table [`SharedApi`], so that two extensions built
-//! separately refuse each other's overlapping borrows. The first extension's code decides for
-//! the whole process. rust-numpy does the same for NumPy arrays through NumPy's module; the two
-//! registries do not know each other.
+//! Rust's own reads of memory it cannot prove unshared (a `dlpack_abi.Tensor`'s bytes copied by
+//! `tobytes` or `__dlpack__(copy=True)`) take a shared borrow for the length of the read
+//! ([`with_read`]), and Arrow imports register every host buffer they reach ([`Borrow`]).
+//!
+//! **Across extensions.** The first extension that needs the registry publishes it; every
+//! other extension built on this crate finds it and calls it through a C table whose major
+//! version is part of its name ([`table`]), so that two extensions built separately refuse
+//! each other's overlapping borrows, and two builds of different majors refuse to run
+//! together. The first extension's code decides for the whole process.
 //!
 //! **Cost.** One spin lock: registering a shared import checks the live mutable borrows (usually
 //! none) and inserts into a hash map; dropping one removes it; registering a mutable one checks
 //! every live import. No Python call; the table is looked up once per extension.
 #![allow(unsafe_code)]
 
+mod arrow_imports;
+mod registry;
+mod table;
+
+use alloc::boxed::Box;
 use alloc::format;
 use alloc::string::ToString;
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
-use core::ffi::{c_int, c_void, CStr};
+use core::ffi::c_int;
 use core::fmt;
-use core::hash::{BuildHasherDefault, Hasher};
-use core::ptr::{self, NonNull};
-use core::sync::atomic::{AtomicBool, AtomicPtr, Ordering};
-use std::collections::HashMap;
 
 use pyo3::exceptions::{PyBufferError, PyRuntimeError};
 use pyo3::prelude::*;
-use pyo3::types::{PyCapsule, PyDict, PyModule};
-use pyo3::{ffi, intern};
 
-use super::capsule::capsule_pointer;
-use dlpack_abi::dlpack::ReleaseHook;
-use dlpack_abi::dlpack::{MemoryExtent, VersionedTensor};
-
-/// The name of the module that holds the registry's capsule in `sys.modules`.
-const MODULE: &str = "_dlpack_abi_borrows";
-/// The capsule's name (its attribute is `api`).
-const CAPSULE: &CStr = c"_dlpack_abi_borrows.api";
+pub(crate) use arrow_imports::{register_array, register_device_array};
+use dlpack_abi::dlpack::{MemoryExtent, ReleaseHook, TensorView, VersionedTensor};
+use table::{api, loaded, SharedExtent, CONFLICTS_MUTABLE, OK};
 
 /// A borrow that cannot be taken: another live tensor may share a byte with it.
 ///
@@ -107,237 +102,6 @@ impl crate::IntoPyErr for BorrowError {
     }
 }
 
-/// The bytes a registered tensor reaches, as the shared table passes them (`MemoryExtent`'s
-/// fields, in a layout fixed by the table's version).
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct SharedExtent {
-    start: usize,
-    end: usize,
-    first: usize,
-    stride_gcd: usize,
-    element_bytes: usize,
-}
-
-impl From<MemoryExtent> for SharedExtent {
-    fn from(extent: MemoryExtent) -> Self {
-        let MemoryExtent {
-            start,
-            end,
-            first,
-            stride_gcd,
-            element_bytes,
-        } = extent;
-        Self {
-            start,
-            end,
-            first,
-            stride_gcd,
-            element_bytes,
-        }
-    }
-}
-
-impl From<SharedExtent> for MemoryExtent {
-    fn from(extent: SharedExtent) -> Self {
-        Self {
-            start: extent.start,
-            end: extent.end,
-            first: extent.first,
-            stride_gcd: extent.stride_gcd,
-            element_bytes: extent.element_bytes,
-        }
-    }
-}
-
-/// Results of the table's functions.
-const OK: c_int = 0;
-const CONFLICTS_MUTABLE: c_int = 1;
-const CONFLICTS_SHARED: c_int = 2;
-const UNKNOWN_TOKEN: c_int = 3;
-
-/// The registry's C table, version 1, shared between extensions through the capsule. Later
-/// versions only append fields; a reader checks `version >= 1`. Tokens are the addresses of
-/// the registered tensors' managed structs (unique while they are registered).
-#[repr(C)]
-pub(crate) struct SharedApi {
-    /// 1 for this layout.
-    version: u64,
-    /// Passed back to every function.
-    state: *const c_void,
-    /// Registers a borrow, shared (`0`) or mutable (`1`): `OK`, `CONFLICTS_MUTABLE` or
-    /// `CONFLICTS_SHARED` (nothing registered then).
-    track: unsafe extern "C" fn(*const c_void, usize, *const SharedExtent, c_int) -> c_int,
-    /// Makes a mutable borrow shared: `OK` or `UNKNOWN_TOKEN`.
-    make_shared: unsafe extern "C" fn(*const c_void, usize) -> c_int,
-    /// Removes a borrow (nothing for an unknown token).
-    untrack: unsafe extern "C" fn(*const c_void, usize),
-}
-
-// SAFETY: the table is immutable; its functions lock the registry they belong to, from any
-// thread (a lock).
-unsafe impl Sync for SharedApi {}
-
-/// This extension's registry, used when it is the first one in the process.
-#[derive(Default)]
-struct Registry {
-    /// Live imports that are only read, by token (every import from Python while it is held).
-    shared: HashMap<usize, MemoryExtent, BuildHasherDefault<TokenHasher>>,
-    /// Live imports written through a `ReadwriteTensor` (usually none or a few).
-    mutable: Vec<(usize, MemoryExtent)>,
-}
-
-impl Registry {
-    /// Whether a borrow other than `token`'s may share a byte with `extent`: `Some(true)` for a
-    /// mutable one, `Some(false)` for a shared one (only asked when `shared_too`).
-    fn conflict(&self, token: usize, extent: &MemoryExtent, shared_too: bool) -> Option<bool> {
-        let overlaps = |(other, theirs): (&usize, &MemoryExtent)| {
-            *other != token && theirs.may_overlap(extent)
-        };
-        if self.mutable.iter().map(|(t, e)| (t, e)).any(overlaps) {
-            return Some(true);
-        }
-        (shared_too && self.shared.iter().any(overlaps)).then_some(false)
-    }
-}
-
-/// Tokens are addresses of distinct live structs: one multiplication spreads them.
-#[derive(Default)]
-struct TokenHasher(u64);
-
-impl Hasher for TokenHasher {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-
-    fn write(&mut self, bytes: &[u8]) {
-        for &byte in bytes {
-            self.0 = (self.0.rotate_left(8) ^ u64::from(byte)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        }
-    }
-
-    fn write_usize(&mut self, token: usize) {
-        self.0 = (token as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-/// A spin lock: one atomic read-modify-write to take it and a plain store to give it back,
-/// half of what `std::sync::Mutex` pays (whose unlock swaps, to wake waiters), on a path every
-/// import takes twice. Held only for a hash-map operation or one scan, never across a call out.
-struct SpinLock<T> {
-    locked: AtomicBool,
-    value: UnsafeCell<T>,
-}
-
-// SAFETY: the value is reached only by the thread holding the lock (`with`), and it moves
-// between threads only as `T: Send` allows.
-unsafe impl<T: Send> Sync for SpinLock<T> {}
-
-impl<T> SpinLock<T> {
-    const fn new(value: T) -> Self {
-        Self {
-            locked: AtomicBool::new(false),
-            value: UnsafeCell::new(value),
-        }
-    }
-
-    /// Runs `f` on the value, with the lock held (given back on unwind too).
-    fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        let mut spins = 0u32;
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            while self.locked.load(Ordering::Relaxed) {
-                spins += 1;
-                if spins < 64 {
-                    core::hint::spin_loop();
-                } else {
-                    std::thread::yield_now(); // a holder that was descheduled
-                }
-            }
-        }
-        struct Unlock<'a>(&'a AtomicBool);
-        impl Drop for Unlock<'_> {
-            fn drop(&mut self) {
-                self.0.store(false, Ordering::Release);
-            }
-        }
-        let _unlock = Unlock(&self.locked);
-        // SAFETY: the lock is held until `_unlock` drops: this is the only access.
-        f(unsafe { &mut *self.value.get() })
-    }
-}
-
-static REGISTRY: SpinLock<Option<Registry>> = SpinLock::new(None);
-
-/// Runs `f` on this extension's registry, locked. (The registry stays consistent if `f`
-/// unwinds: nothing panics while it is changed.)
-fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
-    REGISTRY.with(|registry| f(registry.get_or_insert_with(Registry::default)))
-}
-
-static OWN_API: SharedApi = SharedApi {
-    version: 1,
-    state: ptr::null(),
-    track: own_track,
-    make_shared: own_make_shared,
-    untrack: own_untrack,
-};
-
-/// # Safety
-/// `extent` points to a live `SharedExtent`.
-unsafe extern "C" fn own_track(
-    _: *const c_void,
-    token: usize,
-    extent: *const SharedExtent,
-    mutable: c_int,
-) -> c_int {
-    // SAFETY: a live extent (caller).
-    let extent = MemoryExtent::from(unsafe { *extent });
-    with_registry(
-        |registry| match registry.conflict(token, &extent, mutable != 0) {
-            Some(true) => CONFLICTS_MUTABLE,
-            Some(false) => CONFLICTS_SHARED,
-            None if mutable != 0 => {
-                registry.mutable.push((token, extent));
-                OK
-            }
-            None => {
-                registry.shared.insert(token, extent);
-                OK
-            }
-        },
-    )
-}
-
-/// # Safety
-/// None beyond the table's contract (a token).
-unsafe extern "C" fn own_make_shared(_: *const c_void, token: usize) -> c_int {
-    with_registry(|registry| {
-        let Some(index) = registry.mutable.iter().position(|(t, _)| *t == token) else {
-            return UNKNOWN_TOKEN;
-        };
-        let (token, extent) = registry.mutable.swap_remove(index);
-        registry.shared.insert(token, extent);
-        OK
-    })
-}
-
-/// # Safety
-/// None beyond the table's contract (a token).
-unsafe extern "C" fn own_untrack(_: *const c_void, token: usize) {
-    with_registry(|registry| {
-        if registry.shared.remove(&token).is_none() {
-            registry.mutable.retain(|(t, _)| *t != token);
-        }
-    });
-}
-
-/// The table in use (the process's first registry), once found.
-static API: AtomicPtr<SharedApi> = AtomicPtr::new(ptr::null_mut());
-
 /// Unregisters through the table in use: the core's hook, called when a tracked tensor stops
 /// being held (on any thread, attached or not).
 fn untrack_hook(token: usize) {
@@ -353,55 +117,13 @@ static RELEASE_HOOK: ReleaseHook = ReleaseHook {
     released: untrack_hook,
 };
 
-fn loaded() -> Option<&'static SharedApi> {
-    let api = API.load(Ordering::Acquire);
-    // SAFETY: NULL, or a table that lives for the process (a static of the extension that
-    // published it: CPython never unloads extension modules).
-    unsafe { api.cast_const().as_ref() }
-}
-
-/// The process's registry table: found in `sys.modules`, or published there by this extension.
-fn api(py: Python<'_>) -> PyResult<&'static SharedApi> {
-    if let Some(api) = loaded() {
-        return Ok(api);
+/// The table's answer to `track` as a result.
+fn tracked(result: c_int) -> PyResult<()> {
+    match result {
+        OK => Ok(()),
+        CONFLICTS_MUTABLE => Err(BorrowError::BorrowedMutably.into()),
+        _ => Err(BorrowError::Shared.into()),
     }
-    let modules = PyModule::import(py, intern!(py, "sys"))?
-        .getattr(intern!(py, "modules"))?
-        .cast_into::<PyDict>()?;
-    let module = match modules.get_item(MODULE)? {
-        Some(module) => module,
-        None => {
-            let ours = PyModule::new(py, MODULE)?;
-            // SAFETY: attached; the pointer and the name are statics, valid for the capsule's
-            // life; no destructor (nothing to free).
-            let capsule = unsafe {
-                ffi::PyCapsule_New(
-                    ptr::from_ref(&OWN_API).cast_mut().cast(),
-                    CAPSULE.as_ptr(),
-                    None,
-                )
-            };
-            // SAFETY: a new reference, or NULL with an exception set.
-            let capsule = unsafe { Bound::from_owned_ptr_or_err(py, capsule) }?;
-            ours.add(intern!(py, "api"), capsule)?;
-            // `setdefault` is atomic: of two extensions racing here, one module wins for both.
-            modules.call_method1(intern!(py, "setdefault"), (MODULE, ours))?
-        }
-    };
-    let capsule = module.getattr(intern!(py, "api"))?;
-    let capsule = capsule.cast::<PyCapsule>()?;
-    let table: NonNull<SharedApi> = capsule_pointer(capsule.as_any(), CAPSULE)?;
-    // SAFETY: a capsule of this name holds a table that lives for the process; `version` is
-    // the first field of every version.
-    let version = unsafe { table.as_ref() }.version;
-    if version < 1 {
-        return Err(PyBufferError::new_err(format!(
-            "{MODULE}.api is version {version}; this build needs version 1 or later"
-        )));
-    }
-    API.store(table.as_ptr(), Ordering::Release);
-    // SAFETY: as above: a table for the process.
-    Ok(unsafe { table.as_ref() })
 }
 
 /// Registers an import as a borrow of what it reaches, shared or `mutable`, for as long as it
@@ -424,23 +146,17 @@ pub(crate) fn track(py: Python<'_>, tensor: &mut VersionedTensor, mutable: bool)
     let api = api(py)?;
     let shared = SharedExtent::from(extent);
     // SAFETY: the table's contract: a token unique while registered (the managed struct's
-    // address, held by `tensor`), a live extent.
-    match unsafe { (api.track)(api.state, tensor.token(), &shared, c_int::from(mutable)) } {
-        OK => match tensor.track(&RELEASE_HOOK) {
-            Ok(()) => Ok(()),
-            Err(other) => {
-                // Another registry's hook is installed in this copy of dlpack-abi: it would
-                // never tell ours that the tensor is gone, so the borrow is not kept.
-                // SAFETY: the table's contract: any token, any thread.
-                unsafe { (api.untrack)(api.state, tensor.token()) };
-                Err(PyRuntimeError::new_err(format!(
-                    "cannot register the import with the borrow registry: {other}"
-                )))
-            }
-        },
-        CONFLICTS_MUTABLE => Err(BorrowError::BorrowedMutably.into()),
-        _ => Err(BorrowError::Shared.into()),
-    }
+    // address, held by `tensor`), one live extent.
+    tracked(unsafe { (api.track)(api.state, tensor.token(), &shared, 1, c_int::from(mutable)) })?;
+    tensor.track(&RELEASE_HOOK).map_err(|other| {
+        // Another registry's hook is installed in this copy of dlpack-abi: it would never tell
+        // ours that the tensor is gone, so the borrow is not kept.
+        // SAFETY: the table's contract: any token, any thread.
+        unsafe { (api.untrack)(api.state, tensor.token()) };
+        PyRuntimeError::new_err(format!(
+            "cannot register the import with the borrow registry: {other}"
+        ))
+    })
 }
 
 /// Makes a registered tensor's mutable borrow shared (nothing for one never registered).
@@ -449,4 +165,77 @@ pub(crate) fn make_shared(tensor: &VersionedTensor) {
         // SAFETY: the table's contract: any token. Making a borrow shared cannot conflict.
         let _ = unsafe { (api.make_shared)(api.state, tensor.token()) };
     }
+}
+
+/// A registered borrow of some extents, removed when it is dropped (on any thread). Its token
+/// is the address of a byte it owns, unique while it lives.
+pub(crate) struct Borrow {
+    token: Box<u8>,
+}
+
+impl Borrow {
+    /// Registers `extents` (host memory Rust may read; empty ones are left out) as one borrow,
+    /// shared or `mutable`; `None` when nothing is reached.
+    ///
+    /// # Errors
+    /// [`BorrowError`] when another live borrow may share a byte with them: a mutable one, or,
+    /// for a `mutable` borrow, any.
+    pub(crate) fn new(
+        py: Python<'_>,
+        extents: impl IntoIterator<Item = MemoryExtent>,
+        mutable: bool,
+    ) -> PyResult<Option<Self>> {
+        let extents: Vec<SharedExtent> = extents
+            .into_iter()
+            .filter(|extent| !extent.is_empty())
+            .map(SharedExtent::from)
+            .collect();
+        if extents.is_empty() {
+            return Ok(None);
+        }
+        let api = api(py)?;
+        let token = Box::new(0u8);
+        // SAFETY: the table's contract: a token unique while registered (the address of the
+        // byte `token` owns until the borrow is dropped), `extents.len()` live extents.
+        tracked(unsafe {
+            (api.track)(
+                api.state,
+                token_of(&token),
+                extents.as_ptr(),
+                extents.len(),
+                c_int::from(mutable),
+            )
+        })?;
+        Ok(Some(Self { token }))
+    }
+}
+
+fn token_of(token: &u8) -> usize {
+    core::ptr::from_ref::<u8>(token) as usize
+}
+
+impl Drop for Borrow {
+    fn drop(&mut self) {
+        untrack_hook(token_of(&self.token));
+    }
+}
+
+/// Runs `read` with a shared borrow of the memory `view` reaches held (when the host can read
+/// it): what every Rust read of a `dlpack_abi.Tensor`'s memory goes through, so that it never
+/// runs while a `ReadwriteTensor` writes it.
+///
+/// # Errors
+/// [`BorrowError::BorrowedMutably`] while a `ReadwriteTensor` (of any extension) may write a
+/// byte of it; `read`'s own errors.
+pub(crate) fn with_read<R>(
+    py: Python<'_>,
+    view: &TensorView<'_>,
+    read: impl FnOnce() -> PyResult<R>,
+) -> PyResult<R> {
+    let _borrow = if view.is_host_readable() {
+        Borrow::new(py, [view.memory_extent()], false)?
+    } else {
+        None
+    };
+    read()
 }

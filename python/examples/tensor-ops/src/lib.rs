@@ -18,7 +18,9 @@
 //! - `Ramp` is another: a fresh, writable vector per export, and a method and a getter of its
 //!   own beside the protocol's.
 
+mod docs_examples;
 mod in_place;
+mod rust_numpy;
 
 use std::ops::Mul;
 use std::sync::{Arc, Mutex};
@@ -264,6 +266,8 @@ fn tensor_ops(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(double, module)?)?;
     module.add_function(wrap_pyfunction!(element_count, module)?)?;
     in_place::register(module)?;
+    rust_numpy::register(module)?;
+    docs_examples::register(module)?;
     module.add_class::<Grid>()?;
     module.add_class::<Ramp>()?;
     Ok(())

@@ -1,0 +1,130 @@
+"""Where the borrow registry lives and which builds share it: one table per process, found by
+every extension built on dlpack-abi-pyo3 whatever `sys.modules` holds, and refused, in both load
+orders, when another build's table has another meaning (another major, the pre-release table,
+a smaller table). Each case runs in a fresh interpreter: the first extension to need the
+registry decides for the process. The other builds are emulated with ctypes: a capsule under the
+same key with the other build's name and layout, and the lookup that build's code makes."""
+import subprocess
+import sys
+import textwrap
+
+import pytest
+
+PRELUDE = """
+import ctypes, gc, sys
+import numpy as np
+api = ctypes.pythonapi
+api.PyInterpreterState_Get.restype = ctypes.c_void_p
+api.PyInterpreterState_GetDict.restype = ctypes.py_object
+api.PyInterpreterState_GetDict.argtypes = [ctypes.c_void_p]
+api.PyCapsule_New.restype = ctypes.py_object
+api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+api.PyCapsule_GetName.restype = ctypes.c_char_p
+api.PyCapsule_GetName.argtypes = [ctypes.py_object]
+home = api.PyInterpreterState_GetDict(api.PyInterpreterState_Get())
+KEY = "dlpack_abi.borrow_registry"
+keep = []
+
+def capsule(name, table_bytes):
+    buffer = ctypes.create_string_buffer(table_bytes, 64)
+    name = ctypes.create_string_buffer(name)
+    keep.extend([buffer, name])
+    return api.PyCapsule_New(ctypes.addressof(buffer), name, None)
+
+def refused(call, match):
+    try:
+        call()
+    except RuntimeError as error:
+        assert match in str(error), str(error)
+        return
+    raise AssertionError("not refused")
+"""
+
+
+def run(body):
+    code = PRELUDE + textwrap.dedent(body)
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=120)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+@pytest.mark.parametrize("first, second", [("dlpack_abi", "tensor_ops"),
+                                           ("tensor_ops", "dlpack_abi")])
+def test_one_registry_whatever_sys_modules_holds(first, second):
+    run(f"""
+    import dlpack_abi, tensor_ops
+    a = np.arange(4.0)
+    # {first} needs the registry first and publishes it in the interpreter's dict.
+    if "{first}" == "dlpack_abi":
+        held = dlpack_abi.Tensor.from_dlpack(a)
+    else:
+        tensor_ops.scale_(a, 1.0)
+        held = None
+    assert api.PyCapsule_GetName(home[KEY]) == b"dlpack_abi.borrow_registry.v2"
+    for name in [n for n in sys.modules if "borrow" in n]:
+        del sys.modules[name]  # what reloaders and test harnesses do
+    gc.collect()
+    # {second} meets its first borrow now, and finds the same registry.
+    def during():
+        try:
+            dlpack_abi.Tensor.from_dlpack(a)
+        except BufferError as error:
+            assert "ReadwriteTensor" in str(error)
+            return "refused"
+        return "imported"
+    del held
+    assert tensor_ops.while_borrowed_(a, during) == "refused"
+    """)
+
+
+def test_another_major_loaded_first_is_refused():
+    run("""
+    home.setdefault(KEY, capsule(b"dlpack_abi.borrow_registry.v3", b"\\xff" * 8))
+    import dlpack_abi
+    refused(lambda: dlpack_abi.Tensor.from_dlpack(np.arange(2.0)), "dlpack_abi.borrow_registry.v3")
+    """)
+
+
+def test_another_major_loaded_second_finds_ours_and_refuses():
+    run("""
+    import dlpack_abi
+    held = dlpack_abi.Tensor.from_dlpack(np.arange(2.0))
+    found = home.setdefault(KEY, capsule(b"dlpack_abi.borrow_registry.v3", b""))
+    # What a build of another major reads: the key is taken by a capsule it cannot open.
+    assert api.PyCapsule_GetName(found) == b"dlpack_abi.borrow_registry.v2"
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    try:
+        api.PyCapsule_GetPointer(found, b"dlpack_abi.borrow_registry.v3")
+    except ValueError:
+        pass
+    else:
+        raise AssertionError("another major could open our table")
+    """)
+
+
+def test_a_smaller_table_of_this_major_is_refused():
+    run("""
+    size = (8).to_bytes(ctypes.sizeof(ctypes.c_size_t), sys.byteorder)  # 8 bytes: no functions
+    home.setdefault(KEY, capsule(b"dlpack_abi.borrow_registry.v2", size))
+    import tensor_ops
+    refused(lambda: tensor_ops.scale_(np.arange(2.0), 2.0), "the extension loaded first")
+    """)
+
+
+def test_the_pre_release_table_is_refused_in_both_orders():
+    run("""
+    import types
+    legacy = types.ModuleType("_dlpack_abi_borrows")
+    legacy.api = capsule(b"_dlpack_abi_borrows.api", b"\\x01" + b"\\0" * 7)
+    sys.modules["_dlpack_abi_borrows"] = legacy  # a pre-release build, loaded first
+    import dlpack_abi
+    refused(lambda: dlpack_abi.Tensor.from_dlpack(np.arange(2.0)), "pre-release")
+    """)
+    run("""
+    import dlpack_abi
+    held = dlpack_abi.Tensor.from_dlpack(np.arange(2.0))
+    # A pre-release build loaded second reads sys.modules["_dlpack_abi_borrows"].api.
+    module = sys.modules["_dlpack_abi_borrows"]
+    assert not hasattr(module, "api"), "it would find no table and fail to start"
+    """)
