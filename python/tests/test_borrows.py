@@ -354,3 +354,42 @@ def test_an_arrow_import_is_refused_while_its_memory_is_written():
     held = dlpack_abi.ArrowArray.from_arrow(strings)
     del held
     gc.collect()
+
+
+def test_arrow_rs_arguments_and_stream_batches_are_registered_borrows():
+    a = np.arange(4.0)
+    column = pa.array(a)
+    held = dlpack_abi.dlpack_abi._array_roundtrip(column)  # arrow-rs holds the import
+    with pytest.raises(BufferError, match="another live import"):
+        tensor_ops.scale_(a, 2.0)
+    del held
+    gc.collect()
+    tensor_ops.scale_(a, 1.0)
+
+    batches = pa.RecordBatchReader.from_batches(
+        pa.schema([("x", pa.float64())]), [pa.record_batch([column], names=["x"])])
+    out = pa.RecordBatchReader.from_stream(dlpack_abi.dlpack_abi._reader_roundtrip(batches))
+    batch = out.read_next_batch()  # pulled through our wrapped stream, held by arrow-rs
+    assert batch.column(0).buffers()[1].address == a.ctypes.data
+    with pytest.raises(BufferError, match="another live import"):
+        tensor_ops.scale_(a, 2.0)
+    del batch, out
+    gc.collect()
+    tensor_ops.scale_(a, 2.0)
+    np.testing.assert_array_equal(a, [0.0, 2.0, 4.0, 6.0])
+
+
+def test_a_stream_batch_is_refused_while_its_memory_is_written():
+    a = np.arange(4.0)
+    column = pa.array(a)
+    batches = pa.RecordBatchReader.from_batches(
+        pa.schema([("x", pa.float64())]), [pa.record_batch([column], names=["x"])])
+    stream = dlpack_abi.ArrowStream.from_arrow(batches)
+
+    def during():
+        out = pa.RecordBatchReader.from_stream(dlpack_abi.dlpack_abi._reader_roundtrip(stream))
+        with pytest.raises(pa.ArrowInvalid, match="ReadwriteTensor"):
+            out.read_next_batch()
+        return "refused"
+
+    assert tensor_ops.while_borrowed_(a, during) == "refused"

@@ -872,7 +872,7 @@ pub fn import_device_stream(
 }
 
 /// Imports a stream of kind `S` from a capsule, or from what `method` returns.
-fn import_any_stream<S: StreamStruct + ArrowCapsule>(
+fn import_any_stream<S: StreamStruct + ArrowCapsule + super::borrows::RegisteredStream>(
     source: &Bound<'_, PyAny>,
     method: &Bound<'_, pyo3::types::PyString>,
     requested_schema: Option<&Bound<'_, PyAny>>,
@@ -882,11 +882,12 @@ fn import_any_stream<S: StreamStruct + ArrowCapsule>(
     } else {
         call_export(source, method, requested_schema)?
     };
-    consuming(&capsule, || {
+    let stream = consuming(&capsule, || {
         let raw = capsule_pointer::<S>(&capsule, S::NAME)?;
         // SAFETY: a live stream owned by the capsule, which gives it to its consumer.
         unsafe { Stream::from_raw(raw.as_ptr()) }.map_err(arrow_error)
-    })
+    })?;
+    super::borrows::register_stream(source.py(), stream)
 }
 
 /// An Arrow array from Python bridged to DLPack (zero-copy).

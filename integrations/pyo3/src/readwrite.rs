@@ -159,7 +159,7 @@ impl<'a, 'py, T: Element> FromPyObject<'a, 'py> for ReadonlyTensor<T> {
 /// this crate's registry, and `into_inner` ends rust-numpy's borrow.
 ///
 /// **Not covered:** Python code and C extensions can still write the array meanwhile, as they
-/// can under rust-numpy. Arrow streams' batches are not registered.
+/// can under rust-numpy.
 ///
 /// ```no_run
 /// use dlpack_abi_pyo3::{PyDlpackResult, ReadwriteTensor};

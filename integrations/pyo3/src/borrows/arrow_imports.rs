@@ -1,20 +1,29 @@
 //! Arrow imports in the registry: every host buffer an imported array reaches (its children's
 //! and dictionary's too, each sized by [`ArrayView::buffer_len`]) is one shared borrow, held
 //! by the array itself until its `release` runs, so that a `ReadwriteTensor` of any of those
-//! bytes is refused while Rust may read them.
+//! bytes is refused while Rust may read them. An imported stream is wrapped so that every batch
+//! it hands out is registered the same way before its consumer sees it.
 #![allow(unsafe_code)]
 
 use alloc::boxed::Box;
+use alloc::ffi::CString;
+use alloc::string::{String, ToString};
 use alloc::vec::Vec;
-use core::ffi::c_void;
+use core::ffi::{c_char, c_int, c_void};
 
+use bytemuck::Zeroable;
 use pyo3::prelude::*;
 
+use super::table::{api, SharedApi};
 use super::Borrow;
 use crate::arrow::arrow_error;
-use dlpack_abi::arrow::{Array, ArrayView, DeviceArray, SchemaRef};
+use dlpack_abi::arrow::{
+    errno, Array, ArrayView, DeviceArray, Schema, SchemaRef, Stream, StreamStruct,
+};
 use dlpack_abi::dlpack::MemoryExtent;
-use dlpack_abi::raw::ArrowArray;
+use dlpack_abi::raw::{
+    ArrowArray, ArrowArrayStream, ArrowDeviceArray, ArrowDeviceArrayStream, ArrowSchema,
+};
 
 /// The bytes of every buffer of `view`'s node and below, as byte ranges. A buffer whose size
 /// cannot be known (a negative offset) reaches, as far as anyone can tell, to the end of
@@ -125,4 +134,227 @@ pub(crate) fn register_device_array(
     register_raw(&mut raw.array, borrow);
     // SAFETY: the device array we owned, unchanged but for a `release` that calls its own.
     unsafe { DeviceArray::from_raw(&mut raw, schema) }.map_err(arrow_error)
+}
+
+/// What a registered stream's callbacks find in `private_data`: the producer's stream, the
+/// schema its batches are read with, the registry's table, and the last refusal's message.
+pub(crate) struct Wrapped<S> {
+    inner: S,
+    schema: Schema,
+    api: &'static SharedApi,
+    error: Option<CString>,
+}
+
+/// The two stream structs, wrapped alike: their batches are registered as they are handed out.
+pub(crate) trait RegisteredStream: Sized {
+    /// A stream handing out `wrapped.inner`'s batches registered (the producer's stream kept
+    /// in the wrapper, released with it).
+    fn wrapped(wrapped: Box<Wrapped<Self>>) -> Self;
+    /// The producer's `get_schema`, called on `self`.
+    fn schema_of(&mut self) -> Option<Schema>;
+}
+
+/// Registers the batch at `out` (moved out and back), or says why it is refused (released).
+fn register_batch_host(
+    api: &'static SharedApi,
+    schema: &Schema,
+    array: Array,
+) -> Result<Array, String> {
+    let mut reached = Vec::new();
+    extents(
+        array.view(schema.view()).map_err(|e| e.to_string())?,
+        &mut reached,
+    );
+    let Some(borrow) = Borrow::in_table(api, reached, false).map_err(|e| e.to_string())? else {
+        return Ok(array);
+    };
+    let mut raw = array.into_raw();
+    register_raw(&mut raw, borrow);
+    // SAFETY: the array we owned, unchanged but for a `release` that calls its own.
+    unsafe { Array::from_raw(&mut raw, schema.view()) }.map_err(|e| e.to_string())
+}
+
+macro_rules! registered_stream {
+    ($stream:ty, $item:ty, $import:expr, $export:expr, $copy:expr) => {
+        impl RegisteredStream for $stream {
+            fn wrapped(wrapped: Box<Wrapped<Self>>) -> Self {
+                let mut outer = Self::zeroed();
+                $copy(&mut outer, &wrapped.inner);
+                outer.private_data = Box::into_raw(wrapped).cast();
+                outer.get_schema = Some(wrapped_get_schema);
+                outer.get_next = Some(wrapped_get_next);
+                outer.get_last_error = Some(wrapped_get_last_error);
+                outer.release = Some(wrapped_release);
+                return outer;
+
+                /// The wrapper of a stream made by `wrapped`.
+                ///
+                /// # Safety
+                /// `stream` is live and was made by `wrapped`; its consumer calls one callback at
+                /// a time (C Stream Interface), so the wrapper is reached by one at a time.
+                unsafe fn wrapper<'a>(stream: *mut $stream) -> &'a mut Wrapped<$stream> {
+                    // SAFETY: live (the caller's).
+                    let private = unsafe { (*stream).private_data };
+                    // SAFETY: its `Wrapped`, reached by one callback at a time (the caller's).
+                    unsafe { &mut *private.cast::<Wrapped<$stream>>() }
+                }
+
+                /// # Safety
+                /// The C Stream Interface's: a live, wrapped stream.
+                unsafe extern "C" fn wrapped_get_schema(
+                    stream: *mut $stream,
+                    out: *mut ArrowSchema,
+                ) -> c_int {
+                    // SAFETY: the callback's contract: a live, wrapped stream.
+                    let wrapped = unsafe { wrapper(stream) };
+                    match wrapped.inner.get_schema {
+                        // SAFETY: the producer's stream and callback; `out` is the caller's.
+                        Some(get_schema) => unsafe { get_schema(&mut wrapped.inner, out) },
+                        None => errno::EINVAL,
+                    }
+                }
+
+                /// # Safety
+                /// The C Stream Interface's: a live, wrapped stream; `out` writable.
+                unsafe extern "C" fn wrapped_get_next(
+                    stream: *mut $stream,
+                    out: *mut $item,
+                ) -> c_int {
+                    // SAFETY: the callback's contract: a live, wrapped stream.
+                    let wrapped = unsafe { wrapper(stream) };
+                    wrapped.error = None;
+                    let Some(get_next) = wrapped.inner.get_next else {
+                        return errno::EINVAL;
+                    };
+                    // SAFETY: the producer's stream and callback; `out` is the caller's.
+                    let code = unsafe { get_next(&mut wrapped.inner, out) };
+                    // SAFETY: `out` was written by the producer (C Stream Interface).
+                    if code != 0 || unsafe { $export(&*out) } {
+                        return code; // an error, or the end of the stream
+                    }
+                    // A live batch the producer handed to us, moved out and back.
+                    match $import(wrapped, out) {
+                        Ok(()) => 0,
+                        Err(message) => {
+                            wrapped.error = CString::new(message).ok();
+                            errno::EINVAL
+                        }
+                    }
+                }
+
+                /// # Safety
+                /// The C Stream Interface's: a live, wrapped stream.
+                unsafe extern "C" fn wrapped_get_last_error(stream: *mut $stream) -> *const c_char {
+                    // SAFETY: the callback's contract: a live, wrapped stream.
+                    let wrapped = unsafe { wrapper(stream) };
+                    if let Some(error) = &wrapped.error {
+                        return error.as_ptr();
+                    }
+                    match wrapped.inner.get_last_error {
+                        // SAFETY: the producer's stream and callback.
+                        Some(get_last_error) => unsafe { get_last_error(&mut wrapped.inner) },
+                        None => core::ptr::null(),
+                    }
+                }
+
+                /// # Safety
+                /// The C Stream Interface's: called once, on a live, wrapped stream.
+                unsafe extern "C" fn wrapped_release(stream: *mut $stream) {
+                    // SAFETY: the callback's contract: a live stream.
+                    let private = unsafe { (*stream).private_data };
+                    // SAFETY: the `Wrapped` that `wrapped` leaked, taken back once (here).
+                    let mut wrapped = unsafe { Box::from_raw(private.cast::<Wrapped<$stream>>()) };
+                    if let Some(release) = wrapped.inner.release {
+                        // SAFETY: the producer's stream, released once.
+                        unsafe { release(&mut wrapped.inner) };
+                    }
+                    // SAFETY: the caller's stream: released is a NULL `release`.
+                    unsafe { (*stream).release = None };
+                }
+            }
+
+            fn schema_of(&mut self) -> Option<Schema> {
+                let get_schema = self.get_schema?;
+                let mut out = ArrowSchema::zeroed();
+                // SAFETY: the producer's stream and callback; `out` is ours.
+                if unsafe { get_schema(self, &mut out) } != 0 {
+                    return None;
+                }
+                // SAFETY: a schema the producer wrote for us; `from_raw` moves it out.
+                unsafe { Schema::from_raw(&mut out) }.ok()
+            }
+        }
+    };
+}
+
+registered_stream!(
+    ArrowArrayStream,
+    ArrowArray,
+    |wrapped: &mut Wrapped<ArrowArrayStream>, out: *mut ArrowArray| -> Result<(), String> {
+        // SAFETY: a live batch (the caller's); `from_raw` moves it out.
+        let array =
+            unsafe { Array::from_raw(out, wrapped.schema.view()) }.map_err(|e| e.to_string())?;
+        let array = register_batch_host(wrapped.api, &wrapped.schema, array)?;
+        // SAFETY: `out` is writable and was moved out: it takes the batch back.
+        unsafe { out.write(array.into_raw()) };
+        Ok(())
+    },
+    |out: &ArrowArray| out.release.is_none(),
+    |_: &mut ArrowArrayStream, _: &ArrowArrayStream| ()
+);
+
+registered_stream!(
+    ArrowDeviceArrayStream,
+    ArrowDeviceArray,
+    |wrapped: &mut Wrapped<ArrowDeviceArrayStream>,
+     out: *mut ArrowDeviceArray|
+     -> Result<(), String> {
+        // SAFETY: a live batch (the caller's); `from_raw` moves it out.
+        let array = unsafe { DeviceArray::from_raw(out, wrapped.schema.view()) }
+            .map_err(|e| e.to_string())?;
+        let array = if array.check_host_readable(false).is_ok() {
+            let mut raw = array.into_raw();
+            // SAFETY: the device array we owned: its CPU array, moved out and back.
+            let host = unsafe { Array::from_raw(&mut raw.array, wrapped.schema.view()) }
+                .map_err(|e| e.to_string())?;
+            raw.array = register_batch_host(wrapped.api, &wrapped.schema, host)?.into_raw();
+            // SAFETY: as above, whole again.
+            unsafe { DeviceArray::from_raw(&mut raw, wrapped.schema.view()) }
+                .map_err(|e| e.to_string())?
+        } else {
+            array
+        };
+        // SAFETY: `out` is writable and was moved out: it takes the batch back.
+        unsafe { out.write(array.into_raw()) };
+        Ok(())
+    },
+    |out: &ArrowDeviceArray| out.array.release.is_none(),
+    |outer: &mut ArrowDeviceArrayStream, inner: &ArrowDeviceArrayStream| {
+        outer.device_type = inner.device_type;
+    }
+);
+
+/// Makes an imported stream register every batch it hands out (as [`register_array`] does),
+/// until it is released. A stream whose schema cannot be read is left as it is: its consumer
+/// meets the same error.
+///
+/// # Errors
+/// Those of finding the registry's table; a stream that fails validation once wrapped.
+pub(crate) fn register_stream<S: StreamStruct + RegisteredStream>(
+    py: Python<'_>,
+    stream: Stream<S>,
+) -> PyResult<Stream<S>> {
+    let api = api(py)?;
+    let mut inner = stream.into_raw();
+    let mut raw = match inner.schema_of() {
+        Some(schema) => S::wrapped(Box::new(Wrapped {
+            inner,
+            schema,
+            api,
+            error: None,
+        })),
+        None => inner,
+    };
+    // SAFETY: the stream we owned, or one whose callbacks call it (the wrapper owns it).
+    unsafe { Stream::<S>::from_raw(&mut raw) }.map_err(arrow_error)
 }

@@ -39,9 +39,11 @@ use core::fmt;
 use pyo3::exceptions::{PyBufferError, PyRuntimeError};
 use pyo3::prelude::*;
 
-pub(crate) use arrow_imports::{register_array, register_device_array};
+pub(crate) use arrow_imports::{
+    register_array, register_device_array, register_stream, RegisteredStream,
+};
 use dlpack_abi::dlpack::{MemoryExtent, ReleaseHook, TensorView, VersionedTensor};
-use table::{api, loaded, SharedExtent, CONFLICTS_MUTABLE, OK};
+use table::{api, loaded, SharedApi, SharedExtent, CONFLICTS_MUTABLE, OK};
 
 /// A borrow that cannot be taken: another live tensor may share a byte with it.
 ///
@@ -185,6 +187,15 @@ impl Borrow {
         extents: impl IntoIterator<Item = MemoryExtent>,
         mutable: bool,
     ) -> PyResult<Option<Self>> {
+        Ok(Self::in_table(api(py)?, extents, mutable)?)
+    }
+
+    /// [`new`](Self::new) through a table found before (where Python may not be attached).
+    pub(crate) fn in_table(
+        api: &'static SharedApi,
+        extents: impl IntoIterator<Item = MemoryExtent>,
+        mutable: bool,
+    ) -> Result<Option<Self>, BorrowError> {
         let extents: Vec<SharedExtent> = extents
             .into_iter()
             .filter(|extent| !extent.is_empty())
@@ -193,11 +204,10 @@ impl Borrow {
         if extents.is_empty() {
             return Ok(None);
         }
-        let api = api(py)?;
         let token = Box::new(0u8);
         // SAFETY: the table's contract: a token unique while registered (the address of the
         // byte `token` owns until the borrow is dropped), `extents.len()` live extents.
-        tracked(unsafe {
+        let result = unsafe {
             (api.track)(
                 api.state,
                 token_of(&token),
@@ -205,8 +215,12 @@ impl Borrow {
                 extents.len(),
                 c_int::from(mutable),
             )
-        })?;
-        Ok(Some(Self { token }))
+        };
+        match result {
+            OK => Ok(Some(Self { token })),
+            CONFLICTS_MUTABLE => Err(BorrowError::BorrowedMutably),
+            _ => Err(BorrowError::Shared),
+        }
     }
 }
 
