@@ -166,6 +166,8 @@ def test_every_error_converts_to_its_exception(kind, exception):
         ext._raise_error(kind)
     # Exactly the kind, not a broader one that happens to match.
     assert type(raised.value) is exception
+    # With the stable code of the error it was made from (the integration's range or the core's).
+    assert isinstance(raised.value.code, int) and 100 <= raised.value.code < 2000, kind
 
 
 @pytest.mark.parametrize("kind", ["producer", "arrow_rs.external_stream"])

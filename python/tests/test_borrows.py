@@ -393,3 +393,19 @@ def test_a_stream_batch_is_refused_while_its_memory_is_written():
         return "refused"
 
     assert tensor_ops.while_borrowed_(a, during) == "refused"
+
+
+def test_refusals_carry_their_stable_codes():
+    a = np.arange(4.0)
+    held = dlpack_abi.Tensor.from_dlpack(a)
+    with pytest.raises(BufferError) as shared:
+        tensor_ops.scale_(a, 2.0)
+    assert shared.value.code == 1602  # dlpack_abi_pyo3::codes::SHARED
+    del held
+    with pytest.raises(BufferError) as mutably:
+        tensor_ops.while_borrowed_(a, lambda: dlpack_abi.Tensor.from_dlpack(a))
+    assert mutably.value.code == 1601  # BORROWED_MUTABLY
+    with pytest.raises(BufferError) as read_only:
+        a.flags.writeable = False
+        tensor_ops.scale_(a, 2.0)
+    assert read_only.value.code == 207  # the core's ACCESS_READ_ONLY

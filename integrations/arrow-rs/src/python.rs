@@ -92,11 +92,17 @@ pub use values::{PyArray, PyField, PyRecordBatch, PySchema};
 /// ```
 impl From<ArrowRsError> for PyErr {
     fn from(error: ArrowRsError) -> Self {
-        match error {
-            ArrowRsError::ArrowRs(error) => arrow_rs_exception(error),
-            ArrowRsError::Arrow(error) => error.into_py_err(),
-            ArrowRsError::Stream(error) => error.into_py_err(),
-        }
+        let code = error.code();
+        dlpack_abi_pyo3::with_code(exception(error), code)
+    }
+}
+
+/// The exception of `error`, by kind (its code is added by the `From` impl).
+fn exception(error: ArrowRsError) -> PyErr {
+    match error {
+        ArrowRsError::ArrowRs(error) => arrow_rs_exception(error),
+        ArrowRsError::Arrow(error) => error.into_py_err(),
+        ArrowRsError::Stream(error) => error.into_py_err(),
     }
 }
 

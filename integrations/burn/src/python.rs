@@ -30,20 +30,26 @@ use crate::BurnError;
 /// ```
 impl From<BurnError> for PyErr {
     fn from(error: BurnError) -> Self {
-        use BurnError as E;
-        let message = format!("{error}");
-        match error {
-            E::Export(error) => error.into_py_err(),
-            E::Access(error) => error.into_py_err(),
-            E::Quantized { .. } | E::NoDlpackDtype { .. } | E::NoBurnDtype { .. } => {
-                PyTypeError::new_err(message)
-            }
-            E::Misaligned { .. } => PyBufferError::new_err(message),
-            E::ShapeTooLarge { .. } => PyOverflowError::new_err(message),
-            E::HostAccess(_) => PyOSError::new_err(message),
-            // `Data`: burn refused the data.
-            E::Data(_) => PyValueError::new_err(message),
+        let code = error.code();
+        dlpack_abi_pyo3::with_code(exception(error), code)
+    }
+}
+
+/// The exception of `error`, by kind (its code is added by the `From` impl).
+fn exception(error: BurnError) -> PyErr {
+    use BurnError as E;
+    let message = format!("{error}");
+    match error {
+        E::Export(error) => error.into_py_err(),
+        E::Access(error) => error.into_py_err(),
+        E::Quantized { .. } | E::NoDlpackDtype { .. } | E::NoBurnDtype { .. } => {
+            PyTypeError::new_err(message)
         }
+        E::Misaligned { .. } => PyBufferError::new_err(message),
+        E::ShapeTooLarge { .. } => PyOverflowError::new_err(message),
+        E::HostAccess(_) => PyOSError::new_err(message),
+        // `Data`: burn refused the data.
+        E::Data(_) => PyValueError::new_err(message),
     }
 }
 

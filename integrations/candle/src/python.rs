@@ -27,21 +27,25 @@ use crate::CandleError;
 /// ```
 impl From<CandleError> for PyErr {
     fn from(error: CandleError) -> Self {
-        use CandleError as E;
-        let message = format!("{error}");
-        match error {
-            E::Export(error) => error.into_py_err(),
-            E::Access(error) => error.into_py_err(),
-            E::UnsupportedCandleDevice(_) | E::UnsupportedDevice(_) => {
-                PyBufferError::new_err(message)
-            }
-            E::UnsupportedCandleDtype(_) | E::UnsupportedDtype(_) | E::VectorDtype(_) => {
-                PyTypeError::new_err(message)
-            }
-            E::DimsOverflow => PyOverflowError::new_err(message),
-            // candle's own failure.
-            E::Candle(_) => PyRuntimeError::new_err(message),
+        let code = error.code();
+        dlpack_abi_pyo3::with_code(exception(error), code)
+    }
+}
+
+/// The exception of `error`, by kind (its code is added by the `From` impl).
+fn exception(error: CandleError) -> PyErr {
+    use CandleError as E;
+    let message = format!("{error}");
+    match error {
+        E::Export(error) => error.into_py_err(),
+        E::Access(error) => error.into_py_err(),
+        E::UnsupportedCandleDevice(_) | E::UnsupportedDevice(_) => PyBufferError::new_err(message),
+        E::UnsupportedCandleDtype(_) | E::UnsupportedDtype(_) | E::VectorDtype(_) => {
+            PyTypeError::new_err(message)
         }
+        E::DimsOverflow => PyOverflowError::new_err(message),
+        // candle's own failure.
+        E::Candle(_) => PyRuntimeError::new_err(message),
     }
 }
 

@@ -83,16 +83,22 @@ impl<T: Element> CudaExport<T> {
 /// ```
 impl From<CudaError> for PyErr {
     fn from(error: CudaError) -> Self {
-        match error {
-            CudaError::Access(error) => error.into_py_err(),
-            CudaError::Export(error) => error.into_py_err(),
-            CudaError::Bridge(error) => error.into_py_err(),
-            CudaError::Order(error) => error.into_py_err(),
-            CudaError::NotCuda { .. } | CudaError::OtherDevice { .. } => {
-                PyBufferError::new_err(error.to_string())
-            }
-            CudaError::Driver(_) => PyRuntimeError::new_err(error.to_string()),
+        let code = error.code();
+        dlpack_abi_pyo3::with_code(exception(error), code)
+    }
+}
+
+/// The exception of `error`, by kind (its code is added by the `From` impl).
+fn exception(error: CudaError) -> PyErr {
+    match error {
+        CudaError::Access(error) => error.into_py_err(),
+        CudaError::Export(error) => error.into_py_err(),
+        CudaError::Bridge(error) => error.into_py_err(),
+        CudaError::Order(error) => error.into_py_err(),
+        CudaError::NotCuda { .. } | CudaError::OtherDevice { .. } => {
+            PyBufferError::new_err(error.to_string())
         }
+        CudaError::Driver(_) => PyRuntimeError::new_err(error.to_string()),
     }
 }
 

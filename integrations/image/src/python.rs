@@ -28,16 +28,22 @@ use crate::ImageError;
 /// ```
 impl From<ImageError> for PyErr {
     fn from(error: ImageError) -> Self {
-        use ImageError as E;
-        let message = format!("{error}");
-        match error {
-            E::Access(error) => error.into_py_err(),
-            E::Lanes { .. } | E::DtypeMismatch { .. } => PyTypeError::new_err(message),
-            E::Ndim { .. } | E::Channels { .. } => PyValueError::new_err(message),
-            E::TooLarge { .. } => PyOverflowError::new_err(message),
-            // `NotHostAccessible`, `NotContiguous`.
-            _ => PyBufferError::new_err(message),
-        }
+        let code = error.code();
+        dlpack_abi_pyo3::with_code(exception(error), code)
+    }
+}
+
+/// The exception of `error`, by kind (its code is added by the `From` impl).
+fn exception(error: ImageError) -> PyErr {
+    use ImageError as E;
+    let message = format!("{error}");
+    match error {
+        E::Access(error) => error.into_py_err(),
+        E::Lanes { .. } | E::DtypeMismatch { .. } => PyTypeError::new_err(message),
+        E::Ndim { .. } | E::Channels { .. } => PyValueError::new_err(message),
+        E::TooLarge { .. } => PyOverflowError::new_err(message),
+        // `NotHostAccessible`, `NotContiguous`.
+        _ => PyBufferError::new_err(message),
     }
 }
 

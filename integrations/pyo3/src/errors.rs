@@ -30,7 +30,7 @@ use pyo3::exceptions::{
 use pyo3::prelude::*;
 use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyModule, PyType};
-use pyo3::{PyErr, PyResult};
+use pyo3::{intern, PyErr, PyResult};
 
 use dlpack_abi::arrow::{
     ArrowError, AsyncStreamError, BridgeError, MetadataError, ProducerError, ReadError,
@@ -227,8 +227,12 @@ impl<T, E: IntoPyErr> ToPyResult<T> for Result<T, E> {
 
 impl IntoPyErr for ImportError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        PyBufferError::new_err(format!("invalid DLPack tensor: {error}"))
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            PyBufferError::new_err(format!("invalid DLPack tensor: {error}"))
+        };
+        with_code(error, code)
     }
 }
 
@@ -257,18 +261,22 @@ impl IntoPyErr for ImportError {
 /// ```
 impl IntoPyErr for AccessError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        let message = format!("{error}");
-        match error {
-            AccessError::DtypeMismatch { .. } | AccessError::UnsupportedDtype { .. } => {
-                dtype_error(message, error.error_code())
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            let message = format!("{error}");
+            match error {
+                AccessError::DtypeMismatch { .. } | AccessError::UnsupportedDtype { .. } => {
+                    dtype_error(message, error.error_code())
+                }
+                AccessError::IndexRank { .. } | AccessError::IndexOutOfBounds { .. } => {
+                    PyIndexError::new_err(message)
+                }
+                AccessError::DimensionMismatch { .. } => PyValueError::new_err(message),
+                _ => PyBufferError::new_err(message),
             }
-            AccessError::IndexRank { .. } | AccessError::IndexOutOfBounds { .. } => {
-                PyIndexError::new_err(message)
-            }
-            AccessError::DimensionMismatch { .. } => PyValueError::new_err(message),
-            _ => PyBufferError::new_err(message),
-        }
+        };
+        with_code(error, code)
     }
 }
 
@@ -329,9 +337,36 @@ fn dtype_error(message: String, code: ErrorCode) -> PyErr {
 
 impl IntoPyErr for ExportError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        export_exception(&error, format!("{error}"))
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            export_exception(&error, format!("{error}"))
+        };
+        with_code(error, code)
     }
+}
+
+/// `error` with `code`, the stable code of the error it was made from, as its `.code` attribute:
+/// what every exception made from this workspace's errors ([`IntoPyErr`]) carries, so that
+/// Python code can tell refusals apart without parsing messages. An exception that takes no
+/// attributes is returned as it is.
+///
+/// ```
+/// use dlpack_abi::error_code::ErrorCode;
+/// use dlpack_abi_pyo3::with_code;
+/// use pyo3::exceptions::PyValueError;
+///
+/// pyo3::Python::initialize();
+/// pyo3::Python::attach(|py| {
+///     let error = with_code(PyValueError::new_err("no"), ErrorCode(1101));
+///     assert_eq!(error.value(py).getattr("code").unwrap().extract::<i32>().unwrap(), 1101);
+/// });
+/// ```
+pub fn with_code(error: PyErr, code: ErrorCode) -> PyErr {
+    Python::attach(|py| {
+        let _ = error.value(py).setattr(intern!(py, "code"), code.0);
+    });
+    error
 }
 
 /// The exception of an [`ExportError`] (`BufferError` for flags a consumer cannot be told, else
@@ -361,31 +396,43 @@ pub fn export_exception(error: &ExportError, message: String) -> PyErr {
 /// As the [`ExportError`] it carries (the tensor is dropped).
 impl IntoPyErr for IntoLegacyError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        export_exception(&error.error(), format!("{error}"))
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            export_exception(&error.error(), format!("{error}"))
+        };
+        with_code(error, code)
     }
 }
 
 impl IntoPyErr for TensorError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        match error {
-            TensorError::Import(error) => error.into_py_err(),
-            TensorError::Access(error) => error.into_py_err(),
-            TensorError::Export(error) => error.into_py_err(),
-            other => PyBufferError::new_err(other.to_string()),
-        }
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            match error {
+                TensorError::Import(error) => error.into_py_err(),
+                TensorError::Access(error) => error.into_py_err(),
+                TensorError::Export(error) => error.into_py_err(),
+                other => PyBufferError::new_err(other.to_string()),
+            }
+        };
+        with_code(error, code)
     }
 }
 
 impl IntoPyErr for ConsumerStreamError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        let message = format!("{error}");
-        match error {
-            ConsumerStreamError::Invalid { .. } => PyValueError::new_err(message),
-            _ => PyBufferError::new_err(message),
-        }
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            let message = format!("{error}");
+            match error {
+                ConsumerStreamError::Invalid { .. } => PyValueError::new_err(message),
+                _ => PyBufferError::new_err(message),
+            }
+        };
+        with_code(error, code)
     }
 }
 
@@ -393,75 +440,107 @@ impl IntoPyErr for ConsumerStreamError {
 /// device runtime's failure a `RuntimeError`.
 impl IntoPyErr for OrderError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        let message = format!("{error}");
-        match error {
-            OrderError::Runtime { .. } => PyRuntimeError::new_err(message),
-            _ => PyBufferError::new_err(message),
-        }
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            let message = format!("{error}");
+            match error {
+                OrderError::Runtime { .. } => PyRuntimeError::new_err(message),
+                _ => PyBufferError::new_err(message),
+            }
+        };
+        with_code(error, code)
     }
 }
 
 impl IntoPyErr for ValidationError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        PyValueError::new_err(format!("invalid Arrow data: {error}"))
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            PyValueError::new_err(format!("invalid Arrow data: {error}"))
+        };
+        with_code(error, code)
     }
 }
 
 impl IntoPyErr for ReadError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        PyValueError::new_err(format!("{error}"))
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            PyValueError::new_err(format!("{error}"))
+        };
+        with_code(error, code)
     }
 }
 
 impl IntoPyErr for BridgeError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        PyBufferError::new_err(format!("{error}"))
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            PyBufferError::new_err(format!("{error}"))
+        };
+        with_code(error, code)
     }
 }
 
 impl IntoPyErr for ArrowError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        match error {
-            ArrowError::Validation(error) => error.into_py_err(),
-            ArrowError::Read(error) => error.into_py_err(),
-            ArrowError::Bridge(error) => error.into_py_err(),
-            other => PyValueError::new_err(other.to_string()),
-        }
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            match error {
+                ArrowError::Validation(error) => error.into_py_err(),
+                ArrowError::Read(error) => error.into_py_err(),
+                ArrowError::Bridge(error) => error.into_py_err(),
+                other => PyValueError::new_err(other.to_string()),
+            }
+        };
+        with_code(error, code)
     }
 }
 
 impl IntoPyErr for StreamError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        match error {
-            StreamError::Producer(error) => error.into_py_err(),
-            StreamError::Invalid(error) => error.into_py_err(),
-            other => PyValueError::new_err(other.to_string()),
-        }
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            match error {
+                StreamError::Producer(error) => error.into_py_err(),
+                StreamError::Invalid(error) => error.into_py_err(),
+                other => PyValueError::new_err(other.to_string()),
+            }
+        };
+        with_code(error, code)
     }
 }
 
 /// `OSError(errno, message)`.
 impl IntoPyErr for ProducerError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        let message = error
-            .message()
-            .unwrap_or("the Arrow stream's producer failed");
-        PyOSError::new_err((error.code(), message.to_string()))
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            let message = error
+                .message()
+                .unwrap_or("the Arrow stream's producer failed");
+            PyOSError::new_err((error.code(), message.to_string()))
+        };
+        with_code(error, code)
     }
 }
 
 /// `ValueError`: invalid Arrow data.
 impl IntoPyErr for MetadataError {
     fn into_py_err(self) -> PyErr {
-        let error = self;
-        PyValueError::new_err(format!("invalid Arrow metadata: {error}"))
+        let code = self.error_code();
+        let error = {
+            let error = self;
+            PyValueError::new_err(format!("invalid Arrow metadata: {error}"))
+        };
+        with_code(error, code)
     }
 }
 
@@ -482,11 +561,15 @@ impl IntoPyErr for MetadataError {
 /// ```
 impl IntoPyErr for AsyncStreamError {
     fn into_py_err(self) -> PyErr {
-        match self {
-            Self::Producer(error) => error.into_py_err(),
-            Self::Invalid(error) => error.into_py_err(),
-            other => PyRuntimeError::new_err(other.to_string()),
-        }
+        let code = self.error_code();
+        let error = {
+            match self {
+                Self::Producer(error) => error.into_py_err(),
+                Self::Invalid(error) => error.into_py_err(),
+                other => PyRuntimeError::new_err(other.to_string()),
+            }
+        };
+        with_code(error, code)
     }
 }
 

@@ -47,7 +47,7 @@ pub use arrow::{
 };
 pub use borrows::BorrowError;
 pub use convert::{AnyArrowArray, AnyArrowStream, PyVersionedTensor};
-pub use errors::{codes, export_exception, IntoPyErr, PyDlpackError, PyDlpackResult};
+pub use errors::{codes, export_exception, with_code, IntoPyErr, PyDlpackError, PyDlpackResult};
 pub use exchange::{ExchangeApi, EXCHANGE_API};
 pub use exporter::DlpackExporter;
 

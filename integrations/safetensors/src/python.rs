@@ -30,18 +30,24 @@ use crate::SafetensorsError;
 /// ```
 impl From<SafetensorsError> for PyErr {
     fn from(error: SafetensorsError) -> Self {
-        use SafetensorsError as E;
-        let message = format!("{error}");
-        match error {
-            E::Io(error) => error.into(),
-            E::NoTensor { .. } => PyKeyError::new_err(message),
-            E::UnsupportedDtype { .. } => PyTypeError::new_err(message),
-            E::ExtentTooLarge { .. } => PyOverflowError::new_err(message),
-            // The exception of the `ExportError`, with this message (it names the tensor).
-            E::Export { error, .. } => export_exception(&error, message),
-            // A file refused.
-            E::Format(_) | E::Misaligned { .. } => PyValueError::new_err(message),
-        }
+        let code = error.code();
+        dlpack_abi_pyo3::with_code(exception(error), code)
+    }
+}
+
+/// The exception of `error`, by kind (its code is added by the `From` impl).
+fn exception(error: SafetensorsError) -> PyErr {
+    use SafetensorsError as E;
+    let message = format!("{error}");
+    match error {
+        E::Io(error) => error.into(),
+        E::NoTensor { .. } => PyKeyError::new_err(message),
+        E::UnsupportedDtype { .. } => PyTypeError::new_err(message),
+        E::ExtentTooLarge { .. } => PyOverflowError::new_err(message),
+        // The exception of the `ExportError`, with this message (it names the tensor).
+        E::Export { error, .. } => export_exception(&error, message),
+        // A file refused.
+        E::Format(_) | E::Misaligned { .. } => PyValueError::new_err(message),
     }
 }
 

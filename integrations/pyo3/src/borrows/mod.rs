@@ -94,7 +94,7 @@ impl std::error::Error for BorrowError {}
 
 impl From<BorrowError> for PyErr {
     fn from(error: BorrowError) -> Self {
-        PyBufferError::new_err(error.to_string())
+        crate::with_code(PyBufferError::new_err(error.to_string()), error.code())
     }
 }
 
