@@ -43,7 +43,8 @@ pub(crate) use arrow_imports::{
     register_array, register_device_array, register_stream, RegisteredStream,
 };
 use dlpack_abi::dlpack::{MemoryExtent, ReleaseHook, TensorView, VersionedTensor};
-use table::{api, loaded, SharedApi, SharedExtent, CONFLICTS_MUTABLE, OK};
+use table::{api, loaded, SharedExtent, CONFLICTS_MUTABLE, OK};
+pub(crate) use table::{interpreter_dict, SharedApi};
 
 /// A borrow that cannot be taken: another live tensor may share a byte with it.
 ///
@@ -74,13 +75,14 @@ impl fmt::Display for BorrowError {
         f.write_str(match self {
             Self::BorrowedMutably => {
                 "the array's memory is being written through a live ReadwriteTensor (in this or \
-                 another extension built on dlpack-abi); it cannot be borrowed again until that \
-                 borrow ends"
+                 another extension built on dlpack-abi) or a rust-numpy PyReadwriteArray; it \
+                 cannot be borrowed again until that borrow ends"
             }
             Self::Shared => {
                 "the array's memory is also held by another live import (another argument, a \
-                 dlpack_abi.Tensor, or another extension's tensor), so it cannot be written \
-                 through a ReadwriteTensor; drop (del) the other import first"
+                 dlpack_abi.Tensor, another extension's tensor, a rust-numpy PyReadonlyArray), \
+                 so it cannot be written through a ReadwriteTensor; drop (del) the other import \
+                 first"
             }
             Self::Copied => {
                 "the producer handed over a copy (IS_COPIED), so writes through a \
@@ -102,6 +104,15 @@ impl crate::IntoPyErr for BorrowError {
     fn into_py_err(self) -> PyErr {
         self.into()
     }
+}
+
+/// The process's registry table (found or published), for registering borrows where Python is
+/// attached but no import is at hand (rust-numpy's table over this registry).
+///
+/// # Errors
+/// As the first import's: another major's table, the pre-release one.
+pub(crate) fn process_table(py: Python<'_>) -> PyResult<&'static SharedApi> {
+    api(py)
 }
 
 /// Unregisters through the table in use: the core's hook, called when a tracked tensor stops

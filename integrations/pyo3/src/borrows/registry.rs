@@ -4,13 +4,13 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
-use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void};
 use core::hash::{BuildHasherDefault, Hasher};
-use core::sync::atomic::{AtomicBool, Ordering};
 use std::collections::HashMap;
 
 use dlpack_abi::dlpack::MemoryExtent;
+
+use crate::spin::SpinLock;
 
 use super::table::{SharedExtent, CONFLICTS_MUTABLE, CONFLICTS_SHARED, OK, UNKNOWN_TOKEN};
 
@@ -84,55 +84,6 @@ impl Hasher for TokenHasher {
 
     fn write_usize(&mut self, token: usize) {
         self.0 = (token as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    }
-}
-
-/// A spin lock: one atomic read-modify-write to take it and a plain store to give it back,
-/// half of what `std::sync::Mutex` pays (whose unlock swaps, to wake waiters), on a path every
-/// import takes twice. Held only for a hash-map operation or one scan, never across a call out.
-struct SpinLock<T> {
-    locked: AtomicBool,
-    value: UnsafeCell<T>,
-}
-
-// SAFETY: the value is reached only by the thread holding the lock (`with`), and it moves
-// between threads only as `T: Send` allows.
-unsafe impl<T: Send> Sync for SpinLock<T> {}
-
-impl<T> SpinLock<T> {
-    const fn new(value: T) -> Self {
-        Self {
-            locked: AtomicBool::new(false),
-            value: UnsafeCell::new(value),
-        }
-    }
-
-    /// Runs `f` on the value, with the lock held (given back on unwind too).
-    fn with<R>(&self, f: impl FnOnce(&mut T) -> R) -> R {
-        let mut spins = 0u32;
-        while self
-            .locked
-            .compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed)
-            .is_err()
-        {
-            while self.locked.load(Ordering::Relaxed) {
-                spins += 1;
-                if spins < 64 {
-                    core::hint::spin_loop();
-                } else {
-                    std::thread::yield_now(); // a holder that was descheduled
-                }
-            }
-        }
-        struct Unlock<'a>(&'a AtomicBool);
-        impl Drop for Unlock<'_> {
-            fn drop(&mut self) {
-                self.0.store(false, Ordering::Release);
-            }
-        }
-        let _unlock = Unlock(&self.locked);
-        // SAFETY: the lock is held until `_unlock` drops: this is the only access.
-        f(unsafe { &mut *self.value.get() })
     }
 }
 

@@ -147,16 +147,7 @@ pub(super) fn api(py: Python<'_>) -> PyResult<&'static SharedApi> {
         return Ok(api);
     }
     refuse_legacy(py)?;
-    // SAFETY: attached (we hold `py`): the current interpreter.
-    let interpreter = unsafe { ffi::PyInterpreterState_Get() };
-    // SAFETY: a live interpreter; a borrowed reference, or NULL (no exception) when there is
-    // no dict.
-    let home = unsafe { ffi::PyInterpreterState_GetDict(interpreter) };
-    // SAFETY: a borrowed reference to the dict, valid while the interpreter lives.
-    let home = unsafe { Borrowed::from_ptr_or_opt(py, home) }.ok_or_else(|| {
-        PyRuntimeError::new_err("the interpreter has no dict for the borrow registry")
-    })?;
-    let home = home.cast::<PyDict>()?;
+    let home = interpreter_dict(py)?;
     // SAFETY: attached; the pointer and the name are statics, valid for the capsule's life; no
     // destructor (nothing to free).
     let ours = unsafe {
@@ -174,6 +165,24 @@ pub(super) fn api(py: Python<'_>) -> PyResult<&'static SharedApi> {
     API.store(table.as_ptr(), Ordering::Release);
     // SAFETY: a table for the process (`open`).
     Ok(unsafe { table.as_ref() })
+}
+
+/// The interpreter's own dict (`PyInterpreterState_GetDict`), which Python code cannot reach:
+/// where the registry's table, and what builds of this crate share beside it, live.
+///
+/// # Errors
+/// `RuntimeError` when the interpreter has none.
+pub(crate) fn interpreter_dict(py: Python<'_>) -> PyResult<Bound<'_, PyDict>> {
+    // SAFETY: attached (we hold `py`): the current interpreter.
+    let interpreter = unsafe { ffi::PyInterpreterState_Get() };
+    // SAFETY: a live interpreter; a borrowed reference, or NULL (no exception) when there is
+    // no dict.
+    let home = unsafe { ffi::PyInterpreterState_GetDict(interpreter) };
+    // SAFETY: a borrowed reference to the dict, valid while the interpreter lives.
+    let home = unsafe { Borrowed::from_ptr_or_opt(py, home) }.ok_or_else(|| {
+        PyRuntimeError::new_err("the interpreter has no dict for the borrow registry")
+    })?;
+    Ok(home.cast::<PyDict>()?.to_owned())
 }
 
 /// The table in a capsule found under [`HOME_KEY`], if it is one this build can call.

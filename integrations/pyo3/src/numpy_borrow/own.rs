@@ -1,0 +1,268 @@
+//! The rust-numpy table this crate publishes when no rust-numpy extension has yet ([`OWN`]):
+//! rust-numpy's meaning, kept in this crate's own borrow registry. Each distinct array borrowed
+//! through it is one registry borrow (shared ones counted), so rust-numpy's borrows and this
+//! crate's imports of any producer refuse each other where they may share a byte, and this
+//! crate's own arguments need not take rust-numpy's borrow as well while this table is in use.
+#![allow(unsafe_code)]
+
+use alloc::vec::Vec;
+use core::ffi::{c_int, c_void};
+use core::ptr;
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+
+use super::{Table, BORROWED, NOT_WRITEABLE, NUMPY, OK};
+use crate::borrows::{process_table, Borrow};
+use crate::spin::SpinLock;
+use dlpack_abi::dlpack::MemoryExtent;
+
+/// The table this crate publishes when no rust-numpy extension has yet.
+pub(super) static OWN: Table = Table {
+    version: 1,
+    flags: ptr::null_mut(),
+    acquire: own_acquire,
+    acquire_mut: own_acquire_mut,
+    release: own_release,
+    release_mut: own_release_mut,
+};
+
+/// The arrays borrowed through [`OWN`], each with its registry borrow (`None` for an empty
+/// array, which reaches nothing): shared ones counted by extent (rust-numpy may borrow one
+/// array many times), mutable ones listed. Few live at once, so both are scanned.
+struct Borrows {
+    shared: Vec<(MemoryExtent, usize, Option<Borrow>)>,
+    mutable: Vec<(MemoryExtent, Option<Borrow>)>,
+}
+
+static BORROWS: SpinLock<Borrows> = SpinLock::new(Borrows {
+    shared: Vec::new(),
+    mutable: Vec::new(),
+});
+
+/// Registers `extent` in the process's registry (attached: rust-numpy calls its table so).
+fn register(extent: MemoryExtent, mutable: bool) -> Result<Option<Borrow>, c_int> {
+    // SAFETY: the table's contract: its functions are called attached to the interpreter.
+    let py = unsafe { Python::assume_attached() };
+    let api = process_table(py).map_err(|_| BORROWED)?;
+    Borrow::in_table(api, [extent], mutable).map_err(|_| BORROWED)
+}
+
+/// # Safety
+/// The table's contract: attached, `array` a live NumPy array.
+unsafe extern "C" fn own_acquire(_: *mut c_void, array: *mut ffi::PyObject) -> c_int {
+    // SAFETY: the caller's.
+    let Some((extent, _)) = (unsafe { read_array(array) }) else {
+        return BORROWED;
+    };
+    BORROWS.with(|borrows| {
+        if let Some((_, count, _)) = borrows.shared.iter_mut().find(|(e, _, _)| *e == extent) {
+            *count += 1; // registered already: nothing may write it meanwhile
+            return OK;
+        }
+        match register(extent, false) {
+            Ok(borrow) => {
+                borrows.shared.push((extent, 1, borrow));
+                OK
+            }
+            Err(code) => code,
+        }
+    })
+}
+
+/// # Safety
+/// The table's contract: attached, `array` a live NumPy array.
+unsafe extern "C" fn own_acquire_mut(_: *mut c_void, array: *mut ffi::PyObject) -> c_int {
+    // SAFETY: the caller's.
+    let Some((extent, writeable)) = (unsafe { read_array(array) }) else {
+        return BORROWED;
+    };
+    if !writeable {
+        return NOT_WRITEABLE;
+    }
+    BORROWS.with(|borrows| match register(extent, true) {
+        Ok(borrow) => {
+            borrows.mutable.push((extent, borrow));
+            OK
+        }
+        Err(code) => code,
+    })
+}
+
+/// # Safety
+/// The table's contract: attached, `array` the live NumPy array a shared borrow was taken for.
+unsafe extern "C" fn own_release(_: *mut c_void, array: *mut ffi::PyObject) {
+    // SAFETY: the caller's.
+    let Some((extent, _)) = (unsafe { read_array(array) }) else {
+        return;
+    };
+    // The registry borrow ends after the lock is given back.
+    let _ended = BORROWS.with(|borrows| {
+        let index = borrows.shared.iter().position(|(e, _, _)| *e == extent)?;
+        borrows.shared[index].1 -= 1;
+        (borrows.shared[index].1 == 0).then(|| borrows.shared.swap_remove(index))
+    });
+}
+
+/// # Safety
+/// The table's contract: attached, `array` the live NumPy array a mutable borrow was taken for.
+unsafe extern "C" fn own_release_mut(_: *mut c_void, array: *mut ffi::PyObject) {
+    // SAFETY: the caller's.
+    let Some((extent, _)) = (unsafe { read_array(array) }) else {
+        return;
+    };
+    let _ended = BORROWS.with(|borrows| {
+        let index = borrows.mutable.iter().position(|(e, _)| *e == extent)?;
+        Some(borrows.mutable.swap_remove(index))
+    });
+}
+
+/// The greatest common divisor; `gcd(0, x) == x`.
+fn gcd(mut a: usize, mut b: usize) -> usize {
+    while b != 0 {
+        (a, b) = (b, a % b);
+    }
+    a
+}
+
+/// The bytes an array of `element_bytes`-byte elements at `first` reaches.
+fn extent(first: usize, shape: &[isize], strides: &[isize], element_bytes: usize) -> MemoryExtent {
+    let (mut low, mut high, mut stride_gcd) = (0isize, 0isize, 0usize);
+    if shape.iter().any(|&n| n <= 0) {
+        return MemoryExtent {
+            start: first,
+            end: first,
+            first,
+            stride_gcd: 0,
+            element_bytes,
+        };
+    }
+    for (&n, &stride) in shape.iter().zip(strides) {
+        if n > 1 {
+            let reach = (n - 1).saturating_mul(stride);
+            if reach < 0 {
+                low = low.saturating_add(reach);
+            } else {
+                high = high.saturating_add(reach);
+            }
+            stride_gcd = gcd(stride_gcd, stride.unsigned_abs());
+        }
+    }
+    MemoryExtent {
+        start: first.wrapping_add_signed(low),
+        end: first
+            .wrapping_add_signed(high)
+            .saturating_add(element_bytes),
+        first,
+        stride_gcd,
+        element_bytes,
+    }
+}
+
+/// `PyArrayObject`'s leading fields (NumPy 1.7 to 2.x).
+#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
+#[repr(C)]
+struct ArrayObject {
+    _ob_base: ffi::PyObject,
+    data: *mut u8,
+    nd: c_int,
+    dimensions: *const isize,
+    strides: *const isize,
+    _base: *mut ffi::PyObject,
+    descr: *mut ffi::PyObject,
+    flags: c_int,
+}
+
+/// `NPY_ARRAY_WRITEABLE`.
+#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
+const WRITEABLE: c_int = 0x0400;
+
+/// `PyArray_Descr`'s leading fields before NumPy 2.
+#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
+#[repr(C)]
+struct Descr1 {
+    _ob_base: ffi::PyObject,
+    _typeobj: *mut ffi::PyTypeObject,
+    _kind: u8,
+    _type_: u8,
+    _byteorder: u8,
+    _flags: u8,
+    _type_num: c_int,
+    elsize: c_int,
+}
+
+/// `PyArray_Descr`'s leading fields from NumPy 2 on.
+#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
+#[repr(C)]
+struct Descr2 {
+    _ob_base: ffi::PyObject,
+    _typeobj: *mut ffi::PyTypeObject,
+    _kind: u8,
+    _type_: u8,
+    _byteorder: u8,
+    _former_flags: u8,
+    _type_num: c_int,
+    _flags: u64,
+    elsize: isize,
+}
+
+/// The bytes a NumPy array reaches, and whether it is writeable; `None` when it cannot be read.
+///
+/// # Safety
+/// Attached; `array` a live NumPy array (its struct is read, not changed).
+#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
+unsafe fn read_array(array: *mut ffi::PyObject) -> Option<(MemoryExtent, bool)> {
+    // SAFETY: a live `PyArrayObject` (the caller's), whose leading fields these are.
+    let fields = unsafe { &*array.cast::<ArrayObject>() };
+    let nd = usize::try_from(fields.nd).ok()?;
+    let (shape, strides): (&[isize], &[isize]) = if nd == 0 {
+        (&[], &[])
+    } else {
+        // SAFETY: `nd` dimensions, owned by the live array.
+        let shape = unsafe { core::slice::from_raw_parts(fields.dimensions, nd) };
+        // SAFETY: `nd` strides, owned by the live array.
+        let strides = unsafe { core::slice::from_raw_parts(fields.strides, nd) };
+        (shape, strides)
+    };
+    let element_bytes = if NUMPY.get().is_none_or(|numpy| numpy.major >= 2) {
+        // SAFETY: the array's live dtype, in NumPy 2's layout.
+        let elsize = unsafe { (*fields.descr.cast::<Descr2>()).elsize };
+        usize::try_from(elsize).ok()?
+    } else {
+        // SAFETY: the array's live dtype, in NumPy 1's layout.
+        let elsize = unsafe { (*fields.descr.cast::<Descr1>()).elsize };
+        usize::try_from(elsize).ok()?
+    };
+    let first = fields.data as usize;
+    Some((
+        extent(first, shape, strides, element_bytes),
+        fields.flags & WRITEABLE != 0,
+    ))
+}
+
+/// The bytes a NumPy array reaches, and whether it is writeable; `None` when it cannot be read.
+/// (The stable ABI of free-threaded builds hides object layouts: the buffer protocol instead.)
+///
+/// # Safety
+/// Attached; `array` a live NumPy array.
+#[cfg(all(Py_LIMITED_API, Py_GIL_DISABLED))]
+unsafe fn read_array(array: *mut ffi::PyObject) -> Option<(MemoryExtent, bool)> {
+    // SAFETY: attached (the caller's).
+    let py = unsafe { Python::assume_attached() };
+    // SAFETY: a live object, borrowed while attached.
+    let array = unsafe { Bound::from_borrowed_ptr(py, array) };
+    let buffer = match pyo3::buffer::PyUntypedBuffer::get(&array) {
+        Ok(buffer) => buffer,
+        Err(_) => return None,
+    };
+    let shape: Vec<isize> = buffer
+        .shape()
+        .iter()
+        .map(|&n| isize::try_from(n).ok())
+        .collect::<Option<_>>()?;
+    let first = buffer.buf_ptr() as usize;
+    Some((
+        extent(first, &shape, buffer.strides(), buffer.item_size()),
+        !buffer.readonly(),
+    ))
+}
