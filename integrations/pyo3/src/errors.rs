@@ -227,12 +227,9 @@ impl<T, E: IntoPyErr> ToPyResult<T> for Result<T, E> {
 
 impl IntoPyErr for ImportError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
+        coded(self, |error| {
             PyBufferError::new_err(format!("invalid DLPack tensor: {error}"))
-        };
-        with_code(error, code)
+        })
     }
 }
 
@@ -261,9 +258,7 @@ impl IntoPyErr for ImportError {
 /// ```
 impl IntoPyErr for AccessError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
+        coded(self, |error| {
             let message = format!("{error}");
             match error {
                 AccessError::DtypeMismatch { .. } | AccessError::UnsupportedDtype { .. } => {
@@ -275,8 +270,7 @@ impl IntoPyErr for AccessError {
                 AccessError::DimensionMismatch { .. } => PyValueError::new_err(message),
                 _ => PyBufferError::new_err(message),
             }
-        };
-        with_code(error, code)
+        })
     }
 }
 
@@ -337,13 +331,15 @@ fn dtype_error(message: String, code: ErrorCode) -> PyErr {
 
 impl IntoPyErr for ExportError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
-            export_exception(&error, format!("{error}"))
-        };
-        with_code(error, code)
+        coded(self, |error| export_exception(&error, format!("{error}")))
     }
+}
+
+/// The exception `exception` makes of `error`, with `error`'s stable code as its `.code`: the
+/// body of every [`IntoPyErr`] of this crate.
+fn coded<E: HasErrorCode>(error: E, exception: impl FnOnce(E) -> PyErr) -> PyErr {
+    let code = error.error_code();
+    with_code(exception(error), code)
 }
 
 /// `error` with `code`, the stable code of the error it was made from, as its `.code` attribute:
@@ -396,43 +392,32 @@ pub fn export_exception(error: &ExportError, message: String) -> PyErr {
 /// As the [`ExportError`] it carries (the tensor is dropped).
 impl IntoPyErr for IntoLegacyError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
+        coded(self, |error| {
             export_exception(&error.error(), format!("{error}"))
-        };
-        with_code(error, code)
+        })
     }
 }
 
 impl IntoPyErr for TensorError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
-            match error {
-                TensorError::Import(error) => error.into_py_err(),
-                TensorError::Access(error) => error.into_py_err(),
-                TensorError::Export(error) => error.into_py_err(),
-                other => PyBufferError::new_err(other.to_string()),
-            }
-        };
-        with_code(error, code)
+        coded(self, |error| match error {
+            TensorError::Import(error) => error.into_py_err(),
+            TensorError::Access(error) => error.into_py_err(),
+            TensorError::Export(error) => error.into_py_err(),
+            other => PyBufferError::new_err(other.to_string()),
+        })
     }
 }
 
 impl IntoPyErr for ConsumerStreamError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
+        coded(self, |error| {
             let message = format!("{error}");
             match error {
                 ConsumerStreamError::Invalid { .. } => PyValueError::new_err(message),
                 _ => PyBufferError::new_err(message),
             }
-        };
-        with_code(error, code)
+        })
     }
 }
 
@@ -440,107 +425,75 @@ impl IntoPyErr for ConsumerStreamError {
 /// device runtime's failure a `RuntimeError`.
 impl IntoPyErr for OrderError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
+        coded(self, |error| {
             let message = format!("{error}");
             match error {
                 OrderError::Runtime { .. } => PyRuntimeError::new_err(message),
                 _ => PyBufferError::new_err(message),
             }
-        };
-        with_code(error, code)
+        })
     }
 }
 
 impl IntoPyErr for ValidationError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
+        coded(self, |error| {
             PyValueError::new_err(format!("invalid Arrow data: {error}"))
-        };
-        with_code(error, code)
+        })
     }
 }
 
 impl IntoPyErr for ReadError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
-            PyValueError::new_err(format!("{error}"))
-        };
-        with_code(error, code)
+        coded(self, |error| PyValueError::new_err(format!("{error}")))
     }
 }
 
 impl IntoPyErr for BridgeError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
-            PyBufferError::new_err(format!("{error}"))
-        };
-        with_code(error, code)
+        coded(self, |error| PyBufferError::new_err(format!("{error}")))
     }
 }
 
 impl IntoPyErr for ArrowError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
-            match error {
-                ArrowError::Validation(error) => error.into_py_err(),
-                ArrowError::Read(error) => error.into_py_err(),
-                ArrowError::Bridge(error) => error.into_py_err(),
-                other => PyValueError::new_err(other.to_string()),
-            }
-        };
-        with_code(error, code)
+        coded(self, |error| match error {
+            ArrowError::Validation(error) => error.into_py_err(),
+            ArrowError::Read(error) => error.into_py_err(),
+            ArrowError::Bridge(error) => error.into_py_err(),
+            other => PyValueError::new_err(other.to_string()),
+        })
     }
 }
 
 impl IntoPyErr for StreamError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
-            match error {
-                StreamError::Producer(error) => error.into_py_err(),
-                StreamError::Invalid(error) => error.into_py_err(),
-                other => PyValueError::new_err(other.to_string()),
-            }
-        };
-        with_code(error, code)
+        coded(self, |error| match error {
+            StreamError::Producer(error) => error.into_py_err(),
+            StreamError::Invalid(error) => error.into_py_err(),
+            other => PyValueError::new_err(other.to_string()),
+        })
     }
 }
 
 /// `OSError(errno, message)`.
 impl IntoPyErr for ProducerError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
+        coded(self, |error| {
             let message = error
                 .message()
                 .unwrap_or("the Arrow stream's producer failed");
             PyOSError::new_err((error.code(), message.to_string()))
-        };
-        with_code(error, code)
+        })
     }
 }
 
 /// `ValueError`: invalid Arrow data.
 impl IntoPyErr for MetadataError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            let error = self;
+        coded(self, |error| {
             PyValueError::new_err(format!("invalid Arrow metadata: {error}"))
-        };
-        with_code(error, code)
+        })
     }
 }
 
@@ -561,15 +514,11 @@ impl IntoPyErr for MetadataError {
 /// ```
 impl IntoPyErr for AsyncStreamError {
     fn into_py_err(self) -> PyErr {
-        let code = self.error_code();
-        let error = {
-            match self {
-                Self::Producer(error) => error.into_py_err(),
-                Self::Invalid(error) => error.into_py_err(),
-                other => PyRuntimeError::new_err(other.to_string()),
-            }
-        };
-        with_code(error, code)
+        coded(self, |error| match error {
+            Self::Producer(error) => error.into_py_err(),
+            Self::Invalid(error) => error.into_py_err(),
+            other => PyRuntimeError::new_err(other.to_string()),
+        })
     }
 }
 
