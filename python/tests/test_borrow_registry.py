@@ -15,13 +15,13 @@ import ctypes, gc, sys
 import numpy as np
 api = ctypes.pythonapi
 api.PyInterpreterState_Get.restype = ctypes.c_void_p
-api.PyInterpreterState_GetDict.restype = ctypes.py_object
-api.PyInterpreterState_GetDict.argtypes = [ctypes.c_void_p]
+get_dict = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p)(("PyInterpreterState_GetDict", api))
 api.PyCapsule_New.restype = ctypes.py_object
 api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
 api.PyCapsule_GetName.restype = ctypes.c_char_p
 api.PyCapsule_GetName.argtypes = [ctypes.py_object]
-home = api.PyInterpreterState_GetDict(api.PyInterpreterState_Get())
+# A borrowed reference: read through a cast (a `py_object` result would be taken as new).
+home = ctypes.cast(get_dict(api.PyInterpreterState_Get()), ctypes.py_object).value
 KEY = "dlpack_abi.borrow_registry"
 keep = []
 

@@ -15,7 +15,8 @@ use pyo3::prelude::*;
 use super::{Table, BORROWED, NOT_WRITEABLE, NUMPY, OK};
 use crate::borrows::{process_table, Borrow};
 use crate::spin::SpinLock;
-use dlpack_abi::dlpack::MemoryExtent;
+use dlpack_abi::dlpack::{MemoryExtent, TensorView, MAX_NDIM};
+use dlpack_abi::raw::{kDLCPU, kDLUInt, DLDataType, DLDevice, DLTensor};
 
 /// The table this crate publishes when no rust-numpy extension has yet.
 pub(super) static OWN: Table = Table {
@@ -117,46 +118,68 @@ unsafe extern "C" fn own_release_mut(_: *mut c_void, array: *mut ffi::PyObject) 
     });
 }
 
-/// The greatest common divisor; `gcd(0, x) == x`.
-fn gcd(mut a: usize, mut b: usize) -> usize {
-    while b != 0 {
-        (a, b) = (b, a % b);
+/// The bytes an array of `element_bytes`-byte elements at `first` reaches, `byte_strides`
+/// apart: measured by the core ([`TensorView::memory_extent`]) on a `DLTensor` of it, in whole
+/// elements when the strides are, else in bytes (a last dimension of the element's bytes:
+/// interleaved parts are then not told apart). `None` when no `DLTensor` can describe it.
+fn extent(
+    first: usize,
+    shape: &[isize],
+    byte_strides: &[isize],
+    element_bytes: usize,
+) -> Option<MemoryExtent> {
+    let size = isize::try_from(element_bytes)
+        .ok()
+        .filter(|&size| size > 0)?;
+    let whole = byte_strides.iter().all(|stride| stride % size == 0);
+    let ndim = shape.len() + usize::from(!whole);
+    if ndim > MAX_NDIM || shape.len() != byte_strides.len() {
+        return None;
     }
-    a
-}
-
-/// The bytes an array of `element_bytes`-byte elements at `first` reaches.
-fn extent(first: usize, shape: &[isize], strides: &[isize], element_bytes: usize) -> MemoryExtent {
-    let (mut low, mut high, mut stride_gcd) = (0isize, 0isize, 0usize);
-    if shape.iter().any(|&n| n <= 0) {
-        return MemoryExtent {
-            start: first,
-            end: first,
-            first,
-            stride_gcd: 0,
-            element_bytes,
-        };
+    let (mut dims, mut steps) = ([0i64; MAX_NDIM], [0i64; MAX_NDIM]);
+    for (dim, (&extent, &stride)) in shape.iter().zip(byte_strides).enumerate() {
+        dims[dim] = i64::try_from(extent).ok()?;
+        steps[dim] = i64::try_from(if whole { stride / size } else { stride }).ok()?;
     }
-    for (&n, &stride) in shape.iter().zip(strides) {
-        if n > 1 {
-            let reach = (n - 1).saturating_mul(stride);
-            if reach < 0 {
-                low = low.saturating_add(reach);
-            } else {
-                high = high.saturating_add(reach);
-            }
-            stride_gcd = gcd(stride_gcd, stride.unsigned_abs());
+    let dtype = if whole {
+        // Any type of the element's size: only its bytes matter here.
+        match element_bytes {
+            1 | 2 | 4 | 8 => DLDataType {
+                code: kDLUInt,
+                bits: u8::try_from(element_bytes * 8).ok()?,
+                lanes: 1,
+            },
+            _ => DLDataType {
+                code: kDLUInt,
+                bits: 8,
+                lanes: u16::try_from(element_bytes).ok()?,
+            },
         }
-    }
-    MemoryExtent {
-        start: first.wrapping_add_signed(low),
-        end: first
-            .wrapping_add_signed(high)
-            .saturating_add(element_bytes),
-        first,
-        stride_gcd,
-        element_bytes,
-    }
+    } else {
+        dims[ndim - 1] = i64::try_from(element_bytes).ok()?;
+        steps[ndim - 1] = 1;
+        DLDataType {
+            code: kDLUInt,
+            bits: 8,
+            lanes: 1,
+        }
+    };
+    let tensor = DLTensor {
+        data: first as *mut c_void,
+        device: DLDevice {
+            device_type: kDLCPU,
+            device_id: 0,
+        },
+        ndim: i32::try_from(ndim).ok()?,
+        dtype,
+        shape: dims.as_mut_ptr(),
+        strides: steps.as_mut_ptr(),
+        byte_offset: 0,
+    };
+    // SAFETY: a `DLTensor` on this stack frame, with `ndim` extents and strides beside it, not
+    // written while the view lives; its memory is not read.
+    let view = unsafe { TensorView::from_raw(&tensor) }.ok()?;
+    Some(view.memory_extent())
 }
 
 /// `PyArrayObject`'s leading fields (NumPy 1.7 to 2.x).
@@ -235,7 +258,7 @@ unsafe fn read_array(array: *mut ffi::PyObject) -> Option<(MemoryExtent, bool)> 
     };
     let first = fields.data as usize;
     Some((
-        extent(first, shape, strides, element_bytes),
+        extent(first, shape, strides, element_bytes)?,
         fields.flags & WRITEABLE != 0,
     ))
 }
@@ -262,7 +285,7 @@ unsafe fn read_array(array: *mut ffi::PyObject) -> Option<(MemoryExtent, bool)> 
         .collect::<Option<_>>()?;
     let first = buffer.buf_ptr() as usize;
     Some((
-        extent(first, &shape, buffer.strides(), buffer.item_size()),
+        extent(first, &shape, buffer.strides(), buffer.item_size())?,
         !buffer.readonly(),
     ))
 }
