@@ -20,13 +20,15 @@
 //! each other's overlapping borrows, and two builds of different majors refuse to run
 //! together. The first extension's code decides for the whole process.
 //!
-//! **Cost.** One spin lock: registering a shared import checks the live mutable borrows (usually
-//! none) and inserts into a hash map; dropping one removes it; registering a mutable one checks
-//! every live import. No Python call; the table is looked up once per extension.
+//! **Cost.** A shared import takes a slot of its thread's and, when no mutable borrow is live,
+//! no lock: one store-load fence ([`slots`]); dropping it clears the slot. A mutable one takes
+//! the registry's spin lock and checks every live import. No Python call; the table is looked
+//! up once per extension.
 #![allow(unsafe_code)]
 
 mod arrow_imports;
 mod registry;
+mod slots;
 mod table;
 
 use alloc::boxed::Box;

@@ -1,17 +1,20 @@
-//! The registry an extension keeps when it is the first in the process to publish one: the
-//! live borrows by token, behind a spin lock, reached only through the C table's functions.
+//! The registry an extension keeps when it is the first in the process to publish one, reached
+//! only through the C table's functions: shared borrows in per-thread slots when they fit
+//! ([`slots`](super::slots): no locked instruction), the rest by token behind a spin lock.
 #![allow(unsafe_code)]
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::ffi::{c_int, c_void};
 use core::hash::{BuildHasherDefault, Hasher};
+use core::sync::atomic::{fence, Ordering};
 use std::collections::HashMap;
 
 use dlpack_abi::dlpack::MemoryExtent;
 
 use crate::spin::SpinLock;
 
+use super::slots::{self, MUTABLE_LIVE};
 use super::table::{SharedExtent, CONFLICTS_MUTABLE, CONFLICTS_SHARED, OK, UNKNOWN_TOKEN};
 
 /// The bytes one borrow reaches: one extent for a DLPack tensor, one per buffer for an Arrow
@@ -106,6 +109,23 @@ pub(super) unsafe extern "C" fn own_track(
     count: usize,
     mutable: c_int,
 ) -> c_int {
+    if count == 1 && mutable == 0 {
+        // SAFETY: one live extent (caller).
+        let extent = MemoryExtent::from(unsafe { *extents });
+        match slots::publish(token, &extent) {
+            Some(false) => return OK,
+            Some(true) => {
+                // A mutable borrow is live or being registered: decide where it is listed.
+                let conflict = with_registry(|registry| registry.conflict(token, &[extent], false));
+                if conflict.is_none() {
+                    return OK;
+                }
+                slots::clear(token);
+                return CONFLICTS_MUTABLE;
+            }
+            None => {} // no free slot: the map takes it
+        }
+    }
     let extents = match count {
         0 => return OK, // reaches nothing: conflicts with nothing, nothing to remember
         // SAFETY: one live extent (caller).
@@ -118,20 +138,27 @@ pub(super) unsafe extern "C" fn own_track(
                 .collect(),
         ),
     };
-    with_registry(
-        |registry| match registry.conflict(token, extents.as_slice(), mutable != 0) {
-            Some(true) => CONFLICTS_MUTABLE,
-            Some(false) => CONFLICTS_SHARED,
-            None if mutable != 0 => {
-                registry.mutable.push((token, extents));
-                OK
-            }
-            None => {
-                registry.shared.insert(token, extents);
-                OK
-            }
-        },
-    )
+    with_registry(|registry| {
+        match registry.conflict(token, extents.as_slice(), mutable != 0) {
+            Some(true) => return CONFLICTS_MUTABLE,
+            Some(false) => return CONFLICTS_SHARED,
+            None => {}
+        }
+        if mutable == 0 {
+            registry.shared.insert(token, extents);
+            return OK;
+        }
+        // Announced before the slots are scanned: a shared borrow published meanwhile either is
+        // seen by the scan or sees this and decides under the lock, after it is listed.
+        MUTABLE_LIVE.fetch_add(1, Ordering::SeqCst);
+        fence(Ordering::SeqCst);
+        if slots::any_overlaps(token, extents.as_slice()) {
+            MUTABLE_LIVE.fetch_sub(1, Ordering::Release);
+            return CONFLICTS_SHARED;
+        }
+        registry.mutable.push((token, extents));
+        OK
+    })
 }
 
 /// The table's `make_shared`.
@@ -145,6 +172,7 @@ pub(super) unsafe extern "C" fn own_make_shared(_: *const c_void, token: usize) 
         };
         let (token, extents) = registry.mutable.swap_remove(index);
         registry.shared.insert(token, extents);
+        MUTABLE_LIVE.fetch_sub(1, Ordering::Release);
         OK
     })
 }
@@ -154,13 +182,140 @@ pub(super) unsafe extern "C" fn own_make_shared(_: *const c_void, token: usize) 
 /// # Safety
 /// None beyond the table's contract (a token).
 pub(super) unsafe extern "C" fn own_untrack(_: *const c_void, token: usize) {
+    if slots::clear(token) {
+        return;
+    }
     // The removed extents are freed after the lock is given back.
     let _removed = with_registry(|registry| match registry.shared.remove(&token) {
         Some(extents) => Some(extents),
-        None => registry
-            .mutable
-            .iter()
-            .position(|(t, _)| *t == token)
-            .map(|index| registry.mutable.swap_remove(index).1),
+        None => {
+            let index = registry.mutable.iter().position(|(t, _)| *t == token)?;
+            MUTABLE_LIVE.fetch_sub(1, Ordering::Release);
+            Some(registry.mutable.swap_remove(index).1)
+        }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    //! The registry's exclusion under threads, without Python: shared borrows (in slots, or the
+    //! map once a thread's slots are full) and mutable ones of the same bytes are never held at
+    //! once, and borrows of other bytes never conflict.
+    use super::*;
+    use core::ptr;
+    use std::sync::atomic::AtomicUsize;
+    use std::sync::Arc;
+
+    fn shared(extent: MemoryExtent) -> SharedExtent {
+        extent.into()
+    }
+
+    fn track(token: usize, extent: MemoryExtent, mutable: bool) -> c_int {
+        // SAFETY: one live extent.
+        unsafe {
+            own_track(
+                core::ptr::null(),
+                token,
+                &shared(extent),
+                1,
+                c_int::from(mutable),
+            )
+        }
+    }
+
+    fn untrack(token: usize) {
+        // SAFETY: a token.
+        unsafe { own_untrack(core::ptr::null(), token) }
+    }
+
+    fn bytes(start: usize, len: usize) -> MemoryExtent {
+        MemoryExtent {
+            start,
+            end: start + len,
+            first: start,
+            stride_gcd: 8,
+            element_bytes: 8,
+        }
+    }
+
+    #[test]
+    fn shared_and_mutable_borrows_of_the_same_bytes_are_never_held_together() {
+        let (readers, writers) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let (reads, writes) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let threads: Vec<_> = (0..4)
+            .map(|thread| {
+                let (readers, writers) = (Arc::clone(&readers), Arc::clone(&writers));
+                let (reads, writes) = (Arc::clone(&reads), Arc::clone(&writes));
+                std::thread::spawn(move || {
+                    // Tokens: addresses of boxes held while registered (a few more than the
+                    // slots, so that the map is used too).
+                    let held: Vec<Box<u8>> = (0..slots::SLOTS + 4).map(|_| Box::new(0)).collect();
+                    let extent = bytes(0x10_0000, 64);
+                    for round in 0..20_000usize {
+                        let writer = (round + thread) % 5 == 0;
+                        let count = if writer { 1 } else { 1 + round % held.len() };
+                        let tokens: Vec<usize> = held[..count]
+                            .iter()
+                            .map(|b| ptr::from_ref::<u8>(b) as usize)
+                            .collect();
+                        let taken: Vec<usize> = tokens
+                            .iter()
+                            .copied()
+                            .take_while(|&token| track(token, extent, writer) == OK)
+                            .collect();
+                        if taken.len() == tokens.len() {
+                            let (mine, theirs) = if writer {
+                                (&writers, &readers)
+                            } else {
+                                (&readers, &writers)
+                            };
+                            mine.fetch_add(1, Ordering::SeqCst);
+                            assert_eq!(theirs.load(Ordering::SeqCst), 0, "both held");
+                            if writer {
+                                assert_eq!(mine.load(Ordering::SeqCst), 1, "two writers");
+                                writes.fetch_add(1, Ordering::Relaxed);
+                            } else {
+                                reads.fetch_add(1, Ordering::Relaxed);
+                            }
+                            mine.fetch_sub(1, Ordering::SeqCst);
+                        }
+                        taken.iter().for_each(|&token| untrack(token));
+                    }
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .for_each(|thread| thread.join().unwrap());
+        // Both kinds got through: the test exercised the exclusion, not a starved side.
+        assert!(reads.load(Ordering::Relaxed) > 0 && writes.load(Ordering::Relaxed) > 0);
+        // Every borrow ended: the bytes can be borrowed for writing again.
+        let token = ptr::from_ref::<u8>(&Box::new(0u8)) as usize;
+        assert_eq!(track(token, bytes(0x10_0000, 64), true), OK);
+        untrack(token);
+    }
+
+    #[test]
+    fn borrows_of_other_bytes_and_moves_between_threads() {
+        let (a, b) = (Box::new(0u8), Box::new(0u8));
+        let (ta, tb) = (
+            ptr::from_ref::<u8>(&a) as usize,
+            ptr::from_ref::<u8>(&b) as usize,
+        );
+        assert_eq!(track(ta, bytes(0x20_0000, 64), false), OK);
+        assert_eq!(
+            track(tb, bytes(0x20_0040, 64), true),
+            OK,
+            "the next bytes are free"
+        );
+        assert_eq!(track(tb + 1, bytes(0x20_0000, 8), true), CONFLICTS_SHARED);
+        // A shared borrow dropped on another thread than the one that took it ends there.
+        std::thread::spawn(move || untrack(ta)).join().unwrap();
+        assert_eq!(track(tb + 1, bytes(0x20_0000, 8), true), OK);
+        assert_eq!(track(ta, bytes(0x20_0040, 8), false), CONFLICTS_MUTABLE);
+        untrack(tb);
+        untrack(tb + 1);
+        assert_eq!(track(ta, bytes(0x20_0040, 8), false), OK);
+        untrack(ta);
+    }
 }

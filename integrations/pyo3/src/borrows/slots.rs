@@ -1,0 +1,191 @@
+//! Shared borrows without a locked instruction: each thread keeps its live shared borrows in
+//! slots of its own, which a mutable registration scans. The registry's lock is taken only by
+//! mutable borrows, by shared ones while a mutable borrow is live (or being registered), and by
+//! what does not fit a slot (Arrow imports' many extents, more than [`SLOTS`] live borrows).
+//!
+//! **Why no shared borrow and mutable borrow of the same bytes can both be taken.** A shared
+//! borrow publishes its slot (a `Release` store of an odd version), then, after a `SeqCst`
+//! fence, reads [`MUTABLE_LIVE`]; a mutable registration, under the lock, increments
+//! `MUTABLE_LIVE`, then, after a `SeqCst` fence, scans every slot. Of two such fences one is
+//! first in their single total order, so either the shared borrow reads the increment (and
+//! decides under the lock, where the mutable borrow is listed by the time it gets it) or the
+//! scan reads the published slot (and refuses the mutable borrow). A slot read while it
+//! changes (its version differs before and after) held a borrow that ended; one claimed since
+//! was claimed after the scan's fence, so its owner reads the increment.
+//!
+//! Slots are claimed only by the thread that owns them and cleared once, by whichever thread
+//! drops the borrow (tensors move between threads). A thread's slots outlive it: they are
+//! handed to the next new thread, which claims only the free ones.
+#![allow(unsafe_code)]
+
+use alloc::boxed::Box;
+use core::ptr;
+use core::sync::atomic::{fence, AtomicBool, AtomicPtr, AtomicUsize, Ordering};
+
+use dlpack_abi::dlpack::MemoryExtent;
+
+/// Slots per thread: the shared borrows a thread usually holds at once (a call's arguments,
+/// the tensors kept in variables), beyond which the registry's map takes them.
+pub(super) const SLOTS: usize = 16;
+
+/// Mutable borrows live or being registered: a shared borrow that reads 0 after publishing its
+/// slot needs no lock.
+pub(super) static MUTABLE_LIVE: AtomicUsize = AtomicUsize::new(0);
+
+/// One shared borrow's place. Fields are atomics: other threads read them while the owner
+/// writes (a version before and after tells whether what was read belongs together).
+#[derive(Default)]
+struct Slot {
+    /// Odd while a borrow is held here; incremented when one is claimed and when it is cleared.
+    version: AtomicUsize,
+    token: AtomicUsize,
+    start: AtomicUsize,
+    end: AtomicUsize,
+    first: AtomicUsize,
+    stride_gcd: AtomicUsize,
+    element_bytes: AtomicUsize,
+}
+
+impl Slot {
+    /// The borrow held here and its token, read whole, when there is one.
+    fn read(&self) -> Option<(usize, MemoryExtent)> {
+        let before = self.version.load(Ordering::Acquire);
+        if before % 2 == 0 {
+            return None;
+        }
+        let token = self.token.load(Ordering::Relaxed);
+        let extent = MemoryExtent {
+            start: self.start.load(Ordering::Relaxed),
+            end: self.end.load(Ordering::Relaxed),
+            first: self.first.load(Ordering::Relaxed),
+            stride_gcd: self.stride_gcd.load(Ordering::Relaxed),
+            element_bytes: self.element_bytes.load(Ordering::Relaxed),
+        };
+        fence(Ordering::Acquire);
+        (self.version.load(Ordering::Relaxed) == before).then_some((token, extent))
+    }
+}
+
+/// A thread's slots, in a list that only grows (slots are never freed).
+struct ThreadSlots {
+    slots: [Slot; SLOTS],
+    /// Whether a live thread owns these slots (only it claims them).
+    owned: AtomicBool,
+    /// The next thread's, set before this one is published.
+    next: *const ThreadSlots,
+}
+
+// SAFETY: every field shared between threads is an atomic; `next` is written once, before the
+// slots are published, and only read after.
+unsafe impl Sync for ThreadSlots {}
+
+static THREADS: AtomicPtr<ThreadSlots> = AtomicPtr::new(ptr::null_mut());
+
+/// Every thread's slots, owned or not.
+fn all() -> impl Iterator<Item = &'static ThreadSlots> {
+    let mut next = THREADS.load(Ordering::Acquire).cast_const();
+    core::iter::from_fn(move || {
+        // SAFETY: NULL or published slots, which live for the process.
+        let slots = unsafe { next.as_ref() }?;
+        next = slots.next;
+        Some(slots)
+    })
+}
+
+/// Slots for a new thread: a dead thread's, or new ones.
+fn adopt() -> &'static ThreadSlots {
+    if let Some(free) = all().find(|slots| {
+        slots
+            .owned
+            .compare_exchange(false, true, Ordering::Acquire, Ordering::Relaxed)
+            .is_ok()
+    }) {
+        return free;
+    }
+    let slots: &'static mut ThreadSlots = Box::leak(Box::new(ThreadSlots {
+        slots: Default::default(),
+        owned: AtomicBool::new(true),
+        next: ptr::null(),
+    }));
+    let mut head = THREADS.load(Ordering::Relaxed);
+    loop {
+        slots.next = head;
+        match THREADS.compare_exchange_weak(head, slots, Ordering::Release, Ordering::Relaxed) {
+            Ok(_) => return slots,
+            Err(current) => head = current,
+        }
+    }
+}
+
+/// The calling thread's slots, given up when it exits.
+struct Owner(&'static ThreadSlots);
+
+impl Drop for Owner {
+    fn drop(&mut self) {
+        self.0.owned.store(false, Ordering::Release);
+    }
+}
+
+std::thread_local! {
+    static MINE: Owner = Owner(adopt());
+}
+
+/// Publishes a shared borrow in a free slot of the calling thread; `None` when there is none
+/// (or the thread is exiting): the caller registers it under the lock. Then tells whether a
+/// mutable borrow may be live: if so the caller decides under the lock, and calls
+/// [`clear`] with the slot's token if it refuses.
+pub(super) fn publish(token: usize, extent: &MemoryExtent) -> Option<bool> {
+    let slots = MINE.try_with(|mine| mine.0).ok()?;
+    // Only this thread makes a slot odd: one seen even stays free until it claims it.
+    let slot = slots
+        .slots
+        .iter()
+        .find(|slot| slot.version.load(Ordering::Relaxed) % 2 == 0)?;
+    slot.token.store(token, Ordering::Relaxed);
+    slot.start.store(extent.start, Ordering::Relaxed);
+    slot.end.store(extent.end, Ordering::Relaxed);
+    slot.first.store(extent.first, Ordering::Relaxed);
+    slot.stride_gcd.store(extent.stride_gcd, Ordering::Relaxed);
+    slot.element_bytes
+        .store(extent.element_bytes, Ordering::Relaxed);
+    let version = slot.version.load(Ordering::Relaxed);
+    slot.version.store(version + 1, Ordering::Release);
+    fence(Ordering::SeqCst);
+    Some(MUTABLE_LIVE.load(Ordering::Relaxed) != 0)
+}
+
+/// Ends the shared borrow of `token` held in a slot (the calling thread's are looked at first);
+/// `false` when no slot holds it.
+pub(super) fn clear(token: usize) -> bool {
+    let clear_in = |slots: &ThreadSlots| {
+        slots.slots.iter().any(|slot| {
+            let version = slot.version.load(Ordering::Acquire);
+            let held = version % 2 == 1 && slot.token.load(Ordering::Relaxed) == token;
+            if held {
+                // Only the borrow's one dropper clears it; its owner waits for an even version.
+                slot.version.store(version + 1, Ordering::Release);
+            }
+            held
+        })
+    };
+    let mine = MINE.try_with(|mine| mine.0).ok();
+    if mine.is_some_and(clear_in) {
+        return true;
+    }
+    all()
+        .filter(|slots| mine.is_none_or(|mine| !ptr::eq(*slots, mine)))
+        .any(clear_in)
+}
+
+/// Whether a shared borrow in a slot, of a token other than `token`, may share a byte with one
+/// of `extents`. Called under the registry's lock, after [`MUTABLE_LIVE`] was incremented and a
+/// `SeqCst` fence.
+pub(super) fn any_overlaps(token: usize, extents: &[MemoryExtent]) -> bool {
+    all().any(|slots| {
+        slots.slots.iter().any(|slot| {
+            slot.read().is_some_and(|(other, theirs)| {
+                other != token && extents.iter().any(|ours| ours.may_overlap(&theirs))
+            })
+        })
+    })
+}
