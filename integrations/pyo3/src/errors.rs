@@ -351,6 +351,7 @@ fn coded<E: HasErrorCode>(error: E, exception: impl FnOnce(E) -> PyErr) -> PyErr
 /// use dlpack_abi::error_code::ErrorCode;
 /// use dlpack_abi_pyo3::with_code;
 /// use pyo3::exceptions::PyValueError;
+/// use pyo3::prelude::*;
 ///
 /// pyo3::Python::initialize();
 /// pyo3::Python::attach(|py| {
