@@ -409,3 +409,18 @@ def test_refusals_carry_their_stable_codes():
         a.flags.writeable = False
         tensor_ops.scale_(a, 2.0)
     assert read_only.value.code == 207  # the core's ACCESS_READ_ONLY
+
+
+def test_a_stream_whose_schema_cannot_be_read_is_refused_and_released():
+    """Its batches could not be sized for the registry, so the import is refused (released
+    once: the producer's release runs)."""
+    from dlpack_abi.conformance import _c
+
+    capsule = pa.table({"x": [1.0]}).__arrow_c_stream__()
+    stream = _c.capsule_pointer(capsule, _c.ArrowArrayStream)
+    failing = _c.STREAM_GET_SCHEMA(lambda _stream, _out: 5)  # EIO
+    released = _c.Counter(_c.STREAM_RELEASE, stream.contents.release)
+    stream.contents.get_schema, stream.contents.release = failing, released.callback
+    with pytest.raises(ValueError, match="could not give its schema"):
+        dlpack_abi.ArrowStream.from_arrow(capsule)
+    assert released.calls == 1

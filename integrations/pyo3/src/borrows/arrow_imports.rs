@@ -122,7 +122,9 @@ pub(crate) fn register_device_array(
     schema: SchemaRef<'_>,
     array: DeviceArray,
 ) -> PyResult<DeviceArray> {
-    if array.check_host_readable(false).is_err() {
+    // Registered whether or not its `sync_event` is waited on yet: the host may read it once it
+    // is (sizes stored in memory not ready yet count as reaching the end of memory).
+    if array.check_host_readable(true).is_err() {
         return Ok(array);
     }
     let mut reached = Vec::new();
@@ -207,6 +209,7 @@ macro_rules! registered_stream {
                 ) -> c_int {
                     // SAFETY: the callback's contract: a live, wrapped stream.
                     let wrapped = unsafe { wrapper(stream) };
+                    wrapped.error = None;
                     match wrapped.inner.get_schema {
                         // SAFETY: the producer's stream and callback; `out` is the caller's.
                         Some(get_schema) => unsafe { get_schema(&mut wrapped.inner, out) },
@@ -312,7 +315,7 @@ registered_stream!(
         // SAFETY: a live batch (the caller's); `from_raw` moves it out.
         let array = unsafe { DeviceArray::from_raw(out, wrapped.schema.view()) }
             .map_err(|e| e.to_string())?;
-        let array = if array.check_host_readable(false).is_ok() {
+        let array = if array.check_host_readable(true).is_ok() {
             let mut raw = array.into_raw();
             // SAFETY: the device array we owned: its CPU array, moved out and back.
             let host = unsafe { Array::from_raw(&mut raw.array, wrapped.schema.view()) }
@@ -335,26 +338,32 @@ registered_stream!(
 );
 
 /// Makes an imported stream register every batch it hands out (as [`register_array`] does),
-/// until it is released. A stream whose schema cannot be read is left as it is: its consumer
-/// meets the same error.
+/// until it is released.
 ///
 /// # Errors
-/// Those of finding the registry's table; a stream that fails validation once wrapped.
+/// Those of finding the registry's table; `ValueError` for a stream whose schema cannot be
+/// read (its batches could not be sized: it is released), or that fails validation once
+/// wrapped.
 pub(crate) fn register_stream<S: StreamStruct + RegisteredStream>(
     py: Python<'_>,
     stream: Stream<S>,
 ) -> PyResult<Stream<S>> {
     let api = api(py)?;
     let mut inner = stream.into_raw();
-    let mut raw = match inner.schema_of() {
-        Some(schema) => S::wrapped(Box::new(Wrapped {
-            inner,
-            schema,
-            api,
-            error: None,
-        })),
-        None => inner,
+    let Some(schema) = inner.schema_of() else {
+        // SAFETY: the stream we owned, released once by its drop.
+        drop(unsafe { Stream::<S>::from_raw(&mut inner) });
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "the Arrow stream's producer could not give its schema, so its batches cannot be \
+             registered as borrows; the stream is refused",
+        ));
     };
+    let mut raw = S::wrapped(Box::new(Wrapped {
+        inner,
+        schema,
+        api,
+        error: None,
+    }));
     // SAFETY: the stream we owned, or one whose callbacks call it (the wrapper owns it).
     unsafe { Stream::<S>::from_raw(&mut raw) }.map_err(arrow_error)
 }

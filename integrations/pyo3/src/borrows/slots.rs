@@ -62,7 +62,9 @@ impl Slot {
             element_bytes: self.element_bytes.load(Ordering::Relaxed),
         };
         fence(Ordering::Acquire);
-        (self.version.load(Ordering::Relaxed) == before).then_some((token, extent))
+        // Acquire: when the borrow ended meanwhile, what its holder did before (its reads of the
+        // memory) happens before what the scanning mutable borrow does next.
+        (self.version.load(Ordering::Acquire) == before).then_some((token, extent))
     }
 }
 
@@ -136,11 +138,16 @@ std::thread_local! {
 /// [`clear`] with the slot's token if it refuses.
 pub(super) fn publish(token: usize, extent: &MemoryExtent) -> Option<bool> {
     let slots = MINE.try_with(|mine| mine.0).ok()?;
-    // Only this thread makes a slot odd: one seen even stays free until it claims it.
+    // Only this thread makes a slot odd: one seen even stays free until it claims it. Acquire:
+    // the clear (maybe another thread's) happens before this claim, so a scan that sees the
+    // claim is ordered after the previous holder too.
     let slot = slots
         .slots
         .iter()
-        .find(|slot| slot.version.load(Ordering::Relaxed) % 2 == 0)?;
+        .find(|slot| slot.version.load(Ordering::Acquire) % 2 == 0)?;
+    // The seqlock writer's fence: a scan that reads any field written below reads, after its
+    // acquire fence, a version at least the clear's, and so never takes old and new together.
+    fence(Ordering::Release);
     slot.token.store(token, Ordering::Relaxed);
     slot.start.store(extent.start, Ordering::Relaxed);
     slot.end.store(extent.end, Ordering::Relaxed);
@@ -151,7 +158,9 @@ pub(super) fn publish(token: usize, extent: &MemoryExtent) -> Option<bool> {
     let version = slot.version.load(Ordering::Relaxed);
     slot.version.store(version + 1, Ordering::Release);
     fence(Ordering::SeqCst);
-    Some(MUTABLE_LIVE.load(Ordering::Relaxed) != 0)
+    // Acquire: reading the count a mutable borrow's end lowered orders its writes before our
+    // reads.
+    Some(MUTABLE_LIVE.load(Ordering::Acquire) != 0)
 }
 
 /// Ends the shared borrow of `token` held in a slot (the calling thread's are looked at first);

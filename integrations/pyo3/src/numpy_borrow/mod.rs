@@ -35,15 +35,17 @@
 //! `ReadwriteTensor<f64>` argument 148 ns with ours in use, against about 180 ns when every
 //! argument took the table's borrow).
 //!
-//! **Not covered.** Only arguments that are NumPy arrays (or subclasses) themselves take
-//! rust-numpy's borrow: an object that merely exports a NumPy array's memory (a `memoryview`,
-//! `torch.from_numpy(a)`, a `dlpack_abi.Tensor` of it) is invisible to rust-numpy, and
-//! rust-numpy's own arguments never consult this crate's registry. The borrow lasts as long as
-//! the [`NumpyBorrow`] is held. `release` recomputes the borrow from the array: an array whose
-//! shape is set from Python meanwhile (`a.shape = ...`) leaves its borrow behind in our table
-//! (the memory stays borrowed) and makes rust-numpy's panic. A rust-numpy table published
-//! a second time (its attribute deleted and a new extension loaded) splits the process as it
-//! would between two rust-numpy extensions.
+//! **Not covered.** With rust-numpy's own table in use (a rust-numpy extension borrowed
+//! first): only arguments that are NumPy arrays (or subclasses) themselves take its borrow, so
+//! an object that merely exports a NumPy array's memory (`torch.from_numpy(a)`, a
+//! `dlpack_abi.Tensor` of it) is invisible to rust-numpy, and its rule (where elements start,
+//! not the bytes they cover) misses views shifted into the middle of each other's elements.
+//! With ours in use, both are in this crate's registry. Ours finds a release by the array
+//! object, so a shape set from Python meanwhile (`a.shape = ...`) does not strand the borrow;
+//! rust-numpy's own table recomputes it and panics. A rust-numpy table published a second time
+//! (its attribute deleted and a new extension loaded), or overwritten by rust-numpy on a
+//! free-threaded build while ours was being published, splits the process as it would between
+//! two rust-numpy extensions.
 #![allow(unsafe_code)]
 
 mod own;

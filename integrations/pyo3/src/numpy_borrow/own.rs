@@ -13,7 +13,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 use super::{Table, BORROWED, NOT_WRITEABLE, NUMPY, OK};
-use crate::borrows::{process_table, Borrow};
+use crate::borrows::{process_table, Borrow, SharedApi};
 use crate::spin::SpinLock;
 use dlpack_abi::dlpack::{MemoryExtent, TensorView, MAX_NDIM};
 use dlpack_abi::raw::{kDLCPU, kDLUInt, DLDataType, DLDevice, DLTensor};
@@ -28,12 +28,14 @@ pub(super) static OWN: Table = Table {
     release_mut: own_release_mut,
 };
 
-/// The arrays borrowed through [`OWN`], each with its registry borrow (`None` for an empty
-/// array, which reaches nothing): shared ones counted by extent (rust-numpy may borrow one
-/// array many times), mutable ones listed. Few live at once, so both are scanned.
+/// The arrays borrowed through [`OWN`], by array object, each with its registry borrow (`None`
+/// for an empty array, which reaches nothing): shared ones counted (rust-numpy may borrow one
+/// array many times), mutable ones listed. Few live at once, so both are scanned. An entry
+/// keeps the extent it was registered with, so that a release finds it even if the array's
+/// shape was set from Python meanwhile.
 struct Borrows {
-    shared: Vec<(MemoryExtent, usize, Option<Borrow>)>,
-    mutable: Vec<(MemoryExtent, Option<Borrow>)>,
+    shared: Vec<(usize, MemoryExtent, usize, Option<Borrow>)>,
+    mutable: Vec<(usize, Option<Borrow>)>,
 }
 
 static BORROWS: SpinLock<Borrows> = SpinLock::new(Borrows {
@@ -41,12 +43,12 @@ static BORROWS: SpinLock<Borrows> = SpinLock::new(Borrows {
     mutable: Vec::new(),
 });
 
-/// Registers `extent` in the process's registry (attached: rust-numpy calls its table so).
-fn register(extent: MemoryExtent, mutable: bool) -> Result<Option<Borrow>, c_int> {
+/// The process's registry table (attached: rust-numpy calls its table so). Looked up before
+/// [`BORROWS`] is locked: finding it the first time may run Python code.
+fn registry() -> Result<&'static SharedApi, c_int> {
     // SAFETY: the table's contract: its functions are called attached to the interpreter.
     let py = unsafe { Python::assume_attached() };
-    let api = process_table(py).map_err(|_| BORROWED)?;
-    Borrow::in_table(api, [extent], mutable).map_err(|_| BORROWED)
+    process_table(py).map_err(|_| BORROWED)
 }
 
 /// # Safety
@@ -56,17 +58,25 @@ unsafe extern "C" fn own_acquire(_: *mut c_void, array: *mut ffi::PyObject) -> c
     let Some((extent, _)) = (unsafe { read_array(array) }) else {
         return BORROWED;
     };
+    let api = match registry() {
+        Ok(api) => api,
+        Err(code) => return code,
+    };
+    let key = array as usize;
     BORROWS.with(|borrows| {
-        if let Some((_, count, _)) = borrows.shared.iter_mut().find(|(e, _, _)| *e == extent) {
+        let same = |(a, e, _, _): &&mut (usize, MemoryExtent, usize, Option<Borrow>)| {
+            *a == key && *e == extent
+        };
+        if let Some((_, _, count, _)) = borrows.shared.iter_mut().find(same) {
             *count += 1; // registered already: nothing may write it meanwhile
             return OK;
         }
-        match register(extent, false) {
+        match Borrow::in_table(api, [extent], false) {
             Ok(borrow) => {
-                borrows.shared.push((extent, 1, borrow));
+                borrows.shared.push((key, extent, 1, borrow));
                 OK
             }
-            Err(code) => code,
+            Err(_) => BORROWED,
         }
     })
 }
@@ -81,12 +91,16 @@ unsafe extern "C" fn own_acquire_mut(_: *mut c_void, array: *mut ffi::PyObject) 
     if !writeable {
         return NOT_WRITEABLE;
     }
-    BORROWS.with(|borrows| match register(extent, true) {
+    let api = match registry() {
+        Ok(api) => api,
+        Err(code) => return code,
+    };
+    BORROWS.with(|borrows| match Borrow::in_table(api, [extent], true) {
         Ok(borrow) => {
-            borrows.mutable.push((extent, borrow));
+            borrows.mutable.push((array as usize, borrow));
             OK
         }
-        Err(code) => code,
+        Err(_) => BORROWED,
     })
 }
 
@@ -94,26 +108,26 @@ unsafe extern "C" fn own_acquire_mut(_: *mut c_void, array: *mut ffi::PyObject) 
 /// The table's contract: attached, `array` the live NumPy array a shared borrow was taken for.
 unsafe extern "C" fn own_release(_: *mut c_void, array: *mut ffi::PyObject) {
     // SAFETY: the caller's.
-    let Some((extent, _)) = (unsafe { read_array(array) }) else {
-        return;
-    };
+    let now = unsafe { read_array(array) }.map(|(extent, _)| extent);
+    let key = array as usize;
     // The registry borrow ends after the lock is given back.
     let _ended = BORROWS.with(|borrows| {
-        let index = borrows.shared.iter().position(|(e, _, _)| *e == extent)?;
-        borrows.shared[index].1 -= 1;
-        (borrows.shared[index].1 == 0).then(|| borrows.shared.swap_remove(index))
+        let index = borrows
+            .shared
+            .iter()
+            .position(|(a, e, _, _)| *a == key && Some(*e) == now)
+            .or_else(|| borrows.shared.iter().position(|(a, _, _, _)| *a == key))?;
+        borrows.shared[index].2 -= 1;
+        (borrows.shared[index].2 == 0).then(|| borrows.shared.swap_remove(index))
     });
 }
 
 /// # Safety
 /// The table's contract: attached, `array` the live NumPy array a mutable borrow was taken for.
 unsafe extern "C" fn own_release_mut(_: *mut c_void, array: *mut ffi::PyObject) {
-    // SAFETY: the caller's.
-    let Some((extent, _)) = (unsafe { read_array(array) }) else {
-        return;
-    };
+    let key = array as usize;
     let _ended = BORROWS.with(|borrows| {
-        let index = borrows.mutable.iter().position(|(e, _)| *e == extent)?;
+        let index = borrows.mutable.iter().position(|(a, _)| *a == key)?;
         Some(borrows.mutable.swap_remove(index))
     });
 }
