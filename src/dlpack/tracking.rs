@@ -106,11 +106,16 @@ static HOOK: AtomicPtr<ReleaseHook> = AtomicPtr::new(ptr::null_mut());
 #[inline]
 pub(super) fn install(hook: &'static ReleaseHook) -> Result<(), HookInstalled> {
     let wanted = ptr::from_ref(hook).cast_mut();
-    let current =
-        match HOOK.compare_exchange(ptr::null_mut(), wanted, Ordering::AcqRel, Ordering::Acquire) {
+    // Installed once per process, checked on every tracked import: a plain load first, so that
+    // the usual case pays no locked instruction.
+    let mut current = HOOK.load(Ordering::Acquire);
+    if current.is_null() {
+        current = match HOOK.compare_exchange(current, wanted, Ordering::AcqRel, Ordering::Acquire)
+        {
             Ok(_) => return Ok(()),
             Err(current) => current,
         };
+    }
     if current == wanted {
         return Ok(());
     }
