@@ -31,7 +31,8 @@ impl<'a> Bitmap<'a> {
     /// When `offset + len > 0`, `base` is non-NULL and `(offset + len).div_ceil(8)` bytes from it
     /// are readable and unchanged for `'a`.
     pub(super) unsafe fn new(base: *const u8, offset: usize, len: usize) -> Self {
-        let size = (offset + len).div_ceil(8);
+        // A bitmap of `offset + len` bits (a `usize`): its bytes always fit.
+        let size = super::packed_bytes(offset + len, 1).unwrap_or(0);
         let bytes = if size == 0 {
             &[][..]
         } else {

@@ -9,7 +9,7 @@ mod validate;
 mod view;
 
 pub use bitmap::Bitmap;
-pub(crate) use validate::{count, nth, validate};
+pub(crate) use validate::{count, nth, packed_bytes, validate};
 pub use view::ArrayView;
 
 use super::binding::Binding;

@@ -3,16 +3,16 @@
 //! an import may touch (a borrow registry, a copy).
 #![allow(unsafe_code)]
 
-use super::ArrayView;
+use super::{packed_bytes, ArrayView};
 use crate::arrow::{DataType, UnionMode};
 
 impl ArrayView<'_> {
     /// The bytes buffer `index` of this node holds from its address for a reader of the node
     /// (its `offset` and `length` applied), by the C Data Interface's layout of its type:
     /// bitmaps and fixed-width values to `offset + length`, offsets to one past, the data of a
-    /// variable-size type to its last offset (none for an empty node), a view type's data buffers to the sizes its last
-    /// buffer gives. 0 for a NULL buffer and for buffers no reader reads. Children and the
-    /// dictionary are nodes of their own.
+    /// variable-size type to its last offset (none for an empty node), a view type's data
+    /// buffers to the sizes its last buffer gives. 0 for a NULL buffer and for buffers no
+    /// reader reads. Children and the dictionary are nodes of their own.
     ///
     /// `None` when there is no buffer `index`, or when its size cannot be known: it is written
     /// in memory the host cannot read (the last offset of a device array's strings), or is not
@@ -45,14 +45,11 @@ impl ArrayView<'_> {
         let end = self.offset() + self.len();
         let data_type = self.data_type();
         if index == 0 && data_type.has_validity() {
-            return Some(end.div_ceil(8));
+            return packed_bytes(end, 1);
         }
         let times = |width: usize| end.checked_mul(width);
         match (data_type, index) {
-            (_, 1) if data_type.bit_width().is_some() => {
-                let bits = data_type.bit_width()?;
-                usize::try_from((end as u128 * u128::from(bits)).div_ceil(8)).ok()
-            }
+            (_, 1) if data_type.bit_width().is_some() => packed_bytes(end, data_type.bit_width()?),
             (Binary | Utf8 | List | Map, 1) => (end + 1).checked_mul(4),
             (LargeBinary | LargeUtf8 | LargeList, 1) => (end + 1).checked_mul(8),
             (Binary | Utf8 | LargeBinary | LargeUtf8, 2) if self.is_empty() => Some(0),

@@ -20,6 +20,17 @@ pub(crate) unsafe fn nth<T: Copy>(array: *const T, index: usize) -> T {
     unsafe { slot.read() }
 }
 
+/// The bytes `slots` values of `bits` bits each occupy, packed (bitmaps: 1 bit; fixed-width
+/// values): the one home of that size, which validation bounds and readers and the borrow
+/// registry use. `None` above `isize::MAX` bytes (no buffer is that large).
+#[inline]
+pub(crate) fn packed_bytes(slots: usize, bits: u64) -> Option<usize> {
+    let bytes = (slots as u128 * u128::from(bits)).div_ceil(8);
+    usize::try_from(bytes)
+        .ok()
+        .filter(|&bytes| bytes <= isize::MAX as usize)
+}
+
 /// A count validation has bounded (a length, offset or buffer count: `0..=isize::MAX`), as a
 /// `usize`. Total: anything else (never seen once validated) is 0.
 pub(crate) fn count(value: i64) -> usize {
@@ -87,10 +98,7 @@ pub(crate) unsafe fn validate(
         return Err(ValidationError::NullBuffer { index: 0 });
     }
     if let Some(bits) = data_type.bit_width() {
-        let bytes = (end as u128 * u128::from(bits)).div_ceil(8);
-        if bytes > isize::MAX as u128 {
-            return Err(ValidationError::SizeOverflow);
-        }
+        let bytes = packed_bytes(count(end), bits).ok_or(ValidationError::SizeOverflow)?;
         if bytes > 0 && buffer(1).is_null() {
             return Err(ValidationError::NullBuffer { index: 1 });
         }
