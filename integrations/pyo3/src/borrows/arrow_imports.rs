@@ -10,15 +10,16 @@ use alloc::ffi::CString;
 use alloc::string::{String, ToString};
 use alloc::vec::Vec;
 use core::ffi::{c_char, c_int, c_void};
+use core::fmt;
 
 use bytemuck::Zeroable;
 use pyo3::prelude::*;
 
 use super::table::{api, SharedApi};
-use super::Borrow;
+use super::{Borrow, BorrowError};
 use crate::arrow::arrow_error;
 use dlpack_abi::arrow::{
-    errno, Array, ArrayView, DeviceArray, Schema, SchemaRef, Stream, StreamStruct,
+    errno, Array, ArrayView, DeviceArray, Schema, SchemaRef, Stream, StreamStruct, ValidationError,
 };
 use dlpack_abi::dlpack::MemoryExtent;
 use dlpack_abi::raw::{
@@ -91,6 +92,75 @@ fn register_raw(raw: &mut ArrowArray, borrow: Borrow) {
     raw.release = Some(release_registered);
 }
 
+/// Why an import could not be registered (it is released).
+enum Refused {
+    /// A live `ReadwriteTensor` may write a byte of it.
+    Borrowed(BorrowError),
+    /// It fails validation when taken back after its `release` was wrapped.
+    Invalid(ValidationError),
+}
+
+impl From<Refused> for PyErr {
+    fn from(refused: Refused) -> Self {
+        match refused {
+            Refused::Borrowed(error) => error.into(),
+            Refused::Invalid(error) => arrow_error(error),
+        }
+    }
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Borrowed(error) => error.fmt(f),
+            Self::Invalid(error) => error.fmt(f),
+        }
+    }
+}
+
+/// Registers `reached` as one shared borrow that `raw`'s `release` ends.
+fn register_in(
+    api: &'static SharedApi,
+    raw: &mut ArrowArray,
+    reached: Vec<MemoryExtent>,
+) -> Result<(), Refused> {
+    if let Some(borrow) = Borrow::in_table(api, reached, false).map_err(Refused::Borrowed)? {
+        register_raw(raw, borrow);
+    }
+    Ok(())
+}
+
+/// A CPU array, registered (see [`register_array`]).
+fn host(api: &'static SharedApi, schema: SchemaRef<'_>, array: Array) -> Result<Array, Refused> {
+    let mut reached = Vec::new();
+    extents(array.view(schema).map_err(Refused::Invalid)?, &mut reached);
+    let mut raw = array.into_raw();
+    register_in(api, &mut raw, reached)?;
+    // SAFETY: the array we owned, unchanged but for a `release` that calls its own.
+    unsafe { Array::from_raw(&mut raw, schema) }.map_err(Refused::Invalid)
+}
+
+/// A device array, registered when the host can read its memory (see
+/// [`register_device_array`]).
+fn device(
+    api: &'static SharedApi,
+    schema: SchemaRef<'_>,
+    array: DeviceArray,
+) -> Result<DeviceArray, Refused> {
+    // Registered whether or not its `sync_event` is waited on yet: the host may read it once it
+    // is. Sizes stored in memory not ready yet are not read (the device view cannot read them):
+    // those buffers count as reaching the end of memory.
+    if array.check_host_readable(true).is_err() {
+        return Ok(array);
+    }
+    let mut reached = Vec::new();
+    extents(array.view(schema).map_err(Refused::Invalid)?, &mut reached);
+    let mut raw = array.into_raw();
+    register_in(api, &mut raw.array, reached)?;
+    // SAFETY: the device array we owned, unchanged but for a `release` that calls its own.
+    unsafe { DeviceArray::from_raw(&mut raw, schema) }.map_err(Refused::Invalid)
+}
+
 /// Registers a CPU import's buffers as a shared borrow until it is released.
 ///
 /// # Errors
@@ -101,19 +171,11 @@ pub(crate) fn register_array(
     schema: SchemaRef<'_>,
     array: Array,
 ) -> PyResult<Array> {
-    let mut reached = Vec::new();
-    extents(array.view(schema).map_err(arrow_error)?, &mut reached);
-    let Some(borrow) = Borrow::new(py, reached, false)? else {
-        return Ok(array);
-    };
-    let mut raw = array.into_raw();
-    register_raw(&mut raw, borrow);
-    // SAFETY: the array we owned, unchanged but for a `release` that calls its own.
-    unsafe { Array::from_raw(&mut raw, schema) }.map_err(arrow_error)
+    Ok(host(api(py)?, schema, array)?)
 }
 
 /// Registers a device import's buffers as a shared borrow until it is released, when the host
-/// can read them now (no pending event).
+/// can read them (now or once its `sync_event` is waited on).
 ///
 /// # Errors
 /// As [`register_array`].
@@ -122,20 +184,7 @@ pub(crate) fn register_device_array(
     schema: SchemaRef<'_>,
     array: DeviceArray,
 ) -> PyResult<DeviceArray> {
-    // Registered whether or not its `sync_event` is waited on yet: the host may read it once it
-    // is (sizes stored in memory not ready yet count as reaching the end of memory).
-    if array.check_host_readable(true).is_err() {
-        return Ok(array);
-    }
-    let mut reached = Vec::new();
-    extents(array.view(schema).map_err(arrow_error)?, &mut reached);
-    let Some(borrow) = Borrow::new(py, reached, false)? else {
-        return Ok(array);
-    };
-    let mut raw = array.into_raw();
-    register_raw(&mut raw.array, borrow);
-    // SAFETY: the device array we owned, unchanged but for a `release` that calls its own.
-    unsafe { DeviceArray::from_raw(&mut raw, schema) }.map_err(arrow_error)
+    Ok(device(api(py)?, schema, array)?)
 }
 
 /// What a registered stream's callbacks find in `private_data`: the producer's stream, the
@@ -154,26 +203,6 @@ pub(crate) trait RegisteredStream: Sized {
     fn wrapped(wrapped: Box<Wrapped<Self>>) -> Self;
     /// The producer's `get_schema`, called on `self`.
     fn schema_of(&mut self) -> Option<Schema>;
-}
-
-/// Registers the batch at `out` (moved out and back), or says why it is refused (released).
-fn register_batch_host(
-    api: &'static SharedApi,
-    schema: &Schema,
-    array: Array,
-) -> Result<Array, String> {
-    let mut reached = Vec::new();
-    extents(
-        array.view(schema.view()).map_err(|e| e.to_string())?,
-        &mut reached,
-    );
-    let Some(borrow) = Borrow::in_table(api, reached, false).map_err(|e| e.to_string())? else {
-        return Ok(array);
-    };
-    let mut raw = array.into_raw();
-    register_raw(&mut raw, borrow);
-    // SAFETY: the array we owned, unchanged but for a `release` that calls its own.
-    unsafe { Array::from_raw(&mut raw, schema.view()) }.map_err(|e| e.to_string())
 }
 
 macro_rules! registered_stream {
@@ -294,10 +323,10 @@ registered_stream!(
     ArrowArrayStream,
     ArrowArray,
     |wrapped: &mut Wrapped<ArrowArrayStream>, out: *mut ArrowArray| -> Result<(), String> {
+        let schema = wrapped.schema.view();
         // SAFETY: a live batch (the caller's); `from_raw` moves it out.
-        let array =
-            unsafe { Array::from_raw(out, wrapped.schema.view()) }.map_err(|e| e.to_string())?;
-        let array = register_batch_host(wrapped.api, &wrapped.schema, array)?;
+        let array = unsafe { Array::from_raw(out, schema) }.map_err(|e| e.to_string())?;
+        let array = host(wrapped.api, schema, array).map_err(|e| e.to_string())?;
         // SAFETY: `out` is writable and was moved out: it takes the batch back.
         unsafe { out.write(array.into_raw()) };
         Ok(())
@@ -312,21 +341,10 @@ registered_stream!(
     |wrapped: &mut Wrapped<ArrowDeviceArrayStream>,
      out: *mut ArrowDeviceArray|
      -> Result<(), String> {
+        let schema = wrapped.schema.view();
         // SAFETY: a live batch (the caller's); `from_raw` moves it out.
-        let array = unsafe { DeviceArray::from_raw(out, wrapped.schema.view()) }
-            .map_err(|e| e.to_string())?;
-        let array = if array.check_host_readable(true).is_ok() {
-            let mut raw = array.into_raw();
-            // SAFETY: the device array we owned: its CPU array, moved out and back.
-            let host = unsafe { Array::from_raw(&mut raw.array, wrapped.schema.view()) }
-                .map_err(|e| e.to_string())?;
-            raw.array = register_batch_host(wrapped.api, &wrapped.schema, host)?.into_raw();
-            // SAFETY: as above, whole again.
-            unsafe { DeviceArray::from_raw(&mut raw, wrapped.schema.view()) }
-                .map_err(|e| e.to_string())?
-        } else {
-            array
-        };
+        let array = unsafe { DeviceArray::from_raw(out, schema) }.map_err(|e| e.to_string())?;
+        let array = device(wrapped.api, schema, array).map_err(|e| e.to_string())?;
         // SAFETY: `out` is writable and was moved out: it takes the batch back.
         unsafe { out.write(array.into_raw()) };
         Ok(())

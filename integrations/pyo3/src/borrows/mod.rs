@@ -45,6 +45,9 @@ pub(crate) use arrow_imports::{
     register_array, register_device_array, register_stream, RegisteredStream,
 };
 use dlpack_abi::dlpack::{MemoryExtent, ReleaseHook, TensorView, VersionedTensor};
+/// The process's registry table (found or published), for registering borrows where Python is
+/// attached but no import is at hand (rust-numpy's table over this registry).
+pub(crate) use table::api as process_table;
 use table::{api, loaded, SharedExtent, CONFLICTS_MUTABLE, OK};
 pub(crate) use table::{interpreter_dict, SharedApi};
 
@@ -108,15 +111,6 @@ impl crate::IntoPyErr for BorrowError {
     }
 }
 
-/// The process's registry table (found or published), for registering borrows where Python is
-/// attached but no import is at hand (rust-numpy's table over this registry).
-///
-/// # Errors
-/// As the first import's: another major's table, the pre-release one.
-pub(crate) fn process_table(py: Python<'_>) -> PyResult<&'static SharedApi> {
-    api(py)
-}
-
 /// Unregisters through the table in use: the core's hook, called when a tracked tensor stops
 /// being held (on any thread, attached or not).
 fn untrack_hook(token: usize) {
@@ -133,11 +127,11 @@ static RELEASE_HOOK: ReleaseHook = ReleaseHook {
 };
 
 /// The table's answer to `track` as a result.
-fn tracked(result: c_int) -> PyResult<()> {
+fn tracked(result: c_int) -> Result<(), BorrowError> {
     match result {
         OK => Ok(()),
-        CONFLICTS_MUTABLE => Err(BorrowError::BorrowedMutably.into()),
-        _ => Err(BorrowError::Shared.into()),
+        CONFLICTS_MUTABLE => Err(BorrowError::BorrowedMutably),
+        _ => Err(BorrowError::Shared),
     }
 }
 
@@ -162,7 +156,8 @@ pub(crate) fn track(py: Python<'_>, tensor: &mut VersionedTensor, mutable: bool)
     let shared = SharedExtent::from(extent);
     // SAFETY: the table's contract: a token unique while registered (the managed struct's
     // address, held by `tensor`), one live extent.
-    tracked(unsafe { (api.track)(api.state, tensor.token(), &shared, 1, c_int::from(mutable)) })?;
+    tracked(unsafe { (api.track)(api.state, tensor.token(), &shared, 1, c_int::from(mutable)) })
+        .map_err(PyErr::from)?;
     tensor.track(&RELEASE_HOOK).map_err(|other| {
         // Another registry's hook is installed in this copy of dlpack-abi: it would never tell
         // ours that the tensor is gone, so the borrow is not kept.
@@ -229,11 +224,7 @@ impl Borrow {
                 c_int::from(mutable),
             )
         };
-        match result {
-            OK => Ok(Some(Self { token })),
-            CONFLICTS_MUTABLE => Err(BorrowError::BorrowedMutably),
-            _ => Err(BorrowError::Shared),
-        }
+        tracked(result).map(|()| Some(Self { token }))
     }
 }
 

@@ -142,7 +142,7 @@ pub(super) fn loaded() -> Option<&'static SharedApi> {
 /// # Errors
 /// `RuntimeError` when the key holds another major's table (or something else), when an
 /// extension with the pre-release table is loaded, or when the interpreter has no dict.
-pub(super) fn api(py: Python<'_>) -> PyResult<&'static SharedApi> {
+pub(crate) fn api(py: Python<'_>) -> PyResult<&'static SharedApi> {
     if let Some(api) = loaded() {
         return Ok(api);
     }
