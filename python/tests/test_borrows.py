@@ -334,12 +334,17 @@ def test_an_arrow_import_is_a_registered_borrow_while_held():
     column = pa.array(a)
     assert column.buffers()[1].address == a.ctypes.data, "zero-copy: the same memory"
     held = dlpack_abi.ArrowArray.from_arrow(column)
+    again = dlpack_abi.ArrowArray.from_arrow(column)  # a second import of the same producer
     with pytest.raises(BufferError, match="another live import"):
         tensor_ops.scale_(a, 2.0)
     tensor_ops.scale_(np.arange(3.0), 2.0)  # other memory is fine
     del held
     gc.collect()
-    tensor_ops.scale_(a, 2.0)  # released: the borrow ended with it
+    with pytest.raises(BufferError, match="another live import"):
+        tensor_ops.scale_(a, 2.0)  # the second import still holds its own borrow
+    del again
+    gc.collect()
+    tensor_ops.scale_(a, 2.0)  # both released: both borrows ended with them
     assert column.to_pylist() == [0.0, 2.0, 4.0, 6.0]
 
 
