@@ -112,6 +112,42 @@ def test_a_smaller_table_of_this_major_is_refused():
     """)
 
 
+@pytest.mark.parametrize("fields", ["first", "with track_attached"])
+def test_a_table_of_this_major_is_called_by_its_size(fields):
+    # A build of this major loaded first, whose table has only the first fields (size 40 on
+    # 64-bit) or also `track_attached`: an attached shared import calls `track_attached` only
+    # when the table's size covers it, `track` otherwise; a mutable one always calls `track`.
+    run(f"""
+    calls = []
+    TRACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                             ctypes.c_size_t, ctypes.c_int)
+    MAKE_SHARED = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t)
+    UNTRACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t)
+    ATTACHED = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p)
+    functions = [
+        TRACK(lambda state, token, extents, count, mutable:
+              calls.append(("track", count, mutable)) or 0),
+        MAKE_SHARED(lambda state, token: calls.append(("make_shared",)) or 0),
+        UNTRACK(lambda state, token: calls.append(("untrack",))),
+        ATTACHED(lambda state, token, extent: calls.append(("track_attached",)) or 0),
+    ]
+    keep.extend(functions)
+    count = 3 if "{fields}" == "first" else 4
+    words = [0, 0] + [ctypes.cast(f, ctypes.c_void_p).value for f in functions[:count]]
+    words[0] = ctypes.sizeof(ctypes.c_void_p) * len(words)
+    table = b"".join(w.to_bytes(ctypes.sizeof(ctypes.c_void_p), sys.byteorder) for w in words)
+    home.setdefault(KEY, capsule(b"dlpack_abi.borrow_registry.v2", table))
+    import dlpack_abi, tensor_ops
+    held = dlpack_abi.Tensor.from_dlpack(np.arange(2.0))
+    del held
+    tensor_ops.scale_(np.arange(2.0), 2.0)
+    shared = "track_attached" if "{fields}" != "first" else "track"
+    expected = [(shared,) if shared == "track_attached" else ("track", 1, 0), ("untrack",),
+                ("track", 1, 1), ("untrack",)]
+    assert calls == expected, calls
+    """)
+
+
 def test_the_pre_release_table_is_refused_in_both_orders():
     run("""
     import types

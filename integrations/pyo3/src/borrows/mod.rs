@@ -154,10 +154,14 @@ pub(crate) fn track(py: Python<'_>, tensor: &mut VersionedTensor, mutable: bool)
     }
     let api = api(py)?;
     let shared = SharedExtent::from(extent);
-    // SAFETY: the table's contract: a token unique while registered (the managed struct's
-    // address, held by `tensor`), one live extent.
-    tracked(unsafe { (api.track)(api.state, tensor.token(), &shared, 1, c_int::from(mutable)) })
-        .map_err(PyErr::from)?;
+    // The token: the managed struct's address, held by `tensor`, unique while registered.
+    let result = if mutable {
+        // SAFETY: the table's contract: a token unique while registered, one live extent.
+        unsafe { (api.track)(api.state, tensor.token(), &shared, 1, 1) }
+    } else {
+        api.track_shared_attached(py, tensor.token(), &shared)
+    };
+    tracked(result).map_err(PyErr::from)?;
     tensor.track(&RELEASE_HOOK).map_err(|other| {
         // Another registry's hook is installed in this copy of dlpack-abi: it would never tell
         // ours that the tensor is gone, so the borrow is not kept.
@@ -195,7 +199,25 @@ impl Borrow {
         extents: impl IntoIterator<Item = MemoryExtent>,
         mutable: bool,
     ) -> PyResult<Option<Self>> {
-        Ok(Self::in_table(api(py)?, extents, mutable)?)
+        let api = api(py)?;
+        let mut extents = extents.into_iter().filter(|extent| !extent.is_empty());
+        let Some(first) = extents.next() else {
+            return Ok(None);
+        };
+        match extents.next() {
+            None if !mutable => {
+                // One shared extent, attached: the table's cheapest registration.
+                let token = Box::new(0u8);
+                let result =
+                    api.track_shared_attached(py, token_of(&token), &SharedExtent::from(first));
+                Ok(tracked(result).map(|()| Some(Self { token }))?)
+            }
+            second => Ok(Self::in_table(
+                api,
+                [first].into_iter().chain(second).chain(extents),
+                mutable,
+            )?),
+        }
     }
 
     /// [`new`](Self::new) through a table found before (where Python may not be attached).

@@ -113,19 +113,12 @@ pub(super) unsafe extern "C" fn own_track(
         // SAFETY: one live extent (caller).
         let extent = MemoryExtent::from(unsafe { *extents });
         match slots::publish(token, &extent) {
-            Some(false) => return OK,
-            Some(true) => {
-                // A mutable borrow is live or being registered: decide where it is listed.
-                let conflict = with_registry(|registry| registry.conflict(token, &[extent], false));
-                if conflict.is_none() {
-                    return OK;
-                }
-                slots::clear(token);
-                return CONFLICTS_MUTABLE;
-            }
+            Some(live) => return decide_published(token, &extent, live),
             None => {} // no free slot: the map takes it
         }
     }
+    // Mutable registrations hold the GIL, which orders them with attached shared ones.
+    let _gil = (mutable != 0).then(HeldGil::take);
     let extents = match count {
         0 => return OK, // reaches nothing: conflicts with nothing, nothing to remember
         // SAFETY: one live extent (caller).
@@ -149,7 +142,8 @@ pub(super) unsafe extern "C" fn own_track(
             return OK;
         }
         // Announced before the slots are scanned: a shared borrow published meanwhile either is
-        // seen by the scan or sees this and decides under the lock, after it is listed.
+        // seen by the scan or sees this and decides under the lock, after it is listed. (The
+        // caller holds the GIL: `own_track` took it.)
         MUTABLE_LIVE.fetch_add(1, Ordering::SeqCst);
         fence(Ordering::SeqCst);
         if slots::any_overlaps(token, extents.as_slice()) {
@@ -159,6 +153,82 @@ pub(super) unsafe extern "C" fn own_track(
         registry.mutable.push((token, extents));
         OK
     })
+}
+
+/// A shared borrow published in a slot, which read `mutable_live`: registered, or, when a
+/// mutable borrow may be live, decided under the lock where that one is listed.
+fn decide_published(token: usize, extent: &MemoryExtent, mutable_live: bool) -> c_int {
+    if !mutable_live {
+        return OK;
+    }
+    let conflict =
+        with_registry(|registry| registry.conflict(token, core::slice::from_ref(extent), false));
+    if conflict.is_none() {
+        return OK;
+    }
+    slots::clear(token);
+    CONFLICTS_MUTABLE
+}
+
+/// The table's `track_attached`: `track` of one shared extent by a caller attached to Python
+/// (on builds with a GIL, holding it), in an attached slot with no fence when one is free.
+///
+/// # Safety
+/// `extent` points to a live `SharedExtent`; the caller is attached to Python (holds the GIL on
+/// builds with one).
+pub(super) unsafe extern "C" fn own_track_attached(
+    state: *const c_void,
+    token: usize,
+    extent: *const SharedExtent,
+) -> c_int {
+    #[cfg(not(Py_GIL_DISABLED))]
+    {
+        // SAFETY: a live extent (caller).
+        let extent = MemoryExtent::from(unsafe { *extent });
+        // SAFETY: the caller holds the GIL, and mutable registrations take it (`own_track`).
+        if let Some(live) = unsafe { slots::publish_attached(token, &extent) } {
+            return decide_published(token, &extent, live);
+        }
+    }
+    // SAFETY: one live extent (caller).
+    unsafe { own_track(state, token, extent, 1, 0) }
+}
+
+/// The GIL, held for a mutable registration on builds with one: attached shared borrows are
+/// published with no fence, and the GIL orders them with it ([`slots`]). Taken only when the
+/// caller (attached by every caller this crate has) does not hold it already.
+struct HeldGil {
+    #[cfg(not(Py_GIL_DISABLED))]
+    taken: Option<pyo3::ffi::PyGILState_STATE>,
+}
+
+impl HeldGil {
+    fn take() -> Self {
+        #[cfg(not(Py_GIL_DISABLED))]
+        {
+            // SAFETY: `PyGILState_Check` may be called on any thread.
+            let held = unsafe { pyo3::ffi::PyGILState_Check() } != 0;
+            Self {
+                taken: (!held).then(|| {
+                    // SAFETY: this thread does not hold the GIL; the state is given back in
+                    // `drop`, on this thread.
+                    unsafe { pyo3::ffi::PyGILState_Ensure() }
+                }),
+            }
+        }
+        #[cfg(Py_GIL_DISABLED)]
+        Self {}
+    }
+}
+
+impl Drop for HeldGil {
+    fn drop(&mut self) {
+        #[cfg(not(Py_GIL_DISABLED))]
+        if let Some(state) = self.taken.take() {
+            // SAFETY: the state `PyGILState_Ensure` gave on this thread.
+            unsafe { pyo3::ffi::PyGILState_Release(state) };
+        }
+    }
 }
 
 /// The table's `make_shared`.
@@ -293,6 +363,69 @@ mod tests {
         let token = ptr::from_ref::<u8>(&Box::new(0u8)) as usize;
         assert_eq!(track(token, bytes(0x10_0000, 64), true), OK);
         untrack(token);
+    }
+
+    /// Attached shared borrows (no fence: ordered with mutable ones by the GIL, played here by
+    /// a mutex that both take), unattached ones (per-thread slots, fenced) and mutable ones of
+    /// the same bytes are never held at once.
+    #[test]
+    fn attached_borrows_are_ordered_with_mutable_ones_by_the_gil() {
+        static GIL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+        let (readers, writers) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
+        let kinds = Arc::new([const { AtomicUsize::new(0) }; 3]);
+        let threads: Vec<_> = (0..4)
+            .map(|thread| {
+                let (readers, writers, kinds) = (
+                    Arc::clone(&readers),
+                    Arc::clone(&writers),
+                    Arc::clone(&kinds),
+                );
+                std::thread::spawn(move || {
+                    let held = Box::new(0u8);
+                    let token = ptr::from_ref::<u8>(&held) as usize;
+                    let extent = shared(bytes(0x30_0000 + 8 * (thread % 2), 64));
+                    for round in 0..20_000usize {
+                        // 0: attached shared, 1: unattached shared, 2: mutable.
+                        let kind = (round + thread) % 3;
+                        let result = match kind {
+                            0 => {
+                                let _gil = GIL.lock().unwrap();
+                                // SAFETY: the "GIL" is held; a live extent.
+                                unsafe { own_track_attached(ptr::null(), token, &extent) }
+                            }
+                            // SAFETY: one live extent.
+                            1 => unsafe { own_track(ptr::null(), token, &extent, 1, 0) },
+                            _ => {
+                                let _gil = GIL.lock().unwrap();
+                                // SAFETY: one live extent.
+                                unsafe { own_track(ptr::null(), token, &extent, 1, 1) }
+                            }
+                        };
+                        if result != OK {
+                            continue;
+                        }
+                        let (mine, theirs) = if kind == 2 {
+                            (&writers, &readers)
+                        } else {
+                            (&readers, &writers)
+                        };
+                        mine.fetch_add(1, Ordering::SeqCst);
+                        assert_eq!(theirs.load(Ordering::SeqCst), 0, "both held");
+                        if kind == 2 {
+                            assert_eq!(mine.load(Ordering::SeqCst), 1, "two writers");
+                        }
+                        kinds[kind].fetch_add(1, Ordering::Relaxed);
+                        mine.fetch_sub(1, Ordering::SeqCst);
+                        untrack(token);
+                    }
+                })
+            })
+            .collect();
+        threads
+            .into_iter()
+            .for_each(|thread| thread.join().unwrap());
+        // Every kind got through: the test exercised the exclusion, not a starved side.
+        assert!(kinds.iter().all(|taken| taken.load(Ordering::Relaxed) > 0));
     }
 
     #[test]

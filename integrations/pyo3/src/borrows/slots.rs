@@ -16,6 +16,15 @@
 //! Slots are claimed only by the thread that owns them and cleared once, by whichever thread
 //! drops the borrow (tensors move between threads). A thread's slots outlive it: they are
 //! handed to the next new thread, which claims only the free ones.
+//!
+//! **Attached shared borrows** ([`publish_attached`], builds with a GIL): a caller that holds the
+//! GIL claims one of the [`ATTACHED`] slots, which only GIL holders claim, and reads
+//! `MUTABLE_LIVE` with no fence and no thread-local lookup. A mutable registration holds the GIL
+//! too (the registry takes it if its caller did not), so the two are never concurrent: the
+//! GIL's release and acquire order one after the other, and whichever comes second sees the
+//! first (the scan sees the slot, or the shared borrow reads the increment). Borrows registered
+//! by a caller that is not attached (an Arrow stream's batch pulled on a consumer's thread)
+//! keep the per-thread slots and their fence, which the mutable registration's fence pairs with.
 #![allow(unsafe_code)]
 
 use alloc::boxed::Box;
@@ -47,6 +56,46 @@ struct Slot {
 }
 
 impl Slot {
+    const fn new() -> Self {
+        Self {
+            version: AtomicUsize::new(0),
+            token: AtomicUsize::new(0),
+            start: AtomicUsize::new(0),
+            end: AtomicUsize::new(0),
+            first: AtomicUsize::new(0),
+            stride_gcd: AtomicUsize::new(0),
+            element_bytes: AtomicUsize::new(0),
+        }
+    }
+
+    /// Claims this free slot (seen even by its only claimer) for `token`'s borrow of `extent`.
+    fn fill(&self, token: usize, extent: &MemoryExtent) {
+        // The seqlock writer's fence: a scan that reads any field written below reads, after
+        // its acquire fence, a version at least the clear's, and so never takes old and new
+        // together.
+        fence(Ordering::Release);
+        self.token.store(token, Ordering::Relaxed);
+        self.start.store(extent.start, Ordering::Relaxed);
+        self.end.store(extent.end, Ordering::Relaxed);
+        self.first.store(extent.first, Ordering::Relaxed);
+        self.stride_gcd.store(extent.stride_gcd, Ordering::Relaxed);
+        self.element_bytes
+            .store(extent.element_bytes, Ordering::Relaxed);
+        let version = self.version.load(Ordering::Relaxed);
+        self.version.store(version + 1, Ordering::Release);
+    }
+
+    /// Ends `token`'s borrow if this slot holds it.
+    fn clear_if(&self, token: usize) -> bool {
+        let version = self.version.load(Ordering::Acquire);
+        let held = version % 2 == 1 && self.token.load(Ordering::Relaxed) == token;
+        if held {
+            // Only the borrow's one dropper clears it; its claimer waits for an even version.
+            self.version.store(version + 1, Ordering::Release);
+        }
+        held
+    }
+
     /// The borrow held here and its token, read whole, when there is one.
     fn read(&self) -> Option<(usize, MemoryExtent)> {
         let before = self.version.load(Ordering::Acquire);
@@ -145,38 +194,50 @@ pub(super) fn publish(token: usize, extent: &MemoryExtent) -> Option<bool> {
         .slots
         .iter()
         .find(|slot| slot.version.load(Ordering::Acquire) % 2 == 0)?;
-    // The seqlock writer's fence: a scan that reads any field written below reads, after its
-    // acquire fence, a version at least the clear's, and so never takes old and new together.
-    fence(Ordering::Release);
-    slot.token.store(token, Ordering::Relaxed);
-    slot.start.store(extent.start, Ordering::Relaxed);
-    slot.end.store(extent.end, Ordering::Relaxed);
-    slot.first.store(extent.first, Ordering::Relaxed);
-    slot.stride_gcd.store(extent.stride_gcd, Ordering::Relaxed);
-    slot.element_bytes
-        .store(extent.element_bytes, Ordering::Relaxed);
-    let version = slot.version.load(Ordering::Relaxed);
-    slot.version.store(version + 1, Ordering::Release);
+    slot.fill(token, extent);
     fence(Ordering::SeqCst);
     // Acquire: reading the count a mutable borrow's end lowered orders its writes before our
     // reads.
     Some(MUTABLE_LIVE.load(Ordering::Acquire) != 0)
 }
 
+/// Slots for attached callers on builds with a GIL: a call's arguments and the tensors a
+/// program keeps in variables, beyond which [`publish`]'s per-thread slots take them.
+#[cfg(not(Py_GIL_DISABLED))]
+const ATTACHED_SLOTS: usize = 32;
+
+/// Shared borrows of callers holding the GIL, claimed only by the GIL's holder.
+#[cfg(not(Py_GIL_DISABLED))]
+static ATTACHED: [Slot; ATTACHED_SLOTS] = [const { Slot::new() }; ATTACHED_SLOTS];
+
+/// [`publish`] for a caller holding the GIL (builds with one): in an [`ATTACHED`] slot, with no
+/// fence; `None` when every such slot is taken.
+///
+/// # Safety
+/// The caller holds the GIL, and so do mutable registrations ([`MUTABLE_LIVE`] is raised and
+/// the slots scanned only by a GIL holder): no other thread claims an attached slot, and no
+/// mutable registration runs, until this returns.
+#[cfg(not(Py_GIL_DISABLED))]
+pub(super) unsafe fn publish_attached(token: usize, extent: &MemoryExtent) -> Option<bool> {
+    // Acquire: as in `publish`, the previous holder's clear happens before this claim.
+    let slot = ATTACHED
+        .iter()
+        .find(|slot| slot.version.load(Ordering::Acquire) % 2 == 0)?;
+    slot.fill(token, extent);
+    // No fence: a mutable registration is ordered before or after this call by the GIL (the
+    // caller's contract), so this load sees its increment or its scan sees the slot. Acquire:
+    // as in `publish`.
+    Some(MUTABLE_LIVE.load(Ordering::Acquire) != 0)
+}
+
 /// Ends the shared borrow of `token` held in a slot (the calling thread's are looked at first);
 /// `false` when no slot holds it.
 pub(super) fn clear(token: usize) -> bool {
-    let clear_in = |slots: &ThreadSlots| {
-        slots.slots.iter().any(|slot| {
-            let version = slot.version.load(Ordering::Acquire);
-            let held = version % 2 == 1 && slot.token.load(Ordering::Relaxed) == token;
-            if held {
-                // Only the borrow's one dropper clears it; its owner waits for an even version.
-                slot.version.store(version + 1, Ordering::Release);
-            }
-            held
-        })
-    };
+    #[cfg(not(Py_GIL_DISABLED))]
+    if ATTACHED.iter().any(|slot| slot.clear_if(token)) {
+        return true;
+    }
+    let clear_in = |slots: &ThreadSlots| slots.slots.iter().any(|slot| slot.clear_if(token));
     let mine = MINE.try_with(|mine| mine.0).ok();
     if mine.is_some_and(clear_in) {
         return true;
@@ -188,13 +249,16 @@ pub(super) fn clear(token: usize) -> bool {
 
 /// Whether a shared borrow in a slot, of a token other than `token`, may share a byte with one
 /// of `extents`. Called under the registry's lock, after [`MUTABLE_LIVE`] was incremented and a
-/// `SeqCst` fence.
+/// `SeqCst` fence, with the GIL held (builds with one).
 pub(super) fn any_overlaps(token: usize, extents: &[MemoryExtent]) -> bool {
-    all().any(|slots| {
-        slots.slots.iter().any(|slot| {
-            slot.read().is_some_and(|(other, theirs)| {
-                other != token && extents.iter().any(|ours| ours.may_overlap(&theirs))
-            })
+    let overlaps = |slot: &Slot| {
+        slot.read().is_some_and(|(other, theirs)| {
+            other != token && extents.iter().any(|ours| ours.may_overlap(&theirs))
         })
-    })
+    };
+    #[cfg(not(Py_GIL_DISABLED))]
+    if ATTACHED.iter().any(overlaps) {
+        return true;
+    }
+    all().any(|slots| slots.slots.iter().any(overlaps))
 }

@@ -23,7 +23,7 @@
 
 use alloc::format;
 use core::ffi::{c_int, c_void, CStr};
-use core::mem::size_of;
+use core::mem::{offset_of, size_of};
 use core::ptr::{self, NonNull};
 use core::sync::atomic::{AtomicPtr, Ordering};
 
@@ -32,7 +32,7 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyModule};
 use pyo3::{ffi, intern};
 
-use super::registry::{own_make_shared, own_track, own_untrack};
+use super::registry::{own_make_shared, own_track, own_track_attached, own_untrack};
 use crate::capsule::type_name;
 use dlpack_abi::dlpack::MemoryExtent;
 
@@ -111,6 +111,39 @@ pub(crate) struct SharedApi {
     pub(super) make_shared: unsafe extern "C" fn(*const c_void, usize) -> c_int,
     /// Removes a borrow (nothing for an unknown token).
     pub(super) untrack: unsafe extern "C" fn(*const c_void, usize),
+    /// `track` of one shared extent, for a caller attached to Python (on builds with a GIL,
+    /// holding it): the cheapest registration, with no fence. Appended after the first
+    /// fields ([`SharedApi::track_shared_attached`] calls `track` in a table without it).
+    pub(super) track_attached:
+        unsafe extern "C" fn(*const c_void, usize, *const SharedExtent) -> c_int,
+}
+
+/// The bytes every table of this major has: the fields before the first appended one.
+const FIRST_FIELDS: usize = offset_of!(SharedApi, track_attached);
+
+impl SharedApi {
+    /// Registers `token`'s shared borrow of `extent` for a caller attached to Python: through
+    /// `track_attached` when the table has it (called directly when it is this extension's
+    /// own), else `track`. The table's answer (`OK` or `CONFLICTS_MUTABLE`).
+    #[inline]
+    pub(super) fn track_shared_attached(
+        &'static self,
+        _: Python<'_>,
+        token: usize,
+        extent: &SharedExtent,
+    ) -> c_int {
+        if ptr::eq(self, &OWN_API) {
+            // SAFETY: attached (we hold `Python`, so the GIL on builds with one); a live extent.
+            return unsafe { own_track_attached(self.state, token, extent) };
+        }
+        if self.size >= offset_of!(SharedApi, track_attached) + size_of::<usize>() {
+            // SAFETY: the publisher's table has the field (its size says so); attached, as
+            // above.
+            return unsafe { (self.track_attached)(self.state, token, extent) };
+        }
+        // SAFETY: the table's contract: a token unique while registered, one live extent.
+        unsafe { (self.track)(self.state, token, extent, 1, 0) }
+    }
 }
 
 // SAFETY: the table is immutable; its functions lock the registry they belong to, from any
@@ -124,6 +157,7 @@ static OWN_API: SharedApi = SharedApi {
     track: own_track,
     make_shared: own_make_shared,
     untrack: own_untrack,
+    track_attached: own_track_attached,
 };
 
 /// The table in use (the process's first), once found.
@@ -214,11 +248,11 @@ fn open(found: &Bound<'_, PyAny>) -> PyResult<NonNull<SharedApi>> {
     // SAFETY: a capsule of this name holds a table of this major that lives for the process;
     // `size` is its first field in every minor.
     let size = unsafe { table.as_ref() }.size;
-    if size < size_of::<SharedApi>() {
+    if size < FIRST_FIELDS {
         return Err(PyRuntimeError::new_err(format!(
-            "the process's borrow registry table has {size} bytes; this build calls {}: build \
-             the extension loaded first with this dlpack-abi-pyo3 or a later one",
-            size_of::<SharedApi>()
+            "the process's borrow registry table has {size} bytes; this build calls at least \
+             {FIRST_FIELDS}: build the extension loaded first with this dlpack-abi-pyo3 or a \
+             later one"
         )));
     }
     Ok(table)
