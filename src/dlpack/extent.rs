@@ -121,7 +121,35 @@ impl TensorView<'_> {
     /// # }
     /// # Ok(()) }
     /// ```
+    #[inline]
     pub fn memory_extent(&self) -> MemoryExtent {
+        // The common case, decided by what validation recorded: a non-empty row-major tensor of
+        // whole-byte elements occupies its compact size from its first element, every element
+        // one `element_bytes` step from the next. Agrees with the strided rule below (a property
+        // test holds them together).
+        if self.is_c_contiguous() && self.element_count() > 0 {
+            if let Some(element_bytes) = self.element_bytes() {
+                let first = self.data_ptr() as usize;
+                if let Some(end) = first.checked_add(self.byte_size()) {
+                    return MemoryExtent {
+                        start: first,
+                        end,
+                        first,
+                        stride_gcd: if self.element_count() > 1 {
+                            element_bytes
+                        } else {
+                            0
+                        },
+                        element_bytes,
+                    };
+                }
+            }
+        }
+        self.memory_extent_strided()
+    }
+
+    /// [`memory_extent`](Self::memory_extent) by the strides, for any validated tensor.
+    pub(crate) fn memory_extent_strided(&self) -> MemoryExtent {
         let first = self.data_ptr() as usize;
         let data = self.raw().data as usize;
         let (low, high) = self.reach_from_data();
@@ -157,6 +185,73 @@ impl TensorView<'_> {
             first,
             stride_gcd,
             element_bytes,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(unsafe_code)] // building a borrowed view of a test tensor
+mod tests {
+    use alloc::vec;
+    use alloc::vec::Vec;
+
+    use proptest::prelude::*;
+
+    use crate::dlpack::TensorView;
+    use crate::raw::{kDLCPU, kDLFloat, kDLInt, DLDataType, DLDevice, DLTensor};
+
+    proptest! {
+        #![proptest_config(ProptestConfig {
+            cases: if cfg!(miri) { 8 } else { 4000 },
+            failure_persistence: None,
+            ..ProptestConfig::default()
+        })]
+
+        /// The row-major fast path of `memory_extent` gives what the strided rule gives, for
+        /// every tensor: strides absent, compact, compact but for extent-1 dimensions, or any;
+        /// empty or not; whole-byte, multi-lane and packed sub-byte elements.
+        #[test]
+        fn memory_extent_fast_path_agrees_with_the_strided_rule(
+            dims in prop::collection::vec((0i64..4, -5i64..6), 0..=4),
+            (code, bits, lanes) in prop::sample::select(vec![
+                (kDLInt, 8u8, 1u16), (kDLFloat, 32, 1), (kDLFloat, 64, 1), (kDLInt, 16, 4),
+                (kDLInt, 4, 1), (kDLInt, 1, 1),
+            ]),
+            layout in 0u8..3,
+            byte_offset in 0u64..64,
+        ) {
+            let mut shape: Vec<i64> = dims.iter().map(|&(extent, _)| extent).collect();
+            let mut strides: Vec<i64> = match layout {
+                // Compact row-major, with any stride on extent-1 dimensions (NumPy's rule).
+                0 | 1 => {
+                    let mut next = 1;
+                    let mut strides = vec![0; shape.len()];
+                    for (dim, &(extent, noise)) in dims.iter().enumerate().rev() {
+                        strides[dim] = if layout == 1 && extent == 1 { noise } else { next };
+                        next *= extent.max(1);
+                    }
+                    strides
+                }
+                _ => dims.iter().map(|&(_, stride)| stride).collect(),
+            };
+            let mut buffer = vec![0u8; 4096];
+            let tensor = DLTensor {
+                data: buffer.as_mut_ptr().wrapping_add(2048).cast(),
+                device: DLDevice { device_type: kDLCPU, device_id: 0 },
+                ndim: i32::try_from(shape.len()).unwrap(),
+                dtype: DLDataType { code, bits, lanes },
+                shape: shape.as_mut_ptr(),
+                strides: if layout == 0 && byte_offset % 2 == 0 {
+                    core::ptr::null_mut()
+                } else {
+                    strides.as_mut_ptr()
+                },
+                byte_offset,
+            };
+            // SAFETY: `shape` and `strides` hold `ndim` values and outlive the view.
+            if let Ok(view) = unsafe { TensorView::from_raw(&tensor) } {
+                prop_assert_eq!(view.memory_extent(), view.memory_extent_strided());
+            }
         }
     }
 }
