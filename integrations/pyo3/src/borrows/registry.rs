@@ -112,10 +112,10 @@ pub(super) unsafe extern "C" fn own_track(
     if count == 1 && mutable == 0 {
         // SAFETY: one live extent (caller).
         let extent = MemoryExtent::from(unsafe { *extents });
-        match slots::publish(token, &extent) {
-            Some(live) => return decide_published(token, &extent, live),
-            None => {} // no free slot: the map takes it
+        if let Some(live) = slots::publish(token, &extent) {
+            return decide_published(token, &extent, live);
         }
+        // No free slot: the map takes it.
     }
     // Mutable registrations hold the GIL, which orders them with attached shared ones.
     let _gil = (mutable != 0).then(HeldGil::take);

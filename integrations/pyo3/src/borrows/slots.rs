@@ -43,7 +43,6 @@ pub(super) static MUTABLE_LIVE: AtomicUsize = AtomicUsize::new(0);
 
 /// One shared borrow's place. Fields are atomics: other threads read them while the owner
 /// writes (a version before and after tells whether what was read belongs together).
-#[derive(Default)]
 struct Slot {
     /// Odd while a borrow is held here; incremented when one is claimed and when it is cleared.
     version: AtomicUsize,
@@ -117,9 +116,58 @@ impl Slot {
     }
 }
 
+/// Slots claimed by one claimer at a time (a thread, or the GIL's holder), of which only the
+/// first `used` have ever held a borrow: scans stop there (a program that holds a few borrows at
+/// once looks at a few slots).
+struct SlotGroup<const N: usize> {
+    /// How many slots (from the first) have been claimed at least once; only grows. Raised
+    /// before the slot is filled, so a scan ordered after the claim sees the slot.
+    used: AtomicUsize,
+    slots: [Slot; N],
+}
+
+impl<const N: usize> SlotGroup<N> {
+    const fn new() -> Self {
+        Self {
+            used: AtomicUsize::new(0),
+            slots: [const { Slot::new() }; N],
+        }
+    }
+
+    /// The slots that may hold a borrow.
+    fn live(&self) -> &[Slot] {
+        let used = self.used.load(Ordering::Acquire).min(N);
+        &self.slots[..used]
+    }
+
+    /// A free slot for the group's one claimer: a used one, else the next unused one (`None`
+    /// when all are taken).
+    fn claim(&self) -> Option<&Slot> {
+        // Only the claimer makes a slot odd: one seen even stays free until it claims it.
+        // Acquire: the clear (maybe another thread's) happens before this claim, so a scan that
+        // sees the claim is ordered after the previous holder too.
+        if let Some(free) = self
+            .live()
+            .iter()
+            .find(|slot| slot.version.load(Ordering::Acquire) % 2 == 0)
+        {
+            return Some(free);
+        }
+        let used = self.used.load(Ordering::Relaxed);
+        let next = self.slots.get(used)?;
+        self.used.store(used + 1, Ordering::Release);
+        Some(next)
+    }
+
+    /// Ends `token`'s borrow if one of these slots holds it.
+    fn clear(&self, token: usize) -> bool {
+        self.live().iter().any(|slot| slot.clear_if(token))
+    }
+}
+
 /// A thread's slots, in a list that only grows (slots are never freed).
 struct ThreadSlots {
-    slots: [Slot; SLOTS],
+    slots: SlotGroup<SLOTS>,
     /// Whether a live thread owns these slots (only it claims them).
     owned: AtomicBool,
     /// The next thread's, set before this one is published.
@@ -154,7 +202,7 @@ fn adopt() -> &'static ThreadSlots {
         return free;
     }
     let slots: &'static mut ThreadSlots = Box::leak(Box::new(ThreadSlots {
-        slots: Default::default(),
+        slots: SlotGroup::new(),
         owned: AtomicBool::new(true),
         next: ptr::null(),
     }));
@@ -187,14 +235,11 @@ std::thread_local! {
 /// [`clear`] with the slot's token if it refuses.
 pub(super) fn publish(token: usize, extent: &MemoryExtent) -> Option<bool> {
     let slots = MINE.try_with(|mine| mine.0).ok()?;
-    // Only this thread makes a slot odd: one seen even stays free until it claims it. Acquire:
-    // the clear (maybe another thread's) happens before this claim, so a scan that sees the
-    // claim is ordered after the previous holder too.
-    let slot = slots
-        .slots
-        .iter()
-        .find(|slot| slot.version.load(Ordering::Acquire) % 2 == 0)?;
+    // This thread is its slots' one claimer.
+    let slot = slots.slots.claim()?;
     slot.fill(token, extent);
+    // Pairs with the mutable registration's fence: one of the two sees the other's writes (the
+    // slot, and `used` raised before it; or the count).
     fence(Ordering::SeqCst);
     // Acquire: reading the count a mutable borrow's end lowered orders its writes before our
     // reads.
@@ -208,7 +253,7 @@ const ATTACHED_SLOTS: usize = 32;
 
 /// Shared borrows of callers holding the GIL, claimed only by the GIL's holder.
 #[cfg(not(Py_GIL_DISABLED))]
-static ATTACHED: [Slot; ATTACHED_SLOTS] = [const { Slot::new() }; ATTACHED_SLOTS];
+static ATTACHED: SlotGroup<ATTACHED_SLOTS> = SlotGroup::new();
 
 /// [`publish`] for a caller holding the GIL (builds with one): in an [`ATTACHED`] slot, with no
 /// fence; `None` when every such slot is taken.
@@ -219,10 +264,8 @@ static ATTACHED: [Slot; ATTACHED_SLOTS] = [const { Slot::new() }; ATTACHED_SLOTS
 /// mutable registration runs, until this returns.
 #[cfg(not(Py_GIL_DISABLED))]
 pub(super) unsafe fn publish_attached(token: usize, extent: &MemoryExtent) -> Option<bool> {
-    // Acquire: as in `publish`, the previous holder's clear happens before this claim.
-    let slot = ATTACHED
-        .iter()
-        .find(|slot| slot.version.load(Ordering::Acquire) % 2 == 0)?;
+    // The GIL's holder is these slots' one claimer (the caller's contract).
+    let slot = ATTACHED.claim()?;
     slot.fill(token, extent);
     // No fence: a mutable registration is ordered before or after this call by the GIL (the
     // caller's contract), so this load sees its increment or its scan sees the slot. Acquire:
@@ -234,10 +277,10 @@ pub(super) unsafe fn publish_attached(token: usize, extent: &MemoryExtent) -> Op
 /// `false` when no slot holds it.
 pub(super) fn clear(token: usize) -> bool {
     #[cfg(not(Py_GIL_DISABLED))]
-    if ATTACHED.iter().any(|slot| slot.clear_if(token)) {
+    if ATTACHED.clear(token) {
         return true;
     }
-    let clear_in = |slots: &ThreadSlots| slots.slots.iter().any(|slot| slot.clear_if(token));
+    let clear_in = |slots: &ThreadSlots| slots.slots.clear(token);
     let mine = MINE.try_with(|mine| mine.0).ok();
     if mine.is_some_and(clear_in) {
         return true;
@@ -257,8 +300,8 @@ pub(super) fn any_overlaps(token: usize, extents: &[MemoryExtent]) -> bool {
         })
     };
     #[cfg(not(Py_GIL_DISABLED))]
-    if ATTACHED.iter().any(overlaps) {
+    if ATTACHED.live().iter().any(overlaps) {
         return true;
     }
-    all().any(|slots| slots.slots.iter().any(overlaps))
+    all().any(|slots| slots.slots.live().iter().any(overlaps))
 }
