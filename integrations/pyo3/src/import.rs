@@ -111,6 +111,14 @@ pub(crate) fn untracked(
     // Set once `source` is known to be no capsule, not ours, and of a type without a table: only
     // `__dlpack__` is left, and `import` need not ask again (issue 31: a NumPy argument).
     let mut only_dlpack = false;
+    #[cfg(not(any(Py_LIMITED_API, PyPy)))]
+    if request.is_plain() {
+        if let Some(descriptor) = plain_type_method(source) {
+            // A type seen before to be no capsule, not ours, without a table, and with a C
+            // `__dlpack__` (NumPy's `ndarray`): one probe instead of the checks below.
+            return call_dlpack_via(source, request, Some(descriptor)).map(|(tensor, _)| tensor);
+        }
+    }
     if request.is_plain() && !source.is_instance_of::<PyCapsule>() {
         // Our own tensor: the export its exchange table would make, ready where a plain
         // request wants it, without the round trip through the table and a second validation.
@@ -137,6 +145,10 @@ pub(crate) fn untracked(
             };
         }
         only_dlpack = true;
+        #[cfg(not(any(Py_LIMITED_API, PyPy)))]
+        if let Some(descriptor) = cached_dlpack_method(source) {
+            PLAIN_TYPES.insert(&source.get_type(), descriptor as usize);
+        }
     }
     let imported = if only_dlpack {
         call_dlpack(source, request)
@@ -201,10 +213,25 @@ fn call_dlpack(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<(VersionedTensor, ConsumerStream)> {
+    call_dlpack_via(source, request, None)
+}
+
+/// [`call_dlpack`], through `descriptor` (the C method descriptor of `source`'s type's
+/// `__dlpack__`, found before) for a plain request when it is given.
+#[inline]
+fn call_dlpack_via(
+    source: &Bound<'_, PyAny>,
+    request: &DlpackRequest,
+    descriptor: Option<*mut ffi::PyObject>,
+) -> PyResult<(VersionedTensor, ConsumerStream)> {
     let py = source.py();
     let method = intern!(py, "__dlpack__");
     let called = if request.is_plain() {
-        call_plain(source, method)
+        match descriptor {
+            #[cfg(not(any(Py_LIMITED_API, PyPy)))]
+            Some(descriptor) => call_descriptor(source, descriptor),
+            _ => call_plain(source, method),
+        }
     } else {
         source.call_method(method, (), Some(&request_kwargs(py, request)?))
     };
@@ -254,27 +281,49 @@ fn call_plain<'py>(
     source: &Bound<'py, PyAny>,
     method: &Bound<'py, pyo3::types::PyString>,
 ) -> PyResult<Bound<'py, PyAny>> {
-    static NAMES: PyOnceLock<Py<PyTuple>> = PyOnceLock::new();
     let py = source.py();
-    let names = NAMES.get_or_try_init(py, || {
-        PyTuple::new(py, [intern!(py, "max_version")]).map(Bound::unbind)
-    })?;
-    let args = [source.as_ptr(), max_version(py)?.as_ptr()];
+    let names = max_version_name(py)?;
     #[cfg(not(any(Py_LIMITED_API, PyPy)))]
     if let Some(descriptor) = cached_dlpack_method(source) {
-        // SAFETY: attached; `descriptor` is a live C method descriptor of `source`'s type
-        // (kept alive by the type, which the cache holds), called as the method call would be:
-        // `self` first, then the keyword's value named by `names`; `nargsf` as below.
-        let result =
-            unsafe { ffi::PyObject_Vectorcall(descriptor, args.as_ptr(), 1, names.as_ptr()) };
-        // SAFETY: a new reference, or NULL with an exception set.
-        return unsafe { Bound::from_owned_ptr_or_err(py, result) };
+        return call_descriptor(source, descriptor);
     }
+    let args = [source.as_ptr(), max_version(py)?.as_ptr()];
     // SAFETY: attached; `args` holds `self` and then the one keyword's value, both alive for the
     // call, and `names` is a tuple of that one name. `nargsf` is 1 (`self`) without
     // `PY_VECTORCALL_ARGUMENTS_OFFSET`: the slot before `args` is not ours to write.
     let result = unsafe {
         ffi::PyObject_VectorcallMethod(method.as_ptr(), args.as_ptr(), 1, names.as_ptr())
+    };
+    // SAFETY: a new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, result) }
+}
+
+/// `max_version`'s keyword name, as a vectorcall's `kwnames`, made once.
+#[cfg(any(Py_3_12, not(any(Py_LIMITED_API, PyPy))))]
+fn max_version_name(py: Python<'_>) -> PyResult<&Bound<'_, PyTuple>> {
+    static NAMES: PyOnceLock<Py<PyTuple>> = PyOnceLock::new();
+    let names = NAMES.get_or_try_init(py, || {
+        PyTuple::new(py, [intern!(py, "max_version")]).map(Bound::unbind)
+    })?;
+    Ok(names.bind(py))
+}
+
+/// `source.__dlpack__(max_version=(1, 3))` through the C method descriptor of its type's
+/// `__dlpack__` ([`cached_dlpack_method`]), called with `self` first as the method call would.
+#[cfg(not(any(Py_LIMITED_API, PyPy)))]
+#[inline]
+fn call_descriptor<'py>(
+    source: &Bound<'py, PyAny>,
+    descriptor: *mut ffi::PyObject,
+) -> PyResult<Bound<'py, PyAny>> {
+    let py = source.py();
+    let args = [source.as_ptr(), max_version(py)?.as_ptr()];
+    // SAFETY: attached; `descriptor` is a live C method descriptor of `source`'s type (kept
+    // alive by the type, which the cache holds), called as the method call would be: `self`
+    // first, then the keyword's value named by the names tuple; `nargsf` is 1 (`self`) without
+    // `PY_VECTORCALL_ARGUMENTS_OFFSET`.
+    let result = unsafe {
+        ffi::PyObject_Vectorcall(descriptor, args.as_ptr(), 1, max_version_name(py)?.as_ptr())
     };
     // SAFETY: a new reference, or NULL with an exception set.
     unsafe { Bound::from_owned_ptr_or_err(py, result) }
@@ -516,6 +565,28 @@ static DLPACK_METHODS: ExchangeCache = ExchangeCache {
     entries: [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; EXCHANGE_CACHE_CAPACITY],
     owners: std::sync::Mutex::new(alloc::vec::Vec::new()),
 };
+
+/// Types whose instances [`untracked`] found to be plain `__dlpack__` producers (no capsule, not
+/// a `dlpack_abi.Tensor`, no exchange table: immutable, so that cannot change), with their
+/// `__dlpack__` C method descriptor ([`DLPACK_METHODS`]): a plain import of one costs one probe.
+#[cfg(not(any(Py_LIMITED_API, PyPy)))]
+static PLAIN_TYPES: ExchangeCache = ExchangeCache {
+    len: AtomicUsize::new(0),
+    entries: [const { (AtomicUsize::new(0), AtomicUsize::new(0)) }; EXCHANGE_CACHE_CAPACITY],
+    owners: std::sync::Mutex::new(alloc::vec::Vec::new()),
+};
+
+/// The `__dlpack__` descriptor of `source`'s type when [`PLAIN_TYPES`] holds it.
+#[cfg(not(any(Py_LIMITED_API, PyPy)))]
+#[inline]
+fn plain_type_method(source: &Bound<'_, PyAny>) -> Option<*mut ffi::PyObject> {
+    // The type's address only (no new reference): compared with cached types, which the cache
+    // keeps alive.
+    let ty = source.get_type_ptr() as usize;
+    PLAIN_TYPES
+        .get(ty)
+        .map(|descriptor| descriptor as *mut ffi::PyObject)
+}
 
 /// The major-1 exchange API table of type `ty`, looked up.
 fn lookup_exchange_api(ty: &Bound<'_, PyType>) -> Option<&'static DLPackExchangeAPI> {
