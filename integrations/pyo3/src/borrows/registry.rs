@@ -49,6 +49,18 @@ struct Registry {
 }
 
 impl Registry {
+    /// Counts a mutable borrow in [`MUTABLE_LIVE`], which only the lock's holder writes: a load
+    /// and a store, no locked instruction (the `SeqCst` fence that follows publishes it).
+    fn raise_mutable_live(&mut self) {
+        MUTABLE_LIVE.store(MUTABLE_LIVE.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
+    }
+
+    /// Counts a mutable borrow out of [`MUTABLE_LIVE`]. Release: what it did before (its writes)
+    /// happens before the reads of a shared borrow that reads the lowered count.
+    fn lower_mutable_live(&mut self) {
+        MUTABLE_LIVE.store(MUTABLE_LIVE.load(Ordering::Relaxed) - 1, Ordering::Release);
+    }
+
     /// Whether a borrow other than `token`'s may share a byte with `extents`: `Some(true)` for a
     /// mutable one, `Some(false)` for a shared one (only asked when `shared_too`).
     fn conflict(&self, token: usize, extents: &[MemoryExtent], shared_too: bool) -> Option<bool> {
@@ -144,10 +156,10 @@ pub(super) unsafe extern "C" fn own_track(
         // Announced before the slots are scanned: a shared borrow published meanwhile either is
         // seen by the scan or sees this and decides under the lock, after it is listed. (The
         // caller holds the GIL: `own_track` took it.)
-        MUTABLE_LIVE.fetch_add(1, Ordering::SeqCst);
+        registry.raise_mutable_live();
         fence(Ordering::SeqCst);
         if slots::any_overlaps(token, extents.as_slice()) {
-            MUTABLE_LIVE.fetch_sub(1, Ordering::Release);
+            registry.lower_mutable_live();
             return CONFLICTS_SHARED;
         }
         registry.mutable.push((token, extents));
@@ -242,7 +254,7 @@ pub(super) unsafe extern "C" fn own_make_shared(_: *const c_void, token: usize) 
         };
         let (token, extents) = registry.mutable.swap_remove(index);
         registry.shared.insert(token, extents);
-        MUTABLE_LIVE.fetch_sub(1, Ordering::Release);
+        registry.lower_mutable_live();
         OK
     })
 }
@@ -260,7 +272,7 @@ pub(super) unsafe extern "C" fn own_untrack(_: *const c_void, token: usize) {
         Some(extents) => Some(extents),
         None => {
             let index = registry.mutable.iter().position(|(t, _)| *t == token)?;
-            MUTABLE_LIVE.fetch_sub(1, Ordering::Release);
+            registry.lower_mutable_live();
             Some(registry.mutable.swap_remove(index).1)
         }
     });
