@@ -349,6 +349,7 @@ impl<'a> TensorView<'a> {
 
     /// The bytes `[first, end)` the elements reach, counted from `data` (not from the first
     /// element): what a buffer holding this tensor must cover. `(0, 0)` for an empty tensor.
+    #[inline]
     pub(crate) fn reach_from_data(&self) -> (i128, i128) {
         if self.meta.elements() == 0 {
             return (0, 0);
