@@ -20,10 +20,10 @@
 //! each other's overlapping borrows, and two builds of different majors refuse to run
 //! together. The first extension's code decides for the whole process.
 //!
-//! **Cost.** A shared import takes a slot of its thread's and, when no mutable borrow is live,
-//! no lock: one store-load fence ([`slots`]); dropping it clears the slot. A mutable one takes
-//! the registry's spin lock and checks every live import. No Python call; the table is looked
-//! up once per extension.
+//! **Cost.** A shared import (the GIL held) takes a slot only the GIL's holder claims and, when
+//! no mutable borrow is live, no lock and no fence ([`slots`]); dropping it clears the slot. A
+//! mutable one takes the GIL and the registry's spin lock and checks every live import. No
+//! Python call; the table is looked up once per extension.
 #![allow(unsafe_code)]
 
 mod arrow_imports;
