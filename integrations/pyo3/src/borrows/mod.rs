@@ -115,8 +115,7 @@ impl crate::IntoPyErr for BorrowError {
 /// being held (on any thread, attached or not).
 fn untrack_hook(token: usize) {
     if let Some(api) = loaded() {
-        // SAFETY: the table's contract: any token, any thread.
-        unsafe { (api.untrack)(api.state, token) }
+        api.untrack(token);
     }
 }
 
@@ -159,7 +158,7 @@ pub(crate) fn track(py: Python<'_>, tensor: &mut VersionedTensor, mutable: bool)
         // SAFETY: the table's contract: a token unique while registered, one live extent.
         unsafe { (api.track)(api.state, tensor.token(), &shared, 1, 1) }
     } else {
-        api.track_shared_attached(py, tensor.token(), &shared)
+        api.track_shared_attached(py, tensor.token(), &extent)
     };
     tracked(result).map_err(PyErr::from)?;
     tensor.track(&RELEASE_HOOK).map_err(|other| {
@@ -208,8 +207,7 @@ impl Borrow {
             None if !mutable => {
                 // One shared extent, attached: the table's cheapest registration.
                 let token = Box::new(0u8);
-                let result =
-                    api.track_shared_attached(py, token_of(&token), &SharedExtent::from(first));
+                let result = api.track_shared_attached(py, token_of(&token), &first);
                 Ok(tracked(result).map(|()| Some(Self { token }))?)
             }
             second => Ok(Self::in_table(

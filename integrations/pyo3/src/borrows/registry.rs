@@ -7,6 +7,7 @@ use alloc::boxed::Box;
 use alloc::vec::Vec;
 use core::ffi::{c_int, c_void};
 use core::hash::{BuildHasherDefault, Hasher};
+use core::ptr;
 use core::sync::atomic::{fence, Ordering};
 use std::collections::HashMap;
 
@@ -169,6 +170,7 @@ pub(super) unsafe extern "C" fn own_track(
 
 /// A shared borrow published in a slot, which read `mutable_live`: registered, or, when a
 /// mutable borrow may be live, decided under the lock where that one is listed.
+#[inline(never)]
 fn decide_published(token: usize, extent: &MemoryExtent, mutable_live: bool) -> c_int {
     if !mutable_live {
         return OK;
@@ -189,21 +191,44 @@ fn decide_published(token: usize, extent: &MemoryExtent, mutable_live: bool) -> 
 /// `extent` points to a live `SharedExtent`; the caller is attached to Python (holds the GIL on
 /// builds with one).
 pub(super) unsafe extern "C" fn own_track_attached(
-    state: *const c_void,
+    _: *const c_void,
     token: usize,
     extent: *const SharedExtent,
 ) -> c_int {
+    // SAFETY: a live extent (caller).
+    let extent = MemoryExtent::from(unsafe { *extent });
+    // SAFETY: attached (caller).
+    unsafe { track_attached(token, &extent) }
+}
+
+/// [`own_track_attached`] for this extension's own callers: the extent by reference, inlined.
+///
+/// # Safety
+/// The caller is attached to Python (holds the GIL on builds with one).
+#[inline]
+pub(super) unsafe fn track_attached(token: usize, extent: &MemoryExtent) -> c_int {
     #[cfg(not(Py_GIL_DISABLED))]
     {
-        // SAFETY: a live extent (caller).
-        let extent = MemoryExtent::from(unsafe { *extent });
         // SAFETY: the caller holds the GIL, and mutable registrations take it (`own_track`).
-        if let Some(live) = unsafe { slots::publish_attached(token, &extent) } {
-            return decide_published(token, &extent, live);
+        if let Some(live) = unsafe { slots::publish_attached(token, extent) } {
+            if !live {
+                return OK;
+            }
+            return decide_published(token, extent, live);
         }
     }
-    // SAFETY: one live extent (caller).
-    unsafe { own_track(state, token, extent, 1, 0) }
+    let shared = SharedExtent::from(*extent);
+    // SAFETY: one live extent.
+    unsafe { own_track(ptr::null(), token, &shared, 1, 0) }
+}
+
+/// The table's `untrack` for this extension's own callers, inlined: the borrow's slot is
+/// cleared here when it has one.
+#[inline]
+pub(super) fn untrack(token: usize) {
+    if !slots::clear(token) {
+        untrack_listed(token);
+    }
 }
 
 /// The GIL, held for a mutable registration on builds with one: attached shared borrows are
@@ -264,9 +289,12 @@ pub(super) unsafe extern "C" fn own_make_shared(_: *const c_void, token: usize) 
 /// # Safety
 /// None beyond the table's contract (a token).
 pub(super) unsafe extern "C" fn own_untrack(_: *const c_void, token: usize) {
-    if slots::clear(token) {
-        return;
-    }
+    untrack(token);
+}
+
+/// Removes a borrow kept in the map or the mutable list (none held in a slot).
+#[inline(never)]
+fn untrack_listed(token: usize) {
     // The removed extents are freed after the lock is given back.
     let _removed = with_registry(|registry| match registry.shared.remove(&token) {
         Some(extents) => Some(extents),

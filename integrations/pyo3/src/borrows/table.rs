@@ -32,7 +32,9 @@ use pyo3::prelude::*;
 use pyo3::types::{PyCapsule, PyDict, PyModule};
 use pyo3::{ffi, intern};
 
-use super::registry::{own_make_shared, own_track, own_track_attached, own_untrack};
+use super::registry::{
+    own_make_shared, own_track, own_track_attached, own_untrack, track_attached, untrack,
+};
 use crate::capsule::type_name;
 use dlpack_abi::dlpack::MemoryExtent;
 
@@ -123,26 +125,44 @@ const FIRST_FIELDS: usize = offset_of!(SharedApi, track_attached);
 
 impl SharedApi {
     /// Registers `token`'s shared borrow of `extent` for a caller attached to Python: through
-    /// `track_attached` when the table has it (called directly when it is this extension's
-    /// own), else `track`. The table's answer (`OK` or `CONFLICTS_MUTABLE`).
+    /// `track_attached` when the table has it (inlined when it is this extension's own), else
+    /// `track`. The table's answer (`OK` or `CONFLICTS_MUTABLE`).
     #[inline]
     pub(super) fn track_shared_attached(
         &'static self,
         _: Python<'_>,
         token: usize,
-        extent: &SharedExtent,
+        extent: &MemoryExtent,
     ) -> c_int {
-        if ptr::eq(self, &OWN_API) {
-            // SAFETY: attached (we hold `Python`, so the GIL on builds with one); a live extent.
-            return unsafe { own_track_attached(self.state, token, extent) };
+        if self.is_own() {
+            // SAFETY: attached (we hold `Python`, so the GIL on builds with one).
+            return unsafe { track_attached(token, extent) };
         }
+        let shared = SharedExtent::from(*extent);
         if self.size >= offset_of!(SharedApi, track_attached) + size_of::<usize>() {
             // SAFETY: the publisher's table has the field (its size says so); attached, as
-            // above.
-            return unsafe { (self.track_attached)(self.state, token, extent) };
+            // above; a token unique while registered, a live extent.
+            return unsafe { (self.track_attached)(self.state, token, &shared) };
         }
         // SAFETY: the table's contract: a token unique while registered, one live extent.
-        unsafe { (self.track)(self.state, token, extent, 1, 0) }
+        unsafe { (self.track)(self.state, token, &shared, 1, 0) }
+    }
+
+    /// Removes `token`'s borrow (inlined when the table is this extension's own).
+    #[inline]
+    pub(super) fn untrack(&'static self, token: usize) {
+        if self.is_own() {
+            untrack(token);
+        } else {
+            // SAFETY: the table's contract: any token, any thread.
+            unsafe { (self.untrack)(self.state, token) }
+        }
+    }
+
+    /// Whether this is this extension's own table ([`OWN_API`]).
+    #[inline]
+    fn is_own(&'static self) -> bool {
+        ptr::eq(self, &OWN_API)
     }
 }
 
@@ -164,6 +184,7 @@ static OWN_API: SharedApi = SharedApi {
 static API: AtomicPtr<SharedApi> = AtomicPtr::new(ptr::null_mut());
 
 /// The table in use, if this extension has found it.
+#[inline]
 pub(super) fn loaded() -> Option<&'static SharedApi> {
     let api = API.load(Ordering::Acquire);
     // SAFETY: NULL, or a table that lives for the process (a static of the extension that
@@ -176,10 +197,17 @@ pub(super) fn loaded() -> Option<&'static SharedApi> {
 /// # Errors
 /// `RuntimeError` when the key holds another major's table (or something else), when an
 /// extension with the pre-release table is loaded, or when the interpreter has no dict.
+#[inline]
 pub(crate) fn api(py: Python<'_>) -> PyResult<&'static SharedApi> {
-    if let Some(api) = loaded() {
-        return Ok(api);
+    match loaded() {
+        Some(api) => Ok(api),
+        None => find_or_publish(py),
     }
+}
+
+/// [`api`] the first time: the table found in the interpreter's dict, or ours published there.
+#[inline(never)]
+fn find_or_publish(py: Python<'_>) -> PyResult<&'static SharedApi> {
     refuse_legacy(py)?;
     let home = interpreter_dict(py)?;
     // SAFETY: attached; the pointer and the name are statics, valid for the capsule's life; no
