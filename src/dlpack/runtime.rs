@@ -13,8 +13,9 @@ use alloc::sync::Arc;
 use core::fmt;
 use core::mem::ManuallyDrop;
 
+use super::stream::StreamFamily;
 use super::{ConsumerStream, DeviceEvent, OrderError, StreamOrder, VersionedTensor};
-use crate::raw::{kDLCPU, kDLCUDA, kDLCUDAManaged, kDLROCM, DLDevice};
+use crate::raw::{kDLCPU, DLDevice};
 
 /// An event a [`StreamRuntime`] recorded: a [`DeviceEvent`] that may be shared between threads
 /// (one event covers every later hand-over of the same data).
@@ -140,7 +141,7 @@ pub unsafe trait StreamRuntime: Send + Sync {
 
 /// The one rule for naming a stream of `device`: `stream` as the stream it is, so that two
 /// spellings of one stream compare equal. No stream given ([`ConsumerStream::Unspecified`]) is
-/// the legacy default stream on CUDA and ROCm, as the array API says; elsewhere it stays the
+/// the legacy default stream on CUDA and ROCm (device, managed and pinned host memory), as the array API says; elsewhere it stays the
 /// device's unnamed default.
 ///
 /// ```
@@ -152,7 +153,7 @@ pub unsafe trait StreamRuntime: Send + Sync {
 /// assert_eq!(canonical_stream(gpu, ConsumerStream::Handle(0x10)), ConsumerStream::Handle(0x10));
 /// ```
 pub fn canonical_stream(device: DLDevice, stream: ConsumerStream) -> ConsumerStream {
-    let legacy_by_default = [kDLCUDA, kDLCUDAManaged, kDLROCM].contains(&device.device_type);
+    let legacy_by_default = StreamFamily::of(device) != StreamFamily::Other;
     match stream {
         ConsumerStream::Unspecified if legacy_by_default => ConsumerStream::LegacyDefault,
         other => other,

@@ -7,7 +7,7 @@ use core::ffi::c_void;
 use core::fmt;
 use core::ptr::NonNull;
 
-use crate::raw::{kDLCPU, kDLCUDA, kDLCUDAManaged, kDLROCM, DLDevice};
+use crate::raw::{kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLROCM, kDLROCMHost, DLDevice};
 
 /// The stream on which a consumer will use a tensor, as the producer's ordering hook receives
 /// it: the producer makes its data ready there (for example, an event recorded on its own
@@ -19,8 +19,11 @@ use crate::raw::{kDLCPU, kDLCUDA, kDLCUDAManaged, kDLROCM, DLDevice};
 /// | device | `None` | `-1` | `0` | `1` | `2` | other |
 /// |---|---|---|---|---|---|---|
 /// | CPU | [`Unspecified`](Self::Unspecified) | refused | refused | refused | refused | refused |
-/// | CUDA, CUDA managed | [`Unspecified`](Self::Unspecified) (legacy default) | [`NoSync`](Self::NoSync) | refused (ambiguous) | [`LegacyDefault`](Self::LegacyDefault) | [`PerThreadDefault`](Self::PerThreadDefault) | [`Handle`](Self::Handle) |
-/// | ROCm | [`Unspecified`](Self::Unspecified) (legacy default) | [`NoSync`](Self::NoSync) | [`LegacyDefault`](Self::LegacyDefault) | refused | refused | [`Handle`](Self::Handle) |
+/// | CUDA, CUDA managed, CUDA pinned host | [`Unspecified`](Self::Unspecified) (legacy default) | [`NoSync`](Self::NoSync) | refused (ambiguous) | [`LegacyDefault`](Self::LegacyDefault) | [`PerThreadDefault`](Self::PerThreadDefault) | [`Handle`](Self::Handle) |
+/// | ROCm, ROCm pinned host | [`Unspecified`](Self::Unspecified) (legacy default) | [`NoSync`](Self::NoSync) | [`LegacyDefault`](Self::LegacyDefault) | refused | refused | [`Handle`](Self::Handle) |
+///
+/// Pinned host memory (`kDLCUDAHost`, `kDLROCMHost`) is its runtime's: its producer's work runs
+/// on that runtime's streams, so the stream values mean what they mean on its device.
 /// | any other | [`Unspecified`](Self::Unspecified) | [`NoSync`](Self::NoSync) | [`Handle`](Self::Handle) | [`Handle`](Self::Handle) | [`Handle`](Self::Handle) | [`Handle`](Self::Handle) |
 ///
 /// Values below -1, and handles that do not fit a pointer, are refused on every device.
@@ -116,17 +119,41 @@ impl ConsumerStream {
                 .map(Self::Handle)
                 .map_err(|_| ConsumerStreamError::Invalid { value })
         };
-        let cuda = device.device_type == kDLCUDA || device.device_type == kDLCUDAManaged;
+        let family = StreamFamily::of(device);
         match value {
             -1 => Ok(Self::NoSync),
-            0 if cuda => Err(ConsumerStreamError::Ambiguous),
-            1 if cuda => Ok(Self::LegacyDefault),
-            2 if cuda => Ok(Self::PerThreadDefault),
-            0 if device.device_type == kDLROCM => Ok(Self::LegacyDefault),
-            1 | 2 if device.device_type == kDLROCM => {
+            0 if family == StreamFamily::Cuda => Err(ConsumerStreamError::Ambiguous),
+            1 if family == StreamFamily::Cuda => Ok(Self::LegacyDefault),
+            2 if family == StreamFamily::Cuda => Ok(Self::PerThreadDefault),
+            0 if family == StreamFamily::Rocm => Ok(Self::LegacyDefault),
+            1 | 2 if family == StreamFamily::Rocm => {
                 Err(ConsumerStreamError::Unsupported { value })
             }
             _ => handle(),
+        }
+    }
+}
+
+/// Which row of the array API's `stream` table a device reads: the one home of that rule
+/// ([`ConsumerStream::parse`], [`canonical_stream`](super::canonical_stream)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum StreamFamily {
+    /// CUDA device, managed and pinned host memory.
+    Cuda,
+    /// ROCm device and pinned host memory.
+    Rocm,
+    /// Any other device (the CPU is refused before this is asked).
+    Other,
+}
+
+impl StreamFamily {
+    pub(crate) fn of(device: DLDevice) -> Self {
+        if [kDLCUDA, kDLCUDAManaged, kDLCUDAHost].contains(&device.device_type) {
+            Self::Cuda
+        } else if [kDLROCM, kDLROCMHost].contains(&device.device_type) {
+            Self::Rocm
+        } else {
+            Self::Other
         }
     }
 }

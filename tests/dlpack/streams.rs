@@ -10,7 +10,10 @@ use dlpack_abi::dlpack::{
     RuntimeEvent, StreamOrder, StreamReady, StreamRuntime, TensorDescription, TensorOwner,
     VersionedTensor,
 };
-use dlpack_abi::raw::{kDLCPU, kDLCUDA, kDLROCM, DLDevice, DLDeviceType};
+use dlpack_abi::raw::{
+    kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLOpenCL, kDLROCM, kDLROCMHost, DLDevice,
+    DLDeviceType,
+};
 
 const GPU: DLDevice = DLDevice {
     device_type: kDLCUDA,
@@ -370,4 +373,62 @@ fn streams_are_named_one_way() {
     assert_eq!(work_stream(GPU, 2), ConsumerStream::PerThreadDefault);
     assert_eq!(work_stream(GPU, 0x7f00), ConsumerStream::Handle(0x7f00));
     assert_eq!(work_stream(on(kDLROCM), 2), ConsumerStream::Handle(2));
+}
+
+/// The array API's `stream` table, row by row: pinned host memory reads its runtime's row
+/// (CUDA's `2` is the per-thread default stream on `kDLCUDAHost` too, ROCm's `1` and `2` are
+/// refused on `kDLROCMHost`), and no stream given is the legacy default stream on all of them.
+#[test]
+fn pinned_host_memory_reads_its_runtimes_row_of_the_stream_table() {
+    use dlpack_abi::dlpack::ConsumerStreamError;
+    let on = |device_type| DLDevice {
+        device_type,
+        device_id: 0,
+    };
+    for cuda in [kDLCUDA, kDLCUDAManaged, kDLCUDAHost] {
+        let device = on(cuda);
+        assert_eq!(
+            ConsumerStream::parse(device, Some(0)),
+            Err(ConsumerStreamError::Ambiguous)
+        );
+        assert_eq!(
+            ConsumerStream::parse(device, Some(1)),
+            Ok(ConsumerStream::LegacyDefault)
+        );
+        assert_eq!(
+            ConsumerStream::parse(device, Some(2)),
+            Ok(ConsumerStream::PerThreadDefault)
+        );
+        assert_eq!(
+            canonical_stream(device, ConsumerStream::Unspecified),
+            ConsumerStream::LegacyDefault
+        );
+    }
+    for rocm in [kDLROCM, kDLROCMHost] {
+        let device = on(rocm);
+        assert_eq!(
+            ConsumerStream::parse(device, Some(0)),
+            Ok(ConsumerStream::LegacyDefault)
+        );
+        for value in [1, 2] {
+            assert_eq!(
+                ConsumerStream::parse(device, Some(value)),
+                Err(ConsumerStreamError::Unsupported { value })
+            );
+        }
+        assert_eq!(
+            canonical_stream(device, ConsumerStream::Unspecified),
+            ConsumerStream::LegacyDefault
+        );
+    }
+    // A device the table has no row for: every value but -1 is a handle.
+    let opencl = on(kDLOpenCL);
+    assert_eq!(
+        ConsumerStream::parse(opencl, Some(2)),
+        Ok(ConsumerStream::Handle(2))
+    );
+    assert_eq!(
+        canonical_stream(opencl, ConsumerStream::Unspecified),
+        ConsumerStream::Unspecified
+    );
 }
