@@ -80,6 +80,9 @@ struct State {
     reads: usize,
     /// The stream producers report as their current work stream (the exchange API's).
     current: usize,
+    /// CUDA's per-thread default stream (`stream=2`), when the model has one: a blocking stream,
+    /// implicitly ordered with the legacy default stream (index 0) both ways.
+    per_thread: Option<usize>,
     records: usize,
     stream_waits: usize,
     host_waits: usize,
@@ -106,26 +109,66 @@ impl State {
     fn stream_index(&self, stream: ConsumerStream) -> Result<usize, OrderError> {
         let index = match stream {
             ConsumerStream::Unspecified | ConsumerStream::LegacyDefault => Some(0),
+            ConsumerStream::PerThreadDefault => self.per_thread,
             ConsumerStream::Handle(handle) => handle
                 .checked_sub(HANDLE_BASE)
                 .filter(|offset| offset % HANDLE_STEP == 0)
                 .map(|offset| offset / HANDLE_STEP)
-                .filter(|&index| (1..self.streams.len()).contains(&index)),
+                .filter(|&index| (1..self.streams.len()).contains(&index))
+                .filter(|&index| Some(index) != self.per_thread),
             _ => None,
         };
         index.ok_or(OrderError::Unsupported { stream })
     }
 
+    /// The `ConsumerStream` of a stream index.
+    fn consumer_stream(&self, index: usize) -> ConsumerStream {
+        match index {
+            0 => ConsumerStream::LegacyDefault,
+            index if Some(index) == self.per_thread => ConsumerStream::PerThreadDefault,
+            index => ConsumerStream::Handle(HANDLE_BASE + index * HANDLE_STEP),
+        }
+    }
+
+    /// The `stream=` integer of a stream index.
+    fn handle(&self, index: usize) -> i64 {
+        match index {
+            0 => 1,
+            index if Some(index) == self.per_thread => 2,
+            index => i64::try_from(HANDLE_BASE + index * HANDLE_STEP).unwrap_or(-1),
+        }
+    }
+
+    /// Queues `op` on `stream`. Work queued on the legacy default stream or the per-thread
+    /// default stream first waits for the work queued on the other one so far, as CUDA's
+    /// implicit synchronization of the legacy default stream with blocking streams does (the
+    /// model's other streams are non-blocking: nothing orders them but events).
+    fn push(&mut self, stream: usize, op: Op) {
+        let other = match self.per_thread {
+            Some(per_thread) if stream == per_thread => Some(0),
+            Some(per_thread) if stream == 0 => Some(per_thread),
+            _ => None,
+        };
+        if let Some(other) = other.filter(|&other| !self.streams[other].is_empty()) {
+            // The runtime's own event and wait: not counted as the glue's.
+            let event = self.events.len();
+            self.events.push(false);
+            self.streams[other].push_back(Op::Record { event });
+            self.streams[stream].push_back(Op::Wait { event });
+        }
+        self.streams[stream].push_back(op);
+    }
+
     fn record(&mut self, stream: usize) -> usize {
         let event = self.events.len();
         self.events.push(false);
-        self.streams[stream].push_back(Op::Record { event });
+        self.push(stream, Op::Record { event });
         self.records += 1;
         event
     }
 
     fn wait(&mut self, stream: usize, event: usize) {
-        self.streams[stream].push_back(Op::Wait { event });
+        self.push(stream, Op::Wait { event });
         self.stream_waits += 1;
     }
 
@@ -375,7 +418,8 @@ impl ModelGpu {
         self.read(tensor.view().data_ptr() as usize, stream, what)?;
         let held = if fenced {
             let runtime: Arc<dyn StreamRuntime> = self.consumers.clone();
-            Held::Fenced(OnStream::new(tensor, stream_of(stream), runtime)?)
+            let on = self.world.lock().consumer_stream(stream);
+            Held::Fenced(OnStream::new(tensor, on, runtime)?)
         } else {
             Held::Bare(tensor)
         };
@@ -389,39 +433,29 @@ impl ModelGpu {
             .buffer_at(address)
             .ok_or_else(|| PyBufferError::new_err("not the model's memory"))?;
         let expect = state.buffers[buffer].written;
-        state.streams[stream].push_back(Op::Read {
-            buffer,
-            expect,
-            what: what.to_string(),
-        });
+        state.push(
+            stream,
+            Op::Read {
+                buffer,
+                expect,
+                what: what.to_string(),
+            },
+        );
         Ok(())
-    }
-}
-
-/// The `ConsumerStream` of a stream index.
-fn stream_of(index: usize) -> ConsumerStream {
-    match index {
-        0 => ConsumerStream::LegacyDefault,
-        index => ConsumerStream::Handle(HANDLE_BASE + index * HANDLE_STEP),
-    }
-}
-
-/// The `stream=` integer of a stream index.
-fn handle_of(index: usize) -> i64 {
-    match index {
-        0 => 1,
-        index => i64::try_from(HANDLE_BASE + index * HANDLE_STEP).unwrap_or(-1),
     }
 }
 
 #[pymethods]
 impl ModelGpu {
     #[new]
-    #[pyo3(signature = (streams=4, runtime=true))]
-    fn new(streams: usize, runtime: bool) -> Self {
+    #[pyo3(signature = (streams=4, runtime=true, per_thread=false))]
+    fn new(streams: usize, runtime: bool, per_thread: bool) -> Self {
+        // `per_thread`: one more stream, the last, is CUDA's per-thread default stream.
+        let streams = streams.max(1) + usize::from(per_thread);
         let world = Arc::new(World {
             state: Mutex::new(State {
-                streams: vec![VecDeque::new(); streams.max(1)],
+                streams: vec![VecDeque::new(); streams],
+                per_thread: per_thread.then_some(streams - 1),
                 ..State::default()
             }),
         });
@@ -471,7 +505,14 @@ impl ModelGpu {
 
     /// The ``stream=`` value of stream ``index`` (0 is the legacy default stream: ``1``).
     fn handle(&self, index: usize) -> PyResult<i64> {
-        Ok(handle_of(self.index(index)?))
+        let index = self.index(index)?;
+        Ok(self.world.lock().handle(index))
+    }
+
+    /// The index of CUDA's per-thread default stream (``stream=2``), or ``None``.
+    #[getter]
+    fn per_thread(&self) -> Option<usize> {
+        self.world.lock().per_thread
     }
 
     /// The number of streams.
@@ -494,9 +535,18 @@ impl ModelGpu {
     }
 
     /// A producer: ``n`` elements that a kernel queued on ``stream`` writes to ``value``,
-    /// exported read-only unless ``writable``.
-    #[pyo3(signature = (n, value, stream, writable=false))]
-    fn array(&self, n: usize, value: f32, stream: usize, writable: bool) -> PyResult<ModelArray> {
+    /// exported read-only unless ``writable``; ``refuses_per_thread``: its ``__dlpack__``
+    /// refuses ``stream=2`` as PyTorch 2.11's does (``BufferError: per-thread default stream is
+    /// not supported.``).
+    #[pyo3(signature = (n, value, stream, writable=false, refuses_per_thread=false))]
+    fn array(
+        &self,
+        n: usize,
+        value: f32,
+        stream: usize,
+        writable: bool,
+        refuses_per_thread: bool,
+    ) -> PyResult<ModelArray> {
         let stream = self.index(stream)?;
         let values: Arc<[AtomicU32]> = (0..n.max(1)).map(|_| AtomicU32::new(0)).collect();
         let mut state = self.world.lock();
@@ -506,7 +556,7 @@ impl ModelGpu {
             written: value,
             freed: false,
         });
-        state.streams[stream].push_back(Op::Write { buffer, value });
+        state.push(stream, Op::Write { buffer, value });
         drop(state);
         Ok(ModelArray {
             world: Arc::clone(&self.world),
@@ -517,6 +567,7 @@ impl ModelGpu {
             values,
             stream,
             writable,
+            refuses_per_thread,
         })
     }
 
@@ -587,7 +638,8 @@ impl ModelGpu {
         let stream = self.index(stream)?;
         let py = source.py();
         let kwargs = pyo3::types::PyDict::new(py);
-        kwargs.set_item("stream", if no_sync { -1 } else { handle_of(stream) })?;
+        let handle = self.world.lock().handle(stream);
+        kwargs.set_item("stream", if no_sync { -1 } else { handle })?;
         kwargs.set_item("max_version", (1, 3))?;
         let capsule = source.call_method("__dlpack__", (), Some(&kwargs))?;
         let tensor = from_dlpack(&capsule, &DlpackRequest::default())?;
@@ -728,6 +780,7 @@ pub struct ModelArray {
     values: Arc<[AtomicU32]>,
     stream: usize,
     writable: bool,
+    refuses_per_thread: bool,
 }
 
 impl ModelArray {
@@ -747,6 +800,9 @@ impl DlpackExporter for ModelArray {
     }
 
     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
+        if self.refuses_per_thread && stream == ConsumerStream::PerThreadDefault {
+            return Err(PyBufferError::new_err("per-thread default stream is not supported.").into());
+        }
         let mut state = self.world.lock();
         match stream {
             ConsumerStream::NoSync => {}
@@ -773,8 +829,10 @@ impl DlpackExporter for ModelArray {
             .lock()
             .unwrap_or_else(|p| p.into_inner())
             .clone()?;
-        let current = world.lock().current;
-        usize::try_from(handle_of(current)).ok().filter(|&h| h != 1)
+        let state = world.lock();
+        usize::try_from(state.handle(state.current))
+            .ok()
+            .filter(|&h| h != 1)
     }
 }
 

@@ -204,6 +204,90 @@ def test_a_stream_the_device_refuses_drops_the_import_once(gpu):
         dlpack_abi.Tensor.from_dlpack(capsule)
 
 
+@pytest.fixture
+def per_thread_gpu():
+    """A model with CUDA's per-thread default stream (``stream=2``) as well: a blocking stream,
+    ordered with the legacy default stream both ways."""
+    model = Gpu(streams=4, per_thread=True)
+    yield model
+    model.close()
+
+
+def test_the_model_orders_the_per_thread_default_stream_with_the_legacy_one(per_thread_gpu):
+    gpu, T = per_thread_gpu, per_thread_gpu.per_thread
+    assert gpu.handle(T) == 2
+    written = gpu.array(N, 2.0, 0)  # on the legacy default stream
+    # A consumer that orders nothing (stream=-1) still reads after the write on the per-thread
+    # default stream (CUDA's implicit synchronization), and not on a non-blocking stream.
+    blocking = gpu.use_dlpack(written, T, no_sync=True)
+    non_blocking = gpu.use_dlpack(written, D, no_sync=True)
+    run_first(gpu, T, D)
+    assert gpu.violations() == ["__dlpack__: read 0 on stream 3, before the write of 2"]
+    blocking.release()
+    non_blocking.release()
+
+
+def test_a_refused_per_thread_default_stream_is_ordered_through_the_legacy_one(per_thread_gpu):
+    """PyTorch 2.11 refuses ``__dlpack__(stream=2)``; the import asks for the legacy default
+    stream instead, which the per-thread default stream is ordered after (pitfalls 38)."""
+    gpu, T = per_thread_gpu, per_thread_gpu.per_thread
+    array = gpu.array(N, 5.0, P, refuses_per_thread=True)
+    with pytest.raises(BufferError, match="per-thread default stream is not supported"):
+        array.__dlpack__(stream=2, max_version=(1, 3))
+    for importer in (lambda: dlpack_abi.Tensor.from_dlpack(array, stream=2),
+                     lambda: Reexporter(array, stream=2)):
+        imported = importer()
+        use = gpu.use_dlpack(imported, T)  # read on the per-thread default stream
+        run_first(gpu, T)  # as far as it can run first, then everything
+        assert gpu.violations() == []
+        use.release()
+    assert gpu.counts()["reads"] == 2
+
+
+class RefusesStream2:
+    """A producer on ``device`` that refuses ``stream=2`` with ``BufferError`` and hands other
+    requests to ``inner``; it records the streams asked for."""
+
+    def __init__(self, device, inner):
+        self.device, self.inner, self.asked = device, inner, []
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, stream=None, **keywords):
+        self.asked.append(stream)
+        if stream == 2:
+            raise BufferError("per-thread default stream is not supported.")
+        return self.inner.__dlpack__(stream=stream, **keywords)
+
+
+def test_only_cudas_stream_2_has_a_stand_in(per_thread_gpu):
+    gpu = per_thread_gpu
+    array = gpu.array(N, 5.0, P)
+    cuda_managed = RefusesStream2((13, 0), array)
+    tensor = dlpack_abi.Tensor.from_dlpack(cuda_managed, stream=2)
+    assert cuda_managed.asked == [2, 1]
+    del tensor
+    # ROCm's table has no stream 2, so nothing stands in for it: the refusal stands, asked once.
+    rocm = RefusesStream2((10, 0), array)
+    with pytest.raises(BufferError, match="per-thread default stream is not supported"):
+        dlpack_abi.Tensor.from_dlpack(rocm, stream=2)
+    assert rocm.asked == [2]
+    # A refusal of another stream has no stand-in either.
+    cuda = AlwaysRefuses((2, 0), array)
+    with pytest.raises(BufferError, match="refused"):
+        dlpack_abi.Tensor.from_dlpack(cuda, stream=gpu.handle(C))
+    assert cuda.asked == [gpu.handle(C)]
+    gpu.drain()
+    assert gpu.violations() == []
+
+
+class AlwaysRefuses(RefusesStream2):
+    def __dlpack__(self, stream=None, **keywords):
+        self.asked.append(stream)
+        raise BufferError("refused")
+
+
 def test_the_default_stream_is_recorded_on_only_when_a_hand_over_needs_it(gpu):
     array = gpu.array(N, 3.0, 0)
     tensor = dlpack_abi.Tensor.from_dlpack(array)  # ready on the legacy default stream

@@ -21,7 +21,7 @@ use dlpack_abi::dlpack::{
     work_stream, ConsumerStream, ImportError, ManagedTensor, OrderError, VersionedTensor,
 };
 use dlpack_abi::raw::{
-    kDLCPU, DLDevice, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI,
+    kDLCPU, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI,
     DLPackExchangeAPIHeader, DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION,
 };
 
@@ -250,6 +250,22 @@ fn call_dlpack_via(
             }
             source.call_method(method, (), Some(&legacy))?
         }
+        Err(error)
+            if error.is_instance_of::<PyBufferError>(py)
+                && per_thread_default_refused(source, request) =>
+        {
+            // CUDA's per-thread default stream (`2`) refused (PyTorch 2.11: "per-thread default
+            // stream is not supported"): the legacy default stream (`1`) instead. The per-thread
+            // default stream is a blocking stream, so work the consumer enqueues on it later
+            // waits for what the producer enqueued on the legacy default stream: "The per-thread
+            // default stream is not a non-blocking stream and will synchronize with the legacy
+            // default stream if both are used in a program" (CUDA Runtime API, "Stream
+            // synchronization behavior"). The tensor is then ready on the stream the request
+            // names.
+            let legacy = request_kwargs(py, request)?;
+            legacy.set_item(intern!(py, "stream"), 1)?;
+            source.call_method(method, (), Some(&legacy))?
+        }
         Err(error) if !source.hasattr(method)? => {
             return Err(PyTypeError::new_err(format!(
                 "{} does not support the DLPack protocol (no __dlpack__): {error}",
@@ -261,6 +277,32 @@ fn call_dlpack_via(
     let tensor = consume(&capsule)?;
     let ready = requested_stream(py, request, &tensor)?;
     Ok((tensor, ready))
+}
+
+/// Whether `request` names CUDA's per-thread default stream (`2`) for a producer whose
+/// `__dlpack_device__` says its data is where `2` means that stream ([`ConsumerStream::parse`]:
+/// CUDA device, pinned and managed memory): the one stream a producer may refuse that has a
+/// stand-in ordered with it. Asked only after a refusal.
+fn per_thread_default_refused(source: &Bound<'_, PyAny>, request: &DlpackRequest) -> bool {
+    let py = source.py();
+    let Some(stream) = &request.stream else {
+        return false;
+    };
+    if !matches!(stream.bind(py).extract::<i64>(), Ok(2)) {
+        return false;
+    }
+    let device = source
+        .call_method0(intern!(py, "__dlpack_device__"))
+        .and_then(|device| device.extract::<(i32, i32)>());
+    let Ok((device_type, device_id)) = device else {
+        PyErr::take(py); // no device to read: the producer's refusal stands
+        return false;
+    };
+    let device = DLDevice {
+        device_type: DLDeviceType(device_type),
+        device_id,
+    };
+    ConsumerStream::parse(device, Some(2)) == Ok(ConsumerStream::PerThreadDefault)
 }
 
 /// `(1, 3)`, made once: the `max_version` of every `__dlpack__` call.
