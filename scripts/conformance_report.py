@@ -13,6 +13,7 @@ import argparse
 import datetime
 import json
 import pathlib
+import re
 import sys
 
 LIBRARIES = ["numpy", "pyarrow", "tvm_ffi", "jax", "polars", "nanoarrow", "arro3", "duckdb", "dlpack_abi"]
@@ -91,6 +92,53 @@ results back through their copy to the CPU; `consumer.stream` checks the stream 
 passes for each device.
 """
 
+DEVICE_NOTES = """
+### Device findings, for their maintainers
+
+Each has a minimal reproducer in [`scripts/device_findings.py`](scripts/device_findings.py)
+(only the library, NumPy and ctypes; an odd producer is a capsule built with ctypes over the
+library's own device memory). `scripts/gpu-test.sh` runs them and saves `device-findings.json`:
+a reproducer says `reproduces` or `does not reproduce`. They were written from the run's
+evidence, after it: **none has run on a GPU yet** (the next device run is their first).
+
+- **PyTorch: copies are not marked `IS_COPIED`** (`torch_copy_is_not_marked_copied`).
+  `t.__dlpack__(max_version=(1, 3), copy=True)` and `t.__dlpack__(max_version=(1, 3),
+  dl_device=(1, 0), copy=True)` of a CUDA tensor return copies whose `flags` lack `IS_COPIED`
+  (bit 1), which dlpack-1.3.md §4 asks of a producer that copies: a consumer cannot tell it may
+  write the result.
+- **PyTorch: negative strides abort the process** (`torch_aborts_on_negative_strides`).
+  `torch.from_dlpack` of a CUDA tensor of 6 float32 with `strides=(-1,)` and `byte_offset=20`
+  (the last element first; dlpack-1.3.md §5.3 allows negative strides) ends with SIGABRT;
+  importing (with a copy if it must) or raising `BufferError` would be correct.
+- **PyTorch and CuPy: `READ_ONLY` ignored** (`torch_ignores_read_only`,
+  `cupy_ignores_read_only`). `torch.from_dlpack` / `cupy.from_dlpack` of a CUDA tensor whose
+  `flags` has `READ_ONLY` returns a writable tensor over the same memory: `t[0] = 42` writes
+  the producer's read-only memory. A consumer that cannot keep it read-only must copy or refuse
+  (dlpack-1.3.md §4). PyTorch does the same through the C exchange API (CPU rule
+  `consumer.read_only_exchange`).
+- **PyTorch: `stream=2` refused** (`torch_refuses_the_per_thread_default_stream`).
+  `__dlpack__(stream=2)` raises `BufferError: per-thread default stream is not supported.`;
+  allowed, but a consumer on the per-thread default stream then has to ask for the legacy
+  default stream, which CUDA orders with it (dlpack-abi does since issue 38).
+- **CuPy: `SystemError: error return without exception set`** (`cupy_system_error_on_subbyte`,
+  `cupy_system_error_on_major_2`). `cupy.from_dlpack` of a `float4_e2m1fn` tensor (code 17,
+  4 bits), packed or padded, and of a tensor of major version 2, returns NULL without an
+  exception; it should raise `BufferError` (and, for major 2, call the tensor's deleter,
+  dlpack-1.3.md §5.2).
+- **CuPy: negative strides come back wrong** (`cupy_negative_strides`). Given a tensor with
+  strides `(-3, -1)` (float32), the array `cupy.from_dlpack` made exported `strides[0] =
+  4611686018427387901` through its `__dlpack__`: `2**62 - 3`, which is a byte stride of -12
+  divided by 4 as an unsigned number. The reproducer checks both the import of a reversed
+  tensor (`.strides`) and the export of `cupy.arange(6)[::-1]`, to say which side it is.
+- **CuPy: `copy=True` on the device refused** (`BufferError: copy=True only supported for copy
+  to CPU.`): allowed (refused, not failed).
+- Seen in an earlier run (2026-11, the checker before issue 28): PyTorch publishes
+  `__dlpack_c_exchange_api__` on `torch.Tensor`, its `__dlpack__`'s `stream` defaults to -1,
+  and `torch.from_dlpack` passes its current stream (1 for the legacy default) and
+  `max_version=(1, 0)`; CuPy has no C exchange API, and `cupy.from_dlpack` passes stream 1 (2 in
+  per-thread mode).
+"""
+
 DEVICE_DEFAULT = f"""## Device
 
 {BEGIN}
@@ -152,7 +200,7 @@ def library_section(version, results, unchecked=False, level="##"):
 def load_device_runs(directory):
     """``{library: {"producer": entry, "consumer": entry}}`` from the reports in ``directory``,
     and the date of the newest report."""
-    runs, newest = {}, 0.0
+    runs, newest, dates = {}, 0.0, set()
     for path in sorted(pathlib.Path(directory).glob("*.json")):
         try:
             report = json.loads(path.read_text(encoding="utf-8"))
@@ -166,7 +214,17 @@ def load_device_runs(directory):
             mode = "consumer" if entry["results"][0]["rule"].startswith("consumer.") else "producer"
             runs.setdefault(library, {})[mode] = entry
             newest = max(newest, path.stat().st_mtime)
-    day = datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).date().isoformat() if runs else ""
+            if entry.get("date"):
+                dates.add(entry["date"])
+    # The day the reports say they were made; else one the folder is named with (copies lose
+    # their files' times); else the files' own time.
+    named = re.search(r"\d{4}-\d{2}-\d{2}", pathlib.Path(directory).resolve().name)
+    if dates:
+        day = max(dates)
+    elif named:
+        day = named.group(0)
+    else:
+        day = datetime.datetime.fromtimestamp(newest, datetime.timezone.utc).date().isoformat() if runs else ""
     return runs, day
 
 
@@ -194,7 +252,7 @@ def device_section(directory):
                      f"{count(consumer, ('fail', 'crash'))} / {count(consumer, ('refused',))} / "
                      f"{count(consumer, ('n/a',))} |")
         sections += library_section(version, producer + consumer, unchecked=True, level="###")
-    return "\n".join(lines + sections + ["", END, ""])
+    return "\n".join(lines + sections + [DEVICE_NOTES, END, ""])
 
 
 def kept_device_section(path):

@@ -25,8 +25,9 @@
 # one fails the run. Every skipped test counts as a failure, except those whose reason starts
 # with "optional:" (a library this interpreter does not have, or pyarrow without CUDA).
 #
-# Results (the log of each step, pytest's JUnit XML, the conformance JSON, versions, the
-# nvidia-smi line, the summary) go to $OUT when it is set, else to DIR/results. Every step has
+# Results (the log of each step, pytest's JUnit XML, the conformance JSON, the device findings'
+# reproducers, versions, the nvidia-smi line, the summary, and all of them packed in
+# results.tar.gz) go to $OUT when it is set, else to DIR/results. Every step has
 # a time limit so that the whole run ends within GPU_TEST_SECONDS (default 170) with its
 # summary line.
 set -uo pipefail
@@ -275,6 +276,14 @@ if [ ${#conformance[@]} -gt 0 ]; then
   done
 fi
 
+# -- the device findings' reproducers (scripts/device_findings.py), in the background ----------
+(
+  code=0
+  timeout -k 5 "$(limit 60)" "$PYTHON" scripts/device_findings.py --json \
+    >"$results/device-findings.json" 2>"$results/device-findings.stderr" || code=$?
+  echo "$code" >"$scratch/device-findings.rc"
+) &
+
 # -- the test modules, one pytest process each (a crash loses one module, not the run) ---------
 # Counts a JUnit XML file: "passed failed optional" and one line per counted skip.
 count_junit() {
@@ -377,8 +386,29 @@ EOF
   fi
 done
 
+step "device findings: scripts/device_findings.py --json (facts about PyTorch and CuPy, not failures)"
+code=$(cat "$scratch/device-findings.rc" 2>/dev/null || echo '?')
+if findings=$("$PYTHON" - "$results/device-findings.json" <<'EOF'
+import json, sys
+
+for name, entry in json.load(open(sys.argv[1])).items():
+    print(f"{entry['verdict']:>18}  {name}: {entry['detail'][:160]}")
+EOF
+); then
+  printf '%s\n' "$findings"
+  passed=$((passed + 1))
+else
+  tail -n 20 "$results/device-findings.stderr" 2>/dev/null
+  fail "device findings: the reproducers did not run (status $code)"
+fi
+
 echo
 [ "$optional" -eq 0 ] || echo "($optional optional tests skipped: libraries this interpreter does not have)"
 [ ${#failures[@]} -eq 0 ] || printf 'failed: %s\n' "${failures[@]}"
 echo "gpu-test.sh: $passed passed, $failed failed" | tee "$results/summary.txt"
+# Everything the run wrote, in one archive beside the summary: taking the results off the GPU
+# machine is one file.
+tar -czf "$scratch/results.tar.gz" -C "$results" --exclude=results.tar.gz . \
+  && mv "$scratch/results.tar.gz" "$results/results.tar.gz" \
+  && echo "gpu-test.sh: results in $results/results.tar.gz ($(du -h "$results/results.tar.gz" | cut -f1))"
 [ "$failed" -eq 0 ]

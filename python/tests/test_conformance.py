@@ -321,6 +321,18 @@ def test_the_report_renders_device_tables_from_the_gpu_runs_json(tmp_path):
     assert "| `dlpack.fields.values` | dlpack-1.3.md §5.3, §5.4 | **n/a** | device memory on cuda:0: " in section
     assert "| `consumer.contiguous` | dlpack-1.3.md §5.3 | **n/a** | cuda:0: device memory on cuda:0: " in section
     assert "Not checked: not installed" in section
+    # The run's date is the one its reports carry (copies of the files lose their times); a
+    # report without one takes a date in the folder's name.
+    today = __import__("datetime").datetime.now(__import__("datetime").timezone.utc).date()
+    assert f"*From the device run of {today.isoformat()} " in section
+    old = tmp_path / "2026-11-27-h200"
+    old.mkdir()
+    for name in ("conformance-producer.json", "conformance-consumer.json"):
+        reports = json.loads((tmp_path / name).read_text())
+        for entry in reports.values():
+            entry.pop("date")
+        (old / name).write_text(json.dumps(reports))
+    assert "*From the device run of 2026-11-27 " in report.device_section(old)
     # A regeneration without --device-json keeps the section it finds.
     page = tmp_path / "CONFORMANCE.md"
     page.write_text("# title\n\n## numpy\n\ntext\n\n" + section)

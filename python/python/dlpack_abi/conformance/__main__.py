@@ -5,6 +5,7 @@ the checker cannot check it here: device memory the producer will not copy to th
 that is not installed; the detail says why). The exit code is 1 when a rule fails or a library
 crashes, else 0: n/a counts as neither a pass nor a failure."""
 import argparse
+import datetime
 import json
 import sys
 
@@ -20,12 +21,14 @@ def main(argv=None):
     parser.add_argument("--json", action="store_true", help="print JSON instead of a table")
     args = parser.parse_args(argv)
     status, report = 0, {}
+    today = datetime.datetime.now(datetime.timezone.utc).date().isoformat()
     for library in args.libraries:
         results = check(args.mode, library)
         status |= summarize(results)
         version = results[0].library if results else library
         unavailable = results[0].unavailable if results else ""
-        report[library] = {"version": version, "results": [r.to_json() for r in results]}
+        report[library] = {"version": version, "date": today,
+                           "results": [r.to_json() for r in results]}
         if unavailable:
             report[library]["unavailable"] = unavailable
         if not args.json:
