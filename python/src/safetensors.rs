@@ -7,6 +7,7 @@ use std::path::PathBuf;
 use dlpack_abi_pyo3::PyTensor;
 use dlpack_abi_safetensors::SafeTensorsFile;
 use pyo3::prelude::*;
+use pyo3::types::PyTuple;
 
 /// A safetensors file, memory-mapped: each tensor is a read-only ``Tensor`` over the mapping,
 /// shared by every consumer without a copy.
@@ -80,10 +81,16 @@ impl PySafeTensors {
     /// >>> path = os.path.join(tempfile.mkdtemp(), "describe.safetensors")
     /// >>> safetensors.numpy.save_file({"x": np.zeros((2, 3), np.float16)}, path)
     /// >>> dlpack_abi.SafeTensors(path).describe("x")
-    /// ((2, 16, 1), [2, 3])
-    fn describe(&self, name: &str) -> PyResult<((u8, u8, u16), Vec<usize>)> {
+    /// ((2, 16, 1), (2, 3))
+    ///
+    /// The shape is a tuple, as ``Tensor.shape`` is.
+    fn describe<'py>(
+        &self,
+        py: Python<'py>,
+        name: &str,
+    ) -> PyResult<((u8, u8, u16), Bound<'py, PyTuple>)> {
         let (dtype, shape) = self.file.describe(name)?;
-        Ok(((dtype.code.0, dtype.bits, dtype.lanes), shape.to_vec()))
+        Ok(((dtype.code.0, dtype.bits, dtype.lanes), PyTuple::new(py, shape)?))
     }
 
     fn __getitem__(&self, name: &str) -> PyResult<PyTensor> {

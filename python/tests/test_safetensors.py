@@ -1,10 +1,12 @@
 """safetensors files (written by the reference `safetensors` package, pinned in scripts/test.sh)
 loaded through ``dlpack_abi.safetensors``: values, zero-copy sharing of the one mapping, its
 lifetime (``/proc/self/maps``), refusals, and the consumers NumPy and JAX."""
+import errno
 import gc
 import json
 import mmap
 import os
+import re
 
 import numpy as np
 import pytest
@@ -106,8 +108,27 @@ def test_jax_gets_the_one_copy_it_needs(weights):
 
 def test_bad_files_and_names_are_refused(tmp_path, weights):
     path, _ = weights
-    with pytest.raises(FileNotFoundError):
-        dlpack_abi.safetensors.open(tmp_path / "missing.safetensors")
+    # Python's own OSError subclasses, with errno and filename, as open() gives them.
+    missing = tmp_path / "missing.safetensors"
+    with pytest.raises(FileNotFoundError) as raised:
+        dlpack_abi.safetensors.open(missing)
+    assert (raised.value.errno, raised.value.filename) == (errno.ENOENT, str(missing))
+    assert raised.value.strerror == os.strerror(errno.ENOENT)
+    assert raised.value.code == 1101
+    with pytest.raises(IsADirectoryError) as raised:
+        dlpack_abi.safetensors.open(tmp_path)
+    assert (raised.value.errno, raised.value.filename) == (errno.EISDIR, str(tmp_path))
+    with pytest.raises(IsADirectoryError):
+        dlpack_abi.SafeTensors(tmp_path)
+    # A tensor whose data is shorter than its shape says: the message names it.
+    header = b'{"ok":{"dtype":"U8","shape":[4],"data_offsets":[0,4]},' \
+             b'"w":{"dtype":"F32","shape":[2,3],"data_offsets":[4,24]}}'
+    short = tmp_path / "short.safetensors"
+    short.write_bytes(len(header).to_bytes(8, "little") + header + bytes(24))
+    message = 'tensor "w" has shape [2, 3] of F32, 24 bytes, but its data_offsets span 20'
+    with pytest.raises(ValueError, match=re.escape(message)) as raised:
+        dlpack_abi.safetensors.open(short)
+    assert raised.value.code == 1107
     truncated = tmp_path / "truncated.safetensors"
     truncated.write_bytes(path.read_bytes()[:-1])
     with pytest.raises(ValueError, match="not a valid safetensors file"):

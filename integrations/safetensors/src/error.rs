@@ -2,6 +2,7 @@
 //! its stable numeric [`codes`] (11xx).
 
 use alloc::string::String;
+use alloc::vec::Vec;
 use core::fmt;
 
 use dlpack_abi::dlpack::ExportError;
@@ -29,12 +30,38 @@ use dlpack_abi::error_code::{ErrorCode, HasErrorCode};
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SafetensorsError {
-    /// Opening, reading or mapping the file failed.
+    /// Reading the file failed (a read that is no path's: [`SafeTensorsFile::read`]'s after the
+    /// file was opened).
+    ///
+    /// [`SafeTensorsFile::read`]: super::SafeTensorsFile::read
     Io(std::io::Error),
+    /// Opening, reading or mapping the file at `path` failed: `error` says why (a directory is
+    /// `EISDIR`, "Is a directory", where there is an errno for it).
+    File {
+        /// The path given.
+        path: std::path::PathBuf,
+        /// What the operating system said.
+        error: std::io::Error,
+    },
     /// The file is not a valid safetensors file: the `safetensors` crate's verdict on the header
     /// (its length, its JSON, dtypes, shapes, and offsets that must tile the data exactly, with
     /// nothing missing, overlapping or left over).
     Format(::safetensors::SafeTensorError),
+    /// A tensor's data is not as long as its shape and dtype say: the header's `data_offsets`
+    /// span `found` bytes where `shape` of `dtype` needs `expected`. (The `safetensors` crate's
+    /// verdict names no tensor; this one does.)
+    TensorSize {
+        /// The tensor's name.
+        name: String,
+        /// Its dtype, as the file spells it.
+        dtype: String,
+        /// Its shape.
+        shape: Vec<usize>,
+        /// The bytes its shape and dtype need.
+        expected: usize,
+        /// The bytes its `data_offsets` span.
+        found: usize,
+    },
     /// The file has no tensor of this name.
     NoTensor {
         /// The name asked for.
@@ -83,6 +110,22 @@ impl fmt::Display for SafetensorsError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Io(error) => write!(f, "cannot read the safetensors file: {error}"),
+            Self::File { path, error } => write!(
+                f,
+                "cannot read the safetensors file {}: {error}",
+                path.display()
+            ),
+            Self::TensorSize {
+                name,
+                dtype,
+                shape,
+                expected,
+                found,
+            } => write!(
+                f,
+                "not a valid safetensors file: tensor {name:?} has shape {shape:?} of {dtype}, \
+                 {expected} bytes, but its data_offsets span {found}"
+            ),
             Self::Format(error) => write!(f, "not a valid safetensors file: {error}"),
             Self::NoTensor { name } => write!(f, "the file has no tensor named {name:?}"),
             Self::UnsupportedDtype { name, dtype } => write!(
@@ -110,7 +153,7 @@ impl fmt::Display for SafetensorsError {
 impl std::error::Error for SafetensorsError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
         match self {
-            Self::Io(error) => Some(error),
+            Self::Io(error) | Self::File { error, .. } => Some(error),
             Self::Format(error) => Some(error),
             Self::Export { error, .. } => Some(error),
             _ => None,
@@ -143,8 +186,9 @@ impl SafetensorsError {
     /// ```
     pub const fn code(&self) -> ErrorCode {
         match self {
-            Self::Io(_) => codes::IO,
+            Self::Io(_) | Self::File { .. } => codes::IO,
             Self::Format(_) => codes::FORMAT,
+            Self::TensorSize { .. } => codes::TENSOR_SIZE,
             Self::NoTensor { .. } => codes::NO_TENSOR,
             Self::UnsupportedDtype { .. } => codes::UNSUPPORTED_DTYPE,
             Self::Misaligned { .. } => codes::MISALIGNED,
@@ -161,7 +205,7 @@ impl HasErrorCode for SafetensorsError {
     }
 }
 
-/// The stable numeric codes of [`SafetensorsError`]'s own variants: `1101..=1106`, the range of
+/// The stable numeric codes of [`SafetensorsError`]'s own variants: `1101..=1107`, the range of
 /// `dlpack-abi-safetensors` (11xx). Values are never renumbered or reused.
 ///
 /// ```
@@ -244,6 +288,22 @@ pub mod codes {
     /// assert_eq!(codes::EXTENT_TOO_LARGE.0, 1106);
     /// ```
     pub const EXTENT_TOO_LARGE: ErrorCode = ErrorCode(1106);
+
+    /// A safetensors tensor's data is not as long as its shape and dtype say.
+    ///
+    /// ```
+    /// use dlpack_abi_safetensors::{codes, SafeTensorsFile, SafetensorsError};
+    ///
+    /// let header = br#"{"w":{"dtype":"F32","shape":[2],"data_offsets":[0,4]}}"#;
+    /// let mut bytes = (header.len() as u64).to_le_bytes().to_vec();
+    /// bytes.extend_from_slice(header);
+    /// bytes.extend_from_slice(&[0; 4]);
+    /// let error = SafeTensorsFile::from_bytes(&bytes).unwrap_err();
+    /// assert!(matches!(&error, SafetensorsError::TensorSize { name, .. } if name == "w"));
+    /// assert_eq!(error.code(), codes::TENSOR_SIZE);
+    /// assert_eq!(codes::TENSOR_SIZE.0, 1107);
+    /// ```
+    pub const TENSOR_SIZE: ErrorCode = ErrorCode(1107);
 }
 
 #[cfg(test)]
@@ -277,10 +337,19 @@ mod tests {
                 dim: 0,
                 extent: usize::MAX,
             },
+            SafetensorsError::TensorSize {
+                name: "w".into(),
+                dtype: "F32".into(),
+                shape: [2].into(),
+                expected: 8,
+                found: 4,
+            },
         ];
         for error in &all {
             match error {
                 SafetensorsError::Io(_)
+                | SafetensorsError::File { .. }
+                | SafetensorsError::TensorSize { .. }
                 | SafetensorsError::Format(_)
                 | SafetensorsError::NoTensor { .. }
                 | SafetensorsError::UnsupportedDtype { .. }
@@ -302,6 +371,7 @@ mod tests {
             (codes::UNSUPPORTED_DTYPE, 1104),
             (codes::MISALIGNED, 1105),
             (codes::EXTENT_TOO_LARGE, 1106),
+            (codes::TENSOR_SIZE, 1107),
         ];
         for (code, value) in pinned {
             assert_eq!(code, ErrorCode(value));

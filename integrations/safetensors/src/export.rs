@@ -76,8 +76,9 @@ impl SafeTensorsFile {
     /// immutable memory, by Rust and by every consumer of the tensors.
     ///
     /// # Errors
-    /// [`SafetensorsError::Io`] when the file cannot be opened or mapped, and
-    /// [`SafetensorsError::Format`] when it is not a valid safetensors file.
+    /// [`SafetensorsError::File`] (with the path) when the file cannot be opened or mapped, or
+    /// is a directory, and [`SafetensorsError::Format`] or [`SafetensorsError::TensorSize`]
+    /// when it is not a valid safetensors file.
     ///
     /// ```
     /// use dlpack_abi_safetensors::{SafeTensorsFile, SafetensorsError};
@@ -88,13 +89,18 @@ impl SafeTensorsFile {
     /// let error = unsafe { SafeTensorsFile::open(&path) }.err().unwrap();
     /// assert!(matches!(error, SafetensorsError::Format(_)));
     /// std::fs::remove_file(&path)?;
+    /// // A directory is refused as one (EISDIR), with its path.
+    /// let error = unsafe { SafeTensorsFile::open(std::env::temp_dir()) }.err().unwrap();
+    /// assert!(matches!(&error, SafetensorsError::File { path, .. } if *path == std::env::temp_dir()));
+    /// assert!(error.to_string().contains("Is a directory"));
     /// # Ok::<(), std::io::Error>(())
     /// ```
     pub unsafe fn open(path: impl AsRef<Path>) -> Result<Self, SafetensorsError> {
-        let file = std::fs::File::open(path)?;
+        let path = path.as_ref();
+        let file = open_file(path)?;
         // SAFETY: the caller promises that the file is not modified while mapped; the pages are
         // private, so writes through the mapping never reach the file.
-        let map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }?;
+        let map = unsafe { memmap2::MmapOptions::new().map_copy(&file) }.map_err(at(path))?;
         let header = Header::parse(&map)?;
         // From here on only raw pointers reach the pages.
         let map = memmap2::MmapRaw::from(map);
@@ -107,7 +113,8 @@ impl SafeTensorsFile {
     /// later changes to the file do not reach it) and checks its header.
     ///
     /// # Errors
-    /// [`SafetensorsError::Io`] when the file cannot be read (or is larger than memory), and
+    /// [`SafetensorsError::File`] (with the path) when the file cannot be read (or is larger
+    /// than memory, or is a directory), and
     /// [`SafetensorsError::Format`] when it is not a valid safetensors file.
     ///
     /// ```
@@ -125,16 +132,18 @@ impl SafeTensorsFile {
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn read(path: impl AsRef<Path>) -> Result<Self, SafetensorsError> {
-        let mut file = std::fs::File::open(path)?;
+        let path = path.as_ref();
+        let mut file = open_file(path)?;
         let too_large = || std::io::Error::from(std::io::ErrorKind::OutOfMemory);
-        let len = usize::try_from(file.metadata()?.len()).map_err(|_| too_large())?;
-        let mut bytes = AlignedVec::<u8>::try_zeroed(len).ok_or_else(too_large)?;
-        file.read_exact(&mut bytes)?;
+        let len = file.metadata().map_err(at(path))?.len();
+        let len = usize::try_from(len).map_err(|_| at(path)(too_large()))?;
+        let mut bytes = AlignedVec::<u8>::try_zeroed(len).ok_or_else(|| at(path)(too_large()))?;
+        file.read_exact(&mut bytes).map_err(at(path))?;
         // A file that grew while read: refuse rather than parse a prefix.
-        if file.read(&mut [0u8])? != 0 {
+        if file.read(&mut [0u8]).map_err(at(path))? != 0 {
             let message = "the file is longer than its length said (it grew while read, or is \
                            not a regular file)";
-            return Err(std::io::Error::other(message).into());
+            return Err(at(path)(std::io::Error::other(message)));
         }
         Self::owned(bytes)
     }
@@ -373,7 +382,16 @@ impl Header {
         // file is refused here in both, as the overflow it is (unless panics abort).
         let parsed = std::panic::catch_unwind(|| SafeTensors::read_metadata(file))
             .unwrap_or(Err(::safetensors::SafeTensorError::ValidationOverflow));
-        let (header_len, metadata) = parsed?;
+        let (header_len, metadata) = match parsed {
+            Ok(parsed) => parsed,
+            Err(::safetensors::SafeTensorError::TensorInvalidInfo) => {
+                // The crate's verdict names no tensor: find the one whose data is not as long
+                // as its shape and dtype say.
+                return Err(wrong_size(file)
+                    .unwrap_or(::safetensors::SafeTensorError::TensorInvalidInfo.into()));
+            }
+            Err(error) => return Err(error.into()),
+        };
         // `read_metadata` checked that 8 + header + data is exactly the file's length.
         Ok(Self {
             data_start: header_len + 8,
@@ -402,6 +420,70 @@ impl Header {
             }),
         }
     }
+}
+
+/// The file at `path`, opened for reading; a directory is refused as one (mapping it would fail
+/// with `ENODEV`, which names no cause a user would recognise).
+fn open_file(path: &Path) -> Result<std::fs::File, SafetensorsError> {
+    let file = std::fs::File::open(path).map_err(at(path))?;
+    if file.metadata().map_err(at(path))?.is_dir() {
+        return Err(at(path)(is_a_directory()));
+    }
+    Ok(file)
+}
+
+/// `EISDIR`, the error `open()` gives for a directory opened for writing: an errno, so that
+/// Python makes it `IsADirectoryError` (`ErrorKind::IsADirectory` is younger than this crate's
+/// MSRV).
+#[cfg(unix)]
+fn is_a_directory() -> std::io::Error {
+    std::io::Error::from_raw_os_error(libc::EISDIR)
+}
+
+#[cfg(not(unix))]
+fn is_a_directory() -> std::io::Error {
+    std::io::Error::other("is a directory")
+}
+
+/// An I/O error of the file at `path`.
+fn at(path: &Path) -> impl Fn(std::io::Error) -> SafetensorsError + '_ {
+    move |error| SafetensorsError::File {
+        path: path.to_path_buf(),
+        error,
+    }
+}
+
+/// The first tensor, in the order of its data, whose `data_offsets` do not span the bytes its
+/// shape and dtype need (what `safetensors`' `TensorInvalidInfo` means, without the name);
+/// `None` when the header cannot be read that far (the crate's error stands).
+fn wrong_size(file: &[u8]) -> Option<SafetensorsError> {
+    let header_len = usize::try_from(u64::from_le_bytes(file.get(..8)?.try_into().ok()?)).ok()?;
+    let header = file.get(8..8usize.checked_add(header_len)?)?;
+    let entries: BTreeMap<String, serde_json::Value> = serde_json::from_slice(header).ok()?;
+    let mut tensors: Vec<(String, TensorInfo)> = entries
+        .into_iter()
+        .filter(|(name, _)| name != "__metadata__")
+        .filter_map(|(name, value)| Some((name, serde_json::from_value(value).ok()?)))
+        .collect();
+    tensors.sort_by_key(|(_, info)| info.data_offsets);
+    tensors.into_iter().find_map(|(name, info)| {
+        let (start, end) = info.data_offsets;
+        let bits = info
+            .shape
+            .iter()
+            .try_fold(info.dtype.bitsize(), |bits, &extent| {
+                bits.checked_mul(extent)
+            })?;
+        let expected = bits / 8;
+        let found = end.checked_sub(start)?;
+        (bits % 8 == 0 && expected != found).then(|| SafetensorsError::TensorSize {
+            name,
+            dtype: info.dtype.to_string(),
+            shape: info.shape,
+            expected,
+            found,
+        })
+    })
 }
 
 // SAFETY: `base` points into the memory `bytes` owns (a mapping or a heap buffer, both fine to

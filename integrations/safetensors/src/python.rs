@@ -3,13 +3,15 @@
 use alloc::format;
 
 use dlpack_abi_pyo3::{export_exception, IntoPyErr};
-use pyo3::exceptions::{PyKeyError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::exceptions::{PyKeyError, PyOSError, PyOverflowError, PyTypeError, PyValueError};
+use pyo3::prelude::*;
 use pyo3::PyErr;
 
 use crate::SafetensorsError;
 
-/// `Io` as the `io::Error`'s `OSError` subclass (`FileNotFoundError`, ...), `Format` and
-/// `Misaligned` as `ValueError`, `NoTensor` as `KeyError`, `UnsupportedDtype` as `TypeError`,
+/// `File` as Python's own `OSError` of its errno (`FileNotFoundError`, `IsADirectoryError`, ...,
+/// with `errno`, `strerror` and `filename` set), `Io` as the `io::Error`'s `OSError` subclass,
+/// `Format`, `TensorSize` and `Misaligned` as `ValueError`, `NoTensor` as `KeyError`, `UnsupportedDtype` as `TypeError`,
 /// `ExtentTooLarge` as `OverflowError`, `Export` as its [`ExportError`](dlpack_abi::dlpack::ExportError) converts
 /// (`BufferError` for flags a consumer cannot be told, else `ValueError`), with this error's
 /// message, which names the tensor.
@@ -41,14 +43,53 @@ fn exception(error: SafetensorsError) -> PyErr {
     let message = format!("{error}");
     match error {
         E::Io(error) => error.into(),
+        E::File { path, error } => os_error(&path, error),
         E::NoTensor { .. } => PyKeyError::new_err(message),
         E::UnsupportedDtype { .. } => PyTypeError::new_err(message),
         E::ExtentTooLarge { .. } => PyOverflowError::new_err(message),
         // The exception of the `ExportError`, with this message (it names the tensor).
         E::Export { error, .. } => export_exception(&error, message),
         // A file refused.
-        E::Format(_) | E::Misaligned { .. } => PyValueError::new_err(message),
+        E::Format(_) | E::Misaligned { .. } | E::TensorSize { .. } => {
+            PyValueError::new_err(message)
+        }
     }
+}
+
+/// Python's own `OSError` for `error` of the file at `path`: `OSError(errno, strerror, path)`,
+/// which Python makes the subclass of that errno (`FileNotFoundError`, `IsADirectoryError`,
+/// `PermissionError`, ...), with `errno`, `strerror` and `filename` set as `open()`'s are. An
+/// error with no errno of its own gets the one of its kind where there is one; else the
+/// `io::Error`'s subclass, with this error's message.
+fn os_error(path: &std::path::Path, error: std::io::Error) -> PyErr {
+    Python::attach(|py| {
+        let errno = error.raw_os_error().or_else(|| {
+            let name = match error.kind() {
+                std::io::ErrorKind::NotFound => "ENOENT",
+                std::io::ErrorKind::PermissionDenied => "EACCES",
+                std::io::ErrorKind::OutOfMemory => "ENOMEM",
+                _ => return None,
+            };
+            py.import("errno").ok()?.getattr(name).ok()?.extract().ok()
+        });
+        let strerror = errno.and_then(|errno| {
+            let strerror = py
+                .import("os")
+                .ok()?
+                .call_method1("strerror", (errno,))
+                .ok()?;
+            strerror.extract::<String>().ok()
+        });
+        match (errno, strerror) {
+            (Some(errno), Some(strerror)) => {
+                PyOSError::new_err((errno, strerror, path.as_os_str().to_os_string()))
+            }
+            _ => {
+                let message = format!("{}: {error}", path.display());
+                std::io::Error::new(error.kind(), message).into()
+            }
+        }
+    })
 }
 
 /// As `From<SafetensorsError> for PyErr`, so that `?` on a `SafetensorsError` works in a

@@ -281,12 +281,22 @@ fn malformed_files_are_refused() {
         format(&handmade(&two("[0,2]", "[2,4]"), &[0; 3])),
         SafeTensorError::MetadataIncompleteBuffer
     ));
+    // Data shorter than the shape says: the crate's `TensorInvalidInfo`, with the tensor named.
+    let short = SafeTensorsFile::from_bytes(&handmade(
+        r#"{"a":{"dtype":"U16","shape":[2],"data_offsets":[0,2]}}"#,
+        &[0; 2],
+    ));
+    let Err(short) = short else {
+        panic!("a short tensor was accepted")
+    };
+    assert_eq!(
+        short.to_string(),
+        "not a valid safetensors file: tensor \"a\" has shape [2] of U16, 4 bytes, but its \
+         data_offsets span 2"
+    );
     assert!(matches!(
-        format(&handmade(
-            r#"{"a":{"dtype":"U16","shape":[2],"data_offsets":[0,2]}}"#,
-            &[0; 2]
-        )),
-        SafeTensorError::TensorInvalidInfo
+        short,
+        SafetensorsError::TensorSize { ref name, expected: 4, found: 2, .. } if name == "a"
     ));
     // An odd number of 4-bit elements is not a whole number of bytes.
     assert!(matches!(

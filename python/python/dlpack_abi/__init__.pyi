@@ -219,8 +219,9 @@ class SafeTensors:
     @property
     def metadata(self) -> dict[str, str]:
         """The header's ``__metadata__`` strings (empty when it has none)."""
-    def describe(self, name: str) -> tuple[_Dtype, list[int]]:
-        """``(dtype, shape)`` of tensor ``name`` without taking it."""
+    def describe(self, name: str) -> tuple[_Dtype, tuple[int, ...]]:
+        """``(dtype, shape)`` of tensor ``name`` without taking it (the shape a tuple, as
+        ``Tensor.shape`` is)."""
     def __getitem__(self, key: str, /) -> Tensor: ...
     def __contains__(self, key: str, /) -> bool: ...
     def __len__(self) -> int: ...

@@ -32,7 +32,7 @@ def open(path: str | os.PathLike[str]) -> SafeTensors:  # noqa: A001 - the modul
     >>> safetensors.numpy.save_file({"x": np.arange(3, dtype=np.int64)}, path)
     >>> f = dlpack_abi.safetensors.open(path)
     >>> np.from_dlpack(f["x"]).tolist(), f.describe("x")
-    ([0, 1, 2], ((0, 64, 1), [3]))
+    ([0, 1, 2], ((0, 64, 1), (3,)))
     """
     return SafeTensors(path)
 
