@@ -541,7 +541,17 @@ impl fmt::Display for BridgeError {
                 f.write_str("the array is dictionary-encoded: its buffers hold indices, not values")
             }
             Self::UnsupportedType { format } => {
-                write!(f, "the Arrow type {format:?} has no DLPack equivalent")
+                write!(f, "the Arrow type {format:?} has no DLPack equivalent")?;
+                if format.as_bytes().starts_with(b"+w:") {
+                    // A fixed-size list is a tensor only when its field says so.
+                    f.write_str(
+                        "; a fixed-size list is a tensor only as the arrow.fixed_shape_tensor \
+                         extension type, and this field has no ARROW:extension:name of \
+                         \"arrow.fixed_shape_tensor\" (with ARROW:extension:metadata \
+                         {\"shape\": [...]})",
+                    )?;
+                }
+                Ok(())
             }
             Self::UnsupportedDtype { dtype } => {
                 write!(f, "the DLPack type {dtype} has no Arrow equivalent")

@@ -115,16 +115,22 @@ pub fn import_field_array(
 /// use dlpack_abi::dlpack::Export;
 ///
 /// let tensor = Export::new(vec![1i16, 2, 3, 4, 5, 6], &[3, 2]).finish()?;
-/// let (field, array) = dlpack_abi_arrow_rs::import_fixed_shape_tensor(tensor)?;
+/// let (field, array) = dlpack_abi_arrow_rs::import_fixed_shape_tensor(tensor, "pairs")?;
+/// assert_eq!(field.name(), "pairs");
 /// assert_eq!(field.extension_type_name(), Some("arrow.fixed_shape_tensor"));
 /// assert_eq!(array.as_fixed_size_list().value_length(), 2);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// A DLPack tensor has no name: `name` is the field's (the name of the field a tensor was
+/// exported from, [`export_fixed_shape_tensor`](crate::export_fixed_shape_tensor), for a round
+/// trip that keeps it).
 pub fn import_fixed_shape_tensor(
     tensor: VersionedTensor,
+    name: &str,
 ) -> Result<(Field, ArrayRef), ArrowRsError> {
     let (layout, array) = DeviceArray::from_tensor(tensor)?;
-    let schema = layout.export()?;
+    let schema = layout.with_name(name).export()?;
     let (field, array) = import_field_array_of_device(schema.view(), array)?;
     Ok((field, array))
 }

@@ -177,7 +177,8 @@ fn metadata_the_bridge_refuses_is_named_by_key_and_value() {
 fn the_bridges_fields_are_arrow_rs_canonical_types() {
     let values: Vec<f32> = (0..24).map(|v| v as f32).collect();
     let tensor = Export::new(values, &[4, 2, 3]).finish().unwrap();
-    let (field, array) = import_fixed_shape_tensor(tensor).unwrap();
+    let (field, array) = import_fixed_shape_tensor(tensor, "t").unwrap();
+    assert_eq!(field.name(), "t");
     let extension = field.try_extension_type::<FixedShapeTensor>().unwrap();
     assert_eq!(extension.shape(), [2, 3]);
     assert_eq!(extension.value_type(), &DataType::Float32);
@@ -193,7 +194,7 @@ fn the_bridges_fields_are_arrow_rs_canonical_types() {
 
     // `kDLBool` bytes are `arrow.bool8`, with the empty metadata arrow-rs's `Bool8` requires.
     let tensor = VersionedTensor::from_owner(Bools(vec![1, 0, 1], [3])).unwrap();
-    let (field, array) = import_fixed_shape_tensor(tensor).unwrap();
+    let (field, array) = import_fixed_shape_tensor(tensor, "flags").unwrap();
     field.try_extension_type::<Bool8>().unwrap();
     assert_eq!(
         array

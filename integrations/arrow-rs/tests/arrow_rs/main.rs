@@ -288,7 +288,7 @@ fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
     };
     let tensor = VersionedTensor::from_owner(owner).unwrap();
     let address = tensor.view().data_ptr();
-    let (field, array) = import_fixed_shape_tensor(tensor).unwrap();
+    let (field, array) = import_fixed_shape_tensor(tensor, "cells").unwrap();
     assert_eq!(
         field.extension_type_name(),
         Some("arrow.fixed_shape_tensor")
@@ -305,6 +305,13 @@ fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
     // And back to DLPack: the same memory again, read-only (Arrow data is immutable).
     let again = export_fixed_shape_tensor(&field, array.as_ref()).unwrap();
     assert_eq!(again.view().shape(), [4, 2, 3]);
+    // The field's name comes through the round trip: DLPack carries none, the import takes it.
+    let (named, _) = import_fixed_shape_tensor(
+        export_fixed_shape_tensor(&field, array.as_ref()).unwrap(),
+        field.name(),
+    )
+    .unwrap();
+    assert_eq!(named, field);
     assert_eq!(again.view().data_ptr(), address);
     assert_eq!(again.view().get::<f32>(&[3, 1, 2]).unwrap(), 23.0);
     drop(array);
@@ -329,6 +336,23 @@ fn fixed_shape_tensors_go_to_dlpack_and_back_zero_copy() {
         panic!("nulls are refused")
     };
     assert!(error.to_string().contains("null"), "{error}");
+
+    // A fixed-size list without the extension is no tensor: the refusal says what is missing.
+    let bare = Field::new("t", field.data_type().clone(), false);
+    let tensor =
+        dlpack_abi::dlpack::Export::new((0..12).map(|v| v as f32).collect::<Vec<f32>>(), &[2, 6])
+            .finish();
+    let (_, lists) = import_fixed_shape_tensor(tensor.unwrap(), "t").unwrap();
+    let Err(ArrowRsError::Arrow(error)) = export_fixed_shape_tensor(&bare, lists.as_ref()) else {
+        panic!("a fixed-size list without the extension is refused")
+    };
+    assert_eq!(
+        error.to_string(),
+        "the Arrow type \"+w:6\" has no DLPack equivalent; a fixed-size list is a tensor only as \
+         the arrow.fixed_shape_tensor extension type, and this field has no \
+         ARROW:extension:name of \"arrow.fixed_shape_tensor\" (with ARROW:extension:metadata \
+         {\"shape\": [...]})"
+    );
 }
 
 /// Buffers this crate exports, counting the drop of their owner.
