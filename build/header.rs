@@ -560,6 +560,7 @@ fn render_errors(h: &mut String, root: &Path) {
     );
     h.push_str("#ifdef __cplusplus\ntypedef enum : int32_t {\n#else\ntypedef enum {\n#endif\n");
     let mut doc: Vec<&str> = Vec::new();
+    let mut names: Vec<&str> = Vec::new();
     for line in body.lines().map(str::trim) {
         if let Some(text) = line.strip_prefix("///") {
             doc.push(text);
@@ -575,9 +576,21 @@ fn render_errors(h: &mut String, root: &Path) {
                 writeln!(h, "  //{text}").unwrap();
             }
             writeln!(h, "  DLPACK_ABI_{name} = {value},").unwrap();
+            names.push(name);
         }
     }
     h.push_str("} DLPackAbiErrorCode;\n\n");
+    h.push_str(
+        "// The name of a DLPackAbiErrorCode value, as this header spells it (\"DLPACK_ABI_ACCESS_READ_ONLY\"\n\
+         // for 202), or NULL for a value it does not declare: an integration crate's code (1000 to\n\
+         // 1999), an FFI crate's own, or a code newer than this header. The string is static.\n\
+         static inline const char* dlpack_abi_error_code_name(int32_t code) {\n\
+         \x20 switch (code) {\n",
+    );
+    for name in names {
+        writeln!(h, "    case DLPACK_ABI_{name}: return \"DLPACK_ABI_{name}\";").unwrap();
+    }
+    h.push_str("    default: return NULL;\n  }\n}\n\n");
     writeln!(
         h,
         "// Bytes in DLPackAbiErrorReport.message, the terminating NUL included.\n\

@@ -18,6 +18,7 @@ int32_t kernels_sum_managed(DLManagedTensorVersioned* x, double* out);
 size_t kernels_last_error(char* buffer, size_t capacity);
 int32_t kernels_call_c_scale(void);
 int32_t kernels_scale_managed(DLManagedTensorVersioned* x, float k, DLPackAbiErrorReport* report);
+size_t kernels_error_code_name(int32_t code, char* buffer, size_t capacity);
 
 static DLTensor cpu_f32(float* data, int32_t ndim, int64_t* shape, int64_t* strides) {
   DLTensor t = cpu_i32((int32_t*)(void*)data, ndim, shape, strides);
@@ -191,6 +192,24 @@ int main(void) {
     check("scale managed: NULL tensor, NULL report: the code alone",
           kernels_scale_managed(NULL, 2.0f, NULL) == DLPACK_ABI_IMPORT_NULL_TENSOR);
     check("the report is 256 bytes", sizeof(DLPackAbiErrorReport) == 256);
+  }
+
+  /* ---- the header names every code as the Rust table does, and no other ---- */
+  {
+    int agree = 1;
+    for (int32_t code = -2; code < 12000; code++) {
+      char rust[96];
+      const char* header = dlpack_abi_error_code_name(code);
+      if (kernels_error_code_name(code, rust, sizeof rust) == 0) {
+        agree &= header == NULL;
+      } else {
+        agree &= header != NULL && strcmp(header, rust) == 0;
+      }
+    }
+    check("error code names: the header's are the Rust table's", agree);
+    check("error code name of 208",
+          strcmp(dlpack_abi_error_code_name(208), "DLPACK_ABI_ACCESS_NOT_EXCLUSIVE") == 0);
+    check("an integration crate's code has no name here", dlpack_abi_error_code_name(1601) == NULL);
   }
 
   /* ---- Rust calls C with Rust memory ---- */

@@ -155,6 +155,31 @@ unsafe fn refuse(error: &(impl HasErrorCode + Display), report: *mut ErrorReport
     unsafe { ErrorReport::from(error).write_to(report) }
 }
 
+/// Writes the C name dlpack-abi's Rust table gives `code` (`ErrorCode::name`, NUL-terminated,
+/// truncated to `capacity`) and returns its length; 0 (nothing written) for a code the table
+/// does not assign. The C test compares it with the header's `dlpack_abi_error_code_name`.
+///
+/// # Safety
+/// `buffer` is NULL or writable for `capacity` bytes.
+#[no_mangle]
+pub unsafe extern "C" fn kernels_error_code_name(
+    code: i32,
+    buffer: *mut c_char,
+    capacity: usize,
+) -> usize {
+    let Some(name) = ErrorCode(code).name() else {
+        return 0;
+    };
+    if !buffer.is_null() && capacity > 0 {
+        let n = name.len().min(capacity - 1);
+        // SAFETY: `buffer` has room for `capacity > n` bytes (caller).
+        let buffer = unsafe { std::slice::from_raw_parts_mut(buffer.cast::<u8>(), n + 1) };
+        buffer[..n].copy_from_slice(&name.as_bytes()[..n]);
+        buffer[n] = 0;
+    }
+    name.len()
+}
+
 /// Writes the last refusal's message (NUL-terminated, truncated to `capacity`) and returns its
 /// full length.
 ///
