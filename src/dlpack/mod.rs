@@ -99,7 +99,7 @@ pub use borrowed::TensorViewMut;
 pub use convert::{ElementsAs, ReadAs};
 pub use description::{Dims, TensorDescription};
 pub(crate) use element::assert_size_matches;
-pub use element::Element;
+pub use element::{Bool8, Element};
 pub use error::{AccessError, ExportError, ImportError, TensorError};
 #[cfg(feature = "alloc")]
 pub use export::TensorOwner;

@@ -1,31 +1,11 @@
 //! The dtype mapping, both ways: [`dlpack_dtype`] and its inverse [`burn_dtype`].
-#![allow(unsafe_code)]
 
 use burn_std::{BoolStore, DType};
 
-use dlpack_abi::dlpack::Element;
-use dlpack_abi::raw::{kDLBool, DLDataType};
+use dlpack_abi::dlpack::{Bool8, Element};
+use dlpack_abi::raw::DLDataType;
 
 use crate::BurnError;
-
-/// One `kDLBool` byte, copied as it is (burn's checked accessors refuse values other than 0 and
-/// 1; nothing here reads it as a `bool`).
-#[derive(Clone, Copy)]
-#[repr(transparent)]
-pub(crate) struct BoolByte(u8);
-
-// SAFETY: a transparent `u8`: zero is a valid value.
-unsafe impl bytemuck::Zeroable for BoolByte {}
-// SAFETY: a transparent `u8`: no padding, every bit pattern valid, `Copy` and `'static`.
-unsafe impl bytemuck::Pod for BoolByte {}
-
-impl Element for BoolByte {
-    const DTYPE: DLDataType = DLDataType {
-        code: kDLBool,
-        bits: 8,
-        lanes: 1,
-    };
-}
 
 /// The DLPack dtype whose elements are stored exactly as burn's `dtype` stores them: floats,
 /// bfloat16, signed and unsigned integers of 8 to 64 bits, and booleans of one byte
@@ -63,7 +43,7 @@ pub fn dlpack_dtype(dtype: DType) -> Result<DLDataType, BurnError> {
         DType::U32 => u32::DTYPE,
         DType::U16 => u16::DTYPE,
         DType::U8 => u8::DTYPE,
-        DType::Bool(BoolStore::Native | BoolStore::U8) => BoolByte::DTYPE,
+        DType::Bool(BoolStore::Native | BoolStore::U8) => Bool8::DTYPE,
         DType::Bool(BoolStore::U32) => return Err(BurnError::NoDlpackDtype { dtype }),
         DType::QFloat(_) => return Err(BurnError::Quantized { dtype }),
     })

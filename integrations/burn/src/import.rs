@@ -11,9 +11,8 @@ use burn_std::{
     BoolStore, Bytes, DType, Shape, TensorData,
 };
 
-use dlpack_abi::dlpack::{Element, TensorView, VersionedTensor};
+use dlpack_abi::dlpack::{Bool8, Element, TensorView, VersionedTensor};
 
-use crate::dtype::BoolByte;
 use crate::{burn_dtype, BurnError};
 
 /// Calls `$f::<T>($args)` with the Rust element type `T` stored as burn's `$dtype` (one of
@@ -33,7 +32,7 @@ macro_rules! with_element {
             DType::U32 => $f::<u32>($($args),*),
             DType::U16 => $f::<u16>($($args),*),
             DType::U8 => $f::<u8>($($args),*),
-            DType::Bool(BoolStore::Native | BoolStore::U8) => $f::<BoolByte>($($args),*),
+            DType::Bool(BoolStore::Native | BoolStore::U8) => $f::<Bool8>($($args),*),
             dtype @ (DType::Bool(BoolStore::U32) | DType::QFloat(_)) => {
                 Err(BurnError::NoDlpackDtype { dtype })
             }

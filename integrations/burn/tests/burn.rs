@@ -132,6 +132,16 @@ fn every_dtype_round_trips_without_copying() {
         dtype(kDLBool, 8),
         DType::Bool(BoolStore::Native),
     );
+    // Read in Rust through the core's `Bool8`, DLPack's boolean (`bool` is no `Element`).
+    let mask = TensorData::new(vec![true, false, true, true, false, false], shape);
+    let tensor = export_tensor_data(mask).unwrap();
+    let read: Vec<bool> = tensor
+        .view()
+        .iter::<dlpack_abi::dlpack::Bool8>()
+        .unwrap()
+        .map(dlpack_abi::dlpack::Bool8::get)
+        .collect();
+    assert_eq!(read, [true, false, true, true, false, false]);
     // One-byte booleans stored as u8 are the same format; they come back as burn's native bools.
     let flags = vec![1u8, 0, 1, 1, 0, 0];
     let data = TensorData::from_bytes_vec(flags, shape, DType::Bool(BoolStore::U8));

@@ -19,8 +19,16 @@ use dlpack_abi::raw::{DLDataType, DLDevice};
 /// assert_eq!(error, ImageError::Channels { found: 1, expected: 3 });
 /// assert_eq!(
 ///     error.to_string(),
-///     "the tensor's last extent (channels) is 1, but the pixel type has 3 channels"
+///     "the tensor's last extent (channels) is 1, but the pixel type has 3 channels; an image \
+///      tensor is [height, width, channels] (HWC), so a CHW tensor ([channels, height, width], \
+///      PyTorch's layout) needs its channel axis moved last first (x.permute(1, 2, 0) in \
+///      PyTorch, np.moveaxis(x, 0, -1) in NumPy)"
 /// );
+///
+/// // A CHW tensor (3 x 2 x 5) given for RGB: the message says why and how to fix it.
+/// let chw = Export::new(vec![0u8; 30], &[3, 2, 5]).finish()?;
+/// let error = copy_image::<Rgb<u8>>(&chw.view()).unwrap_err();
+/// assert!(error.to_string().contains("(HWC)"));
 /// # Ok::<(), dlpack_abi::dlpack::TensorError>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -144,7 +152,9 @@ impl fmt::Display for ImageError {
             Channels { found, expected } => write!(
                 f,
                 "the tensor's last extent (channels) is {found}, but the pixel type has {expected} \
-                 channels"
+                 channels; an image tensor is [height, width, channels] (HWC), so a CHW tensor \
+                 ([channels, height, width], PyTorch's layout) needs its channel axis moved last \
+                 first (x.permute(1, 2, 0) in PyTorch, np.moveaxis(x, 0, -1) in NumPy)"
             ),
             TooLarge { height, width } => write!(
                 f,
