@@ -42,7 +42,7 @@ fn main() {
     }
     let context = CudaContext::new(0).expect("GPU 0");
     println!("cudarc_gpu: on {}", context.name().unwrap_or_default());
-    let checks: [(&str, Check); 7] = [
+    let checks: [(&str, Check); 8] = [
         (
             "dlpack_ordered_on_a_consumer_stream",
             dlpack_ordered_on_a_consumer_stream,
@@ -58,6 +58,10 @@ fn main() {
         (
             "cuda_tensor_drop_waits_for_the_consumer_before_the_deleter",
             drop_waits_for_the_consumer,
+        ),
+        (
+            "runtime_records_on_a_stream_of_another_context",
+            another_contexts_stream,
         ),
     ];
     let mut failed = 0;
@@ -332,4 +336,63 @@ fn drop_waits_for_the_consumer(context: &Arc<CudaContext>) -> Result<(), String>
             .map_err(|why| format!("the copy enqueued before the drop: {why}"))?;
     }
     Ok(())
+}
+
+/// A stream of a context the consumer created (not GPU 0's primary context, which cudarc, CuPy
+/// and PyTorch use): `CudaRuntime` records its event in that context (`cuStreamGetCtx`), after
+/// the work queued there, and the host and a stream of the primary context wait on it.
+fn another_contexts_stream(context: &Arc<CudaContext>) -> Result<(), String> {
+    use dlpack_abi::dlpack::StreamRuntime;
+    let gpu = DLDevice {
+        device_type: kDLCUDA,
+        device_id: 0,
+    };
+    let mut device: sys::CUdevice = 0;
+    // SAFETY: an out-pointer; ordinal 0 exists (the caller found a GPU).
+    unsafe { sys::cuDeviceGet(&mut device, 0) }
+        .result()
+        .map_err(debug)?;
+    let mut other: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: an out-pointer, no creation parameters (NULL: the defaults) and a device; the new
+    // context is pushed current. (`cuCtxCreate` of CUDA 13, the bindings this builds with.)
+    unsafe { sys::cuCtxCreate_v4(&mut other, std::ptr::null_mut(), 0, device) }
+        .result()
+        .map_err(debug)?;
+    let mut stream: sys::CUstream = std::ptr::null_mut();
+    // SAFETY: an out-pointer; the stream is created in the current context, `other`.
+    let created = unsafe { sys::cuStreamCreate(&mut stream, 0) }.result();
+    let mut popped: sys::CUcontext = std::ptr::null_mut();
+    // SAFETY: pops `other`, which `cuCtxCreate` pushed on this thread.
+    let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+    let checked = created.map_err(debug).and_then(|()| {
+        context.bind_to_thread().map_err(debug)?;
+        let runtime = dlpack_abi_cudarc::CudaRuntime::new();
+        let started = std::time::Instant::now();
+        // SAFETY: a host function that makes no CUDA call; the argument is a plain number.
+        unsafe { result::stream::launch_host_function(stream, sleep_ms, 100 as *mut c_void) }
+            .map_err(debug)?;
+        let event = runtime
+            .record(gpu, ConsumerStream::Handle(stream as usize))
+            .map_err(debug)?;
+        // SAFETY: the runtime's own event.
+        unsafe { runtime.wait(gpu, &*event, ConsumerStream::Host) }.map_err(debug)?;
+        if started.elapsed() < Duration::from_millis(100) {
+            return Err("the host's wait ended before the work queued before the event".into());
+        }
+        let consumer = context.new_stream().map_err(debug)?;
+        let handle = ConsumerStream::Handle(consumer.cu_stream() as usize);
+        // SAFETY: the runtime's own event.
+        unsafe { runtime.wait(gpu, &*event, handle) }.map_err(debug)?;
+        consumer.synchronize().map_err(debug)?;
+        drop(event); // destroyed in `other`, which still lives
+        Ok(())
+    });
+    if !stream.is_null() {
+        // SAFETY: the stream created above, no longer used.
+        let _ = unsafe { sys::cuStreamDestroy_v2(stream) };
+    }
+    // SAFETY: the context created above, no longer used.
+    let _ = unsafe { sys::cuCtxDestroy_v2(other) };
+    context.bind_to_thread().map_err(debug)?;
+    checked
 }

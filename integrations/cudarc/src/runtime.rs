@@ -71,7 +71,10 @@ pub(crate) fn driver_error(call: &'static str) -> impl FnOnce(DriverError) -> Or
 
 /// The CUDA driver as a [`StreamRuntime`]: it records events on a GPU's streams, named by
 /// handle as consumers pass them to `__dlpack__`, and makes other streams (or the host) wait on
-/// them, in each GPU's primary context (the one CuPy, PyTorch and JAX use). It drives CUDA
+/// them. An event is recorded in the context of the stream it is recorded on: a stream handle's
+/// own (`cuStreamGetCtx`), which may be a context other than the GPU's primary one; the default
+/// streams (`1`, `2`) are those of the GPU's primary context (the one CuPy, PyTorch and JAX
+/// use). Waits cross contexts and devices (`cuStreamWaitEvent` allows it). It drives CUDA
 /// devices, managed and pinned memory, where the driver loads.
 ///
 /// Install it for the Python glue (`dlpack_abi_pyo3::install_stream_runtime`) so that a
@@ -153,8 +156,15 @@ unsafe impl StreamRuntime for CudaRuntime {
 
     fn record(&self, device: DLDevice, stream: ConsumerStream) -> Result<RuntimeEvent, OrderError> {
         let handle = cu_stream(stream).ok_or(OrderError::Unsupported { stream })?;
-        let context = self.context(device)?;
-        Ok(Arc::new(record_on(&context, handle)?))
+        let primary = self.context(device)?;
+        match stream_context(stream, handle)? {
+            // A stream of another context (a context the consumer created, or another GPU's):
+            // the event must be that context's, or `cuEventRecord` refuses the pair.
+            Some(context) if context != primary.cu_ctx() => {
+                Ok(Arc::new(record_in(context, handle)?))
+            }
+            _ => Ok(Arc::new(record_on(&primary, handle)?)),
+        }
     }
 
     unsafe fn wait(
@@ -171,16 +181,97 @@ unsafe impl StreamRuntime for CudaRuntime {
     }
 }
 
+/// The context a stream handle belongs to (`cuStreamGetCtx`); `None` for the default-stream
+/// handles, which stand for the current (primary) context's.
+fn stream_context(
+    stream: ConsumerStream,
+    handle: sys::CUstream,
+) -> Result<Option<sys::CUcontext>, OrderError> {
+    if !matches!(stream, ConsumerStream::Handle(_)) {
+        return Ok(None);
+    }
+    let mut context: sys::CUcontext = core::ptr::null_mut();
+    // SAFETY: `handle` is the consumer's live stream (the protocol keeps it alive during the
+    // export that names it); `context` is a writable out-pointer.
+    unsafe { sys::cuStreamGetCtx(handle, &mut context) }
+        .result()
+        .map_err(driver_error("cuStreamGetCtx"))?;
+    Ok(Some(context))
+}
+
+/// Records a new event on `stream`, a stream of `context` (not a primary context this runtime
+/// holds): the event is created in `context`, pushed current for the calls and popped after.
+fn record_in(context: sys::CUcontext, stream: sys::CUstream) -> Result<Recorded, OrderError> {
+    let _current = Pushed::new(context)?;
+    let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+        .map_err(driver_error("cuEventCreate"))?;
+    let owner = EventOwner::Raw { event, context };
+    // SAFETY: a live event of `context`, and a live stream of the same context (the consumer's,
+    // during the export that names it).
+    unsafe { result::event::record(event, stream) }.map_err(driver_error("cuEventRecord"))?;
+    Ok(Recorded {
+        handle: event,
+        _owner: owner,
+    })
+}
+
+/// `context` made current on this thread until dropped (`cuCtxPushCurrent`/`cuCtxPopCurrent`).
+struct Pushed;
+
+impl Pushed {
+    fn new(context: sys::CUcontext) -> Result<Self, OrderError> {
+        // SAFETY: a live context (a live stream's); popped when `Pushed` is dropped.
+        unsafe { sys::cuCtxPushCurrent_v2(context) }
+            .result()
+            .map_err(driver_error("cuCtxPushCurrent"))?;
+        Ok(Self)
+    }
+}
+
+impl Drop for Pushed {
+    fn drop(&mut self) {
+        let mut popped: sys::CUcontext = core::ptr::null_mut();
+        // SAFETY: pops the context `new` pushed on this thread; `popped` is writable.
+        let _ = unsafe { sys::cuCtxPopCurrent_v2(&mut popped) };
+    }
+}
+
+/// What destroys a recorded event.
+enum EventOwner {
+    /// An event of a primary context cudarc holds (destroyed by its own drop).
+    Cudarc(#[allow(dead_code)] CudaEvent),
+    /// An event created in another context (`record_in`), destroyed there. The context is the
+    /// consumer's: it must outlive the event (as its stream had to outlive the export); a
+    /// context destroyed first makes the destruction fail, which is ignored.
+    Raw {
+        event: sys::CUevent,
+        context: sys::CUcontext,
+    },
+}
+
+impl Drop for EventOwner {
+    fn drop(&mut self) {
+        if let Self::Raw { event, context } = *self {
+            let Ok(_current) = Pushed::new(context) else {
+                return;
+            };
+            // SAFETY: an event this owner created and nothing else destroys.
+            let _ = unsafe { result::event::destroy(event) };
+        }
+    }
+}
+
 /// A `CUevent` recorded on a stream; `sync_event` and [`DeviceEvent::event_ptr`] point to its
 /// handle.
 pub(crate) struct Recorded {
     /// The handle the event pointer points to (the spec's `cudaEvent_t*`).
     handle: sys::CUevent,
     /// Destroys the event when dropped.
-    _event: CudaEvent,
+    _owner: EventOwner,
 }
 
-// SAFETY: `CudaEvent` is Send and Sync (cudarc); the handle is a copy of its own, only read.
+// SAFETY: `CudaEvent` is Send and Sync (cudarc); a raw event and its context are driver
+// handles, usable from any thread; the handle is a copy of the owner's, only read.
 unsafe impl Send for Recorded {}
 // SAFETY: as above.
 unsafe impl Sync for Recorded {}
@@ -207,7 +298,7 @@ pub(crate) fn record_on(
         .map_err(driver_error("cuEventRecord"))?;
     Ok(Recorded {
         handle: event.cu_event(),
-        _event: event,
+        _owner: EventOwner::Cudarc(event),
     })
 }
 
