@@ -386,6 +386,17 @@ EOF
   fi
 done
 
+step "CUDA import timing: python/gpu_tests/bench_cuda_import.py (figures, not verdicts)"
+seconds=$(limit 60)
+if [ "$seconds" -eq 0 ]; then
+  echo "(out of time: not measured)"
+elif timeout -k 5 "$seconds" "$PYTHON" python/gpu_tests/bench_cuda_import.py \
+  >"$results/cuda-import-bench.json" 2>"$results/cuda-import-bench.stderr"; then
+  cat "$results/cuda-import-bench.json"
+else
+  echo "(the timing did not run: $(tail -n 1 "$results/cuda-import-bench.stderr"))"
+fi
+
 step "device findings: scripts/device_findings.py --json (facts about PyTorch and CuPy, not failures)"
 code=$(cat "$scratch/device-findings.rc" 2>/dev/null || echo '?')
 if findings=$("$PYTHON" - "$results/device-findings.json" <<'EOF'
