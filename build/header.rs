@@ -588,7 +588,11 @@ fn render_errors(h: &mut String, root: &Path) {
          \x20 switch (code) {\n",
     );
     for name in names {
-        writeln!(h, "    case DLPACK_ABI_{name}: return \"DLPACK_ABI_{name}\";").unwrap();
+        writeln!(
+            h,
+            "    case DLPACK_ABI_{name}: return \"DLPACK_ABI_{name}\";"
+        )
+        .unwrap();
     }
     h.push_str("    default: return NULL;\n  }\n}\n\n");
     writeln!(
