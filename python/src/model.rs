@@ -801,7 +801,9 @@ impl DlpackExporter for ModelArray {
 
     fn dlpack_tensor(&self, stream: ConsumerStream) -> PyDlpackResult<VersionedTensor> {
         if self.refuses_per_thread && stream == ConsumerStream::PerThreadDefault {
-            return Err(PyBufferError::new_err("per-thread default stream is not supported.").into());
+            return Err(
+                PyBufferError::new_err("per-thread default stream is not supported.").into(),
+            );
         }
         let mut state = self.world.lock();
         match stream {

@@ -90,7 +90,10 @@ impl PySafeTensors {
         name: &str,
     ) -> PyResult<((u8, u8, u16), Bound<'py, PyTuple>)> {
         let (dtype, shape) = self.file.describe(name)?;
-        Ok(((dtype.code.0, dtype.bits, dtype.lanes), PyTuple::new(py, shape)?))
+        Ok((
+            (dtype.code.0, dtype.bits, dtype.lanes),
+            PyTuple::new(py, shape)?,
+        ))
     }
 
     fn __getitem__(&self, name: &str) -> PyResult<PyTensor> {
