@@ -243,8 +243,7 @@ impl HeldGil {
     fn take() -> Self {
         #[cfg(not(Py_GIL_DISABLED))]
         {
-            // SAFETY: `PyGILState_Check` may be called on any thread.
-            let held = unsafe { pyo3::ffi::PyGILState_Check() } != 0;
+            let held = gil_held();
             Self {
                 taken: (!held).then(|| {
                     // SAFETY: this thread does not hold the GIL; the state is given back in
@@ -256,6 +255,22 @@ impl HeldGil {
         #[cfg(Py_GIL_DISABLED)]
         Self {}
     }
+}
+
+/// Whether this thread may skip `PyGILState_Ensure`: it holds the GIL (or no interpreter runs,
+/// as in this crate's unit tests, where there is no GIL to take).
+#[cfg(not(any(Py_LIMITED_API, Py_GIL_DISABLED)))]
+fn gil_held() -> bool {
+    // SAFETY: `PyGILState_Check` may be called on any thread (1 before initialization).
+    unsafe { pyo3::ffi::PyGILState_Check() != 0 }
+}
+
+/// [`gil_held`] where the stable ABI has no `PyGILState_Check`: `PyGILState_Ensure` is asked
+/// whenever an interpreter runs (it only counts when the GIL is held already).
+#[cfg(all(Py_LIMITED_API, not(Py_GIL_DISABLED)))]
+fn gil_held() -> bool {
+    // SAFETY: `Py_IsInitialized` may be called on any thread, at any time.
+    unsafe { pyo3::ffi::Py_IsInitialized() == 0 }
 }
 
 impl Drop for HeldGil {
