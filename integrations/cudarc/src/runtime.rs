@@ -74,8 +74,10 @@ pub(crate) fn driver_error(call: &'static str) -> impl FnOnce(DriverError) -> Or
 /// them. An event is recorded in the context of the stream it is recorded on: a stream handle's
 /// own (`cuStreamGetCtx`), which may be a context other than the GPU's primary one; the default
 /// streams (`1`, `2`) are those of the GPU's primary context (the one CuPy, PyTorch and JAX
-/// use). Waits cross contexts and devices (`cuStreamWaitEvent` allows it). It drives CUDA
-/// devices, managed and pinned memory, where the driver loads.
+/// use). Waits cross contexts and devices (`cuStreamWaitEvent` allows it). A context the
+/// consumer created must outlive the tensors ordered on its streams: their events live in it,
+/// and are destroyed there when the last holder goes. It drives CUDA devices, managed and
+/// pinned memory, where the driver loads.
 ///
 /// Install it for the Python glue (`dlpack_abi_pyo3::install_stream_runtime`) so that a
 /// `Tensor` imported for one stream is ordered before every other stream it is handed to, and
@@ -241,8 +243,9 @@ enum EventOwner {
     /// An event of a primary context cudarc holds (destroyed by its own drop).
     Cudarc(#[allow(dead_code)] CudaEvent),
     /// An event created in another context (`record_in`), destroyed there. The context is the
-    /// consumer's: it must outlive the event (as its stream had to outlive the export); a
-    /// context destroyed first makes the destruction fail, which is ignored.
+    /// consumer's, which must outlive the event (the runtime's documented contract): the driver
+    /// has no count of references to a context that is not a primary one, so nothing here can
+    /// keep it alive.
     Raw {
         event: sys::CUevent,
         context: sys::CUcontext,

@@ -289,10 +289,11 @@ fn call_dlpack_via(
     Ok((tensor, ready))
 }
 
-/// Whether `request` names CUDA's per-thread default stream (`2`) for a producer whose
-/// `__dlpack_device__` says its data is where `2` means that stream ([`ConsumerStream::parse`]:
-/// CUDA device, pinned and managed memory): the one stream a producer may refuse that has a
-/// stand-in ordered with it. Asked only after a refusal.
+/// Whether `request` names CUDA's per-thread default stream (`2`) for data asked for on a
+/// device (`dl_device`, else the producer's `__dlpack_device__`) where `2` means that stream
+/// ([`ConsumerStream::parse`]: CUDA device, pinned and managed memory): the one stream a
+/// producer may refuse that has a stand-in ordered with it. Asked only after a `BufferError`
+/// (whatever it says: a second refusal, of stream 1, then stands).
 fn per_thread_default_refused(source: &Bound<'_, PyAny>, request: &DlpackRequest) -> bool {
     let py = source.py();
     let Some(stream) = &request.stream else {
@@ -301,16 +302,23 @@ fn per_thread_default_refused(source: &Bound<'_, PyAny>, request: &DlpackRequest
     if !matches!(stream.bind(py).extract::<i64>(), Ok(2)) {
         return false;
     }
-    let device = source
-        .call_method0(intern!(py, "__dlpack_device__"))
-        .and_then(|device| device.extract::<(i32, i32)>());
-    let Ok((device_type, device_id)) = device else {
-        PyErr::take(py); // no device to read: the producer's refusal stands
-        return false;
-    };
-    let device = DLDevice {
-        device_type: DLDeviceType(device_type),
-        device_id,
+    // The stream is the consumer's, on the device the data is asked for (`dl_device`), else
+    // where it is.
+    let device = match request.dl_device {
+        Some(device) => device,
+        None => {
+            let device = source
+                .call_method0(intern!(py, "__dlpack_device__"))
+                .and_then(|device| device.extract::<(i32, i32)>());
+            let Ok((device_type, device_id)) = device else {
+                PyErr::take(py); // no device to read: the producer's refusal stands
+                return false;
+            };
+            DLDevice {
+                device_type: DLDeviceType(device_type),
+                device_id,
+            }
+        }
     };
     ConsumerStream::parse(device, Some(2)) == Ok(ConsumerStream::PerThreadDefault)
 }

@@ -94,9 +94,14 @@ pub(super) const CONFLICTS_MUTABLE: c_int = 1;
 pub(super) const CONFLICTS_SHARED: c_int = 2;
 pub(super) const UNKNOWN_TOKEN: c_int = 3;
 
-/// The registry's C table, major version 2 ([`CAPSULE`]). Tokens are addresses of live objects
-/// the borrower keeps (a managed struct, a boxed byte): unique while they are registered. Every
-/// function may be called from any thread, attached to Python or not.
+/// The registry's C table, major version 2 ([`CAPSULE`]): the fields every table of this major
+/// has (a reference to a table is one to these; fields appended later are read by size,
+/// [`Appended`]). Tokens are addresses of live objects the borrower keeps (a managed struct, a
+/// boxed byte): unique while they are registered. Every function may be called from any thread,
+/// attached to Python or not; a *mutable* registration should be made attached (holding the GIL
+/// on builds with one): the registry takes the GIL for a caller that does not hold it where
+/// `PyGILState_Check` can tell, which it cannot once sub-interpreters exist (pyo3 extensions
+/// load in one interpreter).
 #[repr(C)]
 pub(crate) struct SharedApi {
     /// The table's size in bytes as its publisher built it (fields are only appended).
@@ -113,15 +118,24 @@ pub(crate) struct SharedApi {
     pub(super) make_shared: unsafe extern "C" fn(*const c_void, usize) -> c_int,
     /// Removes a borrow (nothing for an unknown token).
     pub(super) untrack: unsafe extern "C" fn(*const c_void, usize),
-    /// `track` of one shared extent, for a caller attached to Python (on builds with a GIL,
-    /// holding it): the cheapest registration, with no fence. Appended after the first
-    /// fields ([`SharedApi::track_shared_attached`] calls `track` in a table without it).
-    pub(super) track_attached:
-        unsafe extern "C" fn(*const c_void, usize, *const SharedExtent) -> c_int,
 }
 
-/// The bytes every table of this major has: the fields before the first appended one.
-const FIRST_FIELDS: usize = offset_of!(SharedApi, track_attached);
+/// A table with the fields appended to the first ones: this build's own ([`OWN_API`]). Another
+/// publisher's table may end before them: they are read only through a raw pointer, after its
+/// `size` says it has them.
+#[repr(C)]
+struct Appended {
+    first: SharedApi,
+    /// `track` of one shared extent, for a caller attached to Python (on builds with a GIL,
+    /// holding it): the cheapest registration, with no fence.
+    track_attached: TrackAttached,
+}
+
+/// The signature of [`Appended::track_attached`].
+type TrackAttached = unsafe extern "C" fn(*const c_void, usize, *const SharedExtent) -> c_int;
+
+/// The bytes every table of this major has.
+const FIRST_FIELDS: usize = size_of::<SharedApi>();
 
 impl SharedApi {
     /// Registers `token`'s shared borrow of `extent` for a caller attached to Python: through
@@ -139,10 +153,22 @@ impl SharedApi {
             return unsafe { track_attached(token, extent) };
         }
         let shared = SharedExtent::from(*extent);
-        if self.size >= offset_of!(SharedApi, track_attached) + size_of::<usize>() {
-            // SAFETY: the publisher's table has the field (its size says so); attached, as
-            // above; a token unique while registered, a live extent.
-            return unsafe { (self.track_attached)(self.state, token, &shared) };
+        // The table's pointer as it was found (valid for the publisher's whole table), not one
+        // derived from `self` (valid for the first fields only).
+        let found = API.load(Ordering::Acquire);
+        let offset = offset_of!(Appended, track_attached);
+        if ptr::eq(found.cast_const(), self) && self.size >= offset + size_of::<TrackAttached>() {
+            let field = found
+                .cast::<u8>()
+                .wrapping_add(offset)
+                .cast::<TrackAttached>();
+            // SAFETY: the publisher's table is `size` bytes long (its contract), so the field
+            // lies inside it, aligned as in `Appended` (`repr(C)`), and holds a function of
+            // this signature; read through the pointer the table was found by.
+            let track_attached = unsafe { field.read() };
+            // SAFETY: the table's contract for this field: attached (as above); a token unique
+            // while registered, a live extent.
+            return unsafe { track_attached(self.state, token, &shared) };
         }
         // SAFETY: the table's contract: a token unique while registered, one live extent.
         unsafe { (self.track)(self.state, token, &shared, 1, 0) }
@@ -162,7 +188,7 @@ impl SharedApi {
     /// Whether this is this extension's own table ([`OWN_API`]).
     #[inline]
     fn is_own(&'static self) -> bool {
-        ptr::eq(self, &OWN_API)
+        ptr::eq(self, &OWN_API.first)
     }
 }
 
@@ -171,12 +197,14 @@ impl SharedApi {
 unsafe impl Sync for SharedApi {}
 
 /// This extension's table, published when it is the first one in the process.
-static OWN_API: SharedApi = SharedApi {
-    size: size_of::<SharedApi>(),
-    state: ptr::null(),
-    track: own_track,
-    make_shared: own_make_shared,
-    untrack: own_untrack,
+static OWN_API: Appended = Appended {
+    first: SharedApi {
+        size: size_of::<Appended>(),
+        state: ptr::null(),
+        track: own_track,
+        make_shared: own_make_shared,
+        untrack: own_untrack,
+    },
     track_attached: own_track_attached,
 };
 
