@@ -167,17 +167,27 @@ pub unsafe extern "C" fn kernels_error_code_name(
     buffer: *mut c_char,
     capacity: usize,
 ) -> usize {
-    let Some(name) = ErrorCode(code).name() else {
-        return 0;
-    };
+    match ErrorCode(code).name() {
+        // SAFETY: the caller's contract.
+        Some(name) => unsafe { copy_out(name, buffer, capacity) },
+        None => 0,
+    }
+}
+
+/// Writes `text` to `buffer` (NUL-terminated, truncated to `capacity`) and returns its full
+/// length.
+///
+/// # Safety
+/// `buffer` is NULL or writable for `capacity` bytes.
+unsafe fn copy_out(text: &str, buffer: *mut c_char, capacity: usize) -> usize {
     if !buffer.is_null() && capacity > 0 {
-        let n = name.len().min(capacity - 1);
+        let n = text.len().min(capacity - 1);
         // SAFETY: `buffer` has room for `capacity > n` bytes (caller).
         let buffer = unsafe { std::slice::from_raw_parts_mut(buffer.cast::<u8>(), n + 1) };
-        buffer[..n].copy_from_slice(&name.as_bytes()[..n]);
+        buffer[..n].copy_from_slice(&text.as_bytes()[..n]);
         buffer[n] = 0;
     }
-    name.len()
+    text.len()
 }
 
 /// Writes the last refusal's message (NUL-terminated, truncated to `capacity`) and returns its
@@ -187,17 +197,8 @@ pub unsafe extern "C" fn kernels_error_code_name(
 /// `buffer` is NULL or writable for `capacity` bytes.
 #[no_mangle]
 pub unsafe extern "C" fn kernels_last_error(buffer: *mut c_char, capacity: usize) -> usize {
-    LAST_ERROR.with(|last| {
-        let last = last.borrow();
-        if !buffer.is_null() && capacity > 0 {
-            let n = last.len().min(capacity - 1);
-            // SAFETY: `buffer` has room for `capacity > n` bytes (caller).
-            let buffer = unsafe { std::slice::from_raw_parts_mut(buffer.cast::<u8>(), n + 1) };
-            buffer[..n].copy_from_slice(&last.as_bytes()[..n]);
-            buffer[n] = 0;
-        }
-        last.len()
-    })
+    // SAFETY: the caller's contract.
+    LAST_ERROR.with(|last| unsafe { copy_out(&last.borrow(), buffer, capacity) })
 }
 
 extern "C" {
