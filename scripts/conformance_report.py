@@ -43,9 +43,11 @@ could not check.
 NOTES = """
 ## Reading the findings (the versions above)
 
-- **NumPy** returns NULL from `from_dlpack` without setting an exception (`SystemError`) for
-  FP4 tensors, packed or padded, and for a tensor of major version 2, which it must refuse with
-  an error and whose deleter it must call.
+- **Correction (issue 38):** earlier versions of this page said NumPy returns NULL without an
+  exception (`SystemError`) for FP4 tensors and for a tensor of major version 2, and skips the
+  deleter. That was the checker's own fault: its test capsules had a destructor written in
+  Python, which lost the error NumPy had raised. NumPy refuses both cleanly and calls the
+  deleter; the fakes now use a C destructor that keeps a pending error.
 - **tvm-ffi** gives back a tensor that shares a `READ_ONLY` `dlpack_abi.Tensor`'s memory (taken
   through its C exchange API) and exports it writable: NumPy can then write read-only memory.
 - **nanoarrow** crashes (SIGSEGV) reading the values of pyarrow's own `string_view` arrays.
@@ -120,11 +122,13 @@ evidence, after it: **none has run on a GPU yet** (the next device run is their 
   `__dlpack__(stream=2)` raises `BufferError: per-thread default stream is not supported.`;
   allowed, but a consumer on the per-thread default stream then has to ask for the legacy
   default stream, which CUDA orders with it (dlpack-abi does since issue 38).
-- **CuPy: `SystemError: error return without exception set`** (`cupy_system_error_on_subbyte`,
-  `cupy_system_error_on_major_2`). `cupy.from_dlpack` of a `float4_e2m1fn` tensor (code 17,
-  4 bits), packed or padded, and of a tensor of major version 2, returns NULL without an
-  exception; it should raise `BufferError` (and, for major 2, call the tensor's deleter,
-  dlpack-1.3.md §5.2).
+- **CuPy: `SystemError: error return without exception set` — in doubt**
+  (`cupy_system_error_on_subbyte`, `cupy_system_error_on_major_2`). The run reported it for a
+  `float4_e2m1fn` tensor (code 17, 4 bits), packed or padded, and for a tensor of major version
+  2. The same report against NumPy was found to be the checker's own fault after the run (its
+  test capsules' Python destructor lost the consumer's error; fixed, see the correction above),
+  and the run's JSON predates the fix, so these three CuPy verdicts are probably the same
+  artefact. The reproducers use capsules without a destructor; the next device run decides.
 - **CuPy: negative strides come back wrong** (`cupy_negative_strides`). Given a tensor with
   strides `(-3, -1)` (float32), the array `cupy.from_dlpack` made exported `strides[0] =
   4611686018427387901` through its `__dlpack__`: `2**62 - 3`, which is a byte stride of -12

@@ -188,13 +188,16 @@ def _cupy_import(**fields):
 
 def cupy_system_error_on_subbyte():
     """`cupy.from_dlpack` of a float4_e2m1fn tensor (DLPack 1.3's sub-byte types) fails with
-    `SystemError: error return without exception set` instead of a BufferError."""
+    `SystemError: error return without exception set` instead of a BufferError. (Reported by
+    the 2026-11-27 run; in doubt: the checker's capsules then lost a consumer's error, which this
+    capsule, without a destructor, cannot.)"""
     return _cupy_import(dtype=(kDLFloat4_e2m1fn, 4, 1))
 
 
 def cupy_system_error_on_major_2():
     """`cupy.from_dlpack` of a tensor of major version 2 (which a 1.x consumer must refuse,
-    calling its deleter) fails with `SystemError: error return without exception set`."""
+    calling its deleter) fails with `SystemError: error return without exception set`. (In
+    doubt, as above.)"""
     return _cupy_import(version=(2, 0))
 
 

@@ -2,6 +2,7 @@
 //! `counts`, and small examples of Rust functions that export and import.
 
 mod arrow_rs;
+mod conformance;
 #[cfg(feature = "cuda")]
 mod cuda;
 #[cfg(feature = "model")]
@@ -503,6 +504,10 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     module.setattr("_RecordingDevice", py_type::<RecordingDevice>(module.py()))?;
     arrow_rs::add(module)?;
+    module.add_function(wrap_pyfunction!(
+        conformance::_guarded_capsule_destructor,
+        module
+    )?)?;
     module.add_function(wrap_pyfunction!(total, module)?)?;
     module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;

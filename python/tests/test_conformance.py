@@ -113,6 +113,22 @@ def test_a_destructor_that_skips_the_deleter_is_a_warning():
     assert result.verdict == "warn", result
 
 
+def test_a_consumer_that_refuses_a_fake_keeps_its_error_and_the_deleter_runs():
+    """The fakes' capsule destructor runs with the consumer's pending error set aside: NumPy's
+    refusal of a major-2 tensor reaches the caller as NumPy raised it (with a destructor written
+    in Python it came back as SystemError, which the report blamed on NumPy), and the
+    unconsumed capsule's deleter runs once."""
+    import numpy as np
+
+    from dlpack_abi.conformance._consumer import SIX
+    from dlpack_abi.conformance._fake import FakeProducer
+
+    producer = FakeProducer(data=SIX, version=(2, 0))
+    with pytest.raises(BufferError, match="major version is too high"):
+        np.from_dlpack(producer)
+    assert producer.deleter_calls == 1
+
+
 def test_a_crash_is_reported_and_the_run_goes_on():
     results = verdicts("producer", "conformance_fakes:crash_on_stream")
     assert results["dlpack.call.stream_minus_one"].verdict == "crash"

@@ -217,10 +217,9 @@ def owned_capsule(struct, name, keep):
         if pointer.contents.release:
             pointer.contents.release(pointer)
 
-    destructor = _c.CAPSULE_DESTRUCTOR(destructor)
     copy = kind.from_buffer_copy(struct)
     keep += [destructor, copy]
-    return _c.capsules.PyCapsule_New(ctypes.addressof(copy), name, destructor)
+    return _c.new_capsule(ctypes.addressof(copy), name, destructor)
 
 
 def pull(capsule, keep):

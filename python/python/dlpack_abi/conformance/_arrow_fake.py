@@ -51,9 +51,8 @@ def _capsule(keeper, struct, name, release_field="release"):
         if target.release:
             target.release(ctypes.pointer(target))
 
-    destructor = _c.CAPSULE_DESTRUCTOR(destructor)
     keeper.keep += [destructor, struct]
-    return _c.capsules.PyCapsule_New(ctypes.addressof(struct), name, destructor)
+    return _c.new_capsule(ctypes.addressof(struct), name, destructor)
 
 
 def schema_capsule(keeper, fmt, children=()):

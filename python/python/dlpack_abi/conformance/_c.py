@@ -201,6 +201,27 @@ class _Api:
 
 capsules = _Api
 
+_SetContext = _function("PyCapsule_SetContext", c_int, [py_object, c_void_p])
+
+
+def new_capsule(pointer, name, destroy):
+    """A capsule over ``pointer`` named ``name`` whose destructor calls ``destroy(address)``
+    (``address``: the capsule's, as a ``CAPSULE_DESTRUCTOR`` callback gets it).
+
+    The destructor is the package's C one, which sets aside any exception the destroying code
+    has pending while ``destroy`` runs: a consumer that refuses the capsule keeps its error. (A
+    ctypes destructor loses it: its first ctypes call sees the pending error, fails, and the
+    error is cleared, so the consumer returns NULL with no exception: a ``SystemError`` that is
+    the checker's, not the consumer's.) ``destroy`` is kept alive for the process."""
+    from dlpack_abi import dlpack_abi as _extension
+
+    guarded = CAPSULE_DESTRUCTOR(_extension._guarded_capsule_destructor())
+    capsule = capsules.PyCapsule_New(pointer, name, guarded)
+    KEEP.append(destroy)
+    if _SetContext(capsule, id(destroy)) != 0:
+        raise RuntimeError("PyCapsule_SetContext failed")
+    return capsule
+
 
 def is_capsule(obj):
     return type(obj).__name__ == "PyCapsule"

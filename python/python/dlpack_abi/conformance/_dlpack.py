@@ -455,10 +455,7 @@ def _wrap_destructor(capsule):
             pointer.contents.deleter(pointer)
 
 
-_WRAP_DESTRUCTOR = _c.CAPSULE_DESTRUCTOR(_wrap_destructor)
-
-
 def wrap_versioned(pointer):
     """A 'dltensor_versioned' capsule over a tensor the exchange API handed out: its destructor
     calls the deleter unless a consumer took it."""
-    return _c.capsules.PyCapsule_New(ctypes.cast(pointer, ctypes.c_void_p), b"dltensor_versioned", _WRAP_DESTRUCTOR)
+    return _c.new_capsule(ctypes.cast(pointer, ctypes.c_void_p), b"dltensor_versioned", _wrap_destructor)

@@ -181,9 +181,8 @@ class FakeProducer:
                 if pointer.contents.deleter:
                     pointer.contents.deleter(pointer)
 
-        destructor = _c.CAPSULE_DESTRUCTOR(destructor)
         self.keep += [callback, managed, destructor]
-        return _c.capsules.PyCapsule_New(ctypes.addressof(managed), name, destructor)
+        return _c.new_capsule(ctypes.addressof(managed), name, destructor)
 
 
 #: The rule-breaking switches of ``FakeProducer``.
