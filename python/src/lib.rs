@@ -504,10 +504,11 @@ fn dlpack_abi(module: &Bound<'_, PyModule>) -> PyResult<()> {
     )?;
     module.setattr("_RecordingDevice", py_type::<RecordingDevice>(module.py()))?;
     arrow_rs::add(module)?;
-    module.add_function(wrap_pyfunction!(
-        conformance::_guarded_capsule_destructor,
-        module
-    )?)?;
+    // The conformance checker's helper: in the module, not in its `__all__`.
+    module.setattr(
+        "_guarded_capsule_destructor",
+        wrap_pyfunction!(conformance::_guarded_capsule_destructor, module)?,
+    )?;
     module.add_function(wrap_pyfunction!(total, module)?)?;
     module.add_function(wrap_pyfunction!(sum_int64, module)?)?;
     module.add_function(wrap_pyfunction!(int64_stream, module)?)?;
