@@ -325,6 +325,21 @@ pub(crate) fn capsule_pointer<T>(object: &Bound<'_, PyAny>, name: &CStr) -> PyRe
     })
 }
 
+/// A capsule over a process-lifetime `table` named `name`, without a destructor (nothing to
+/// free): how this crate publishes its tables (the borrow registry's, rust-numpy's).
+pub(crate) fn static_capsule<'py, T>(
+    py: Python<'py>,
+    table: &'static T,
+    name: &'static CStr,
+) -> PyResult<Bound<'py, PyAny>> {
+    // SAFETY: attached; the table and the name are statics, valid for the capsule's life; no
+    // destructor.
+    let capsule =
+        unsafe { ffi::PyCapsule_New(ptr::from_ref(table).cast_mut().cast(), name.as_ptr(), None) };
+    // SAFETY: a new reference, or NULL with an exception set.
+    unsafe { Bound::from_owned_ptr_or_err(py, capsule) }
+}
+
 /// `type(object).__name__`, for messages.
 pub(crate) fn type_name(object: &Bound<'_, PyAny>) -> String {
     object

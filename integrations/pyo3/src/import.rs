@@ -18,8 +18,7 @@ use super::capsule::{capsule_pointer, consuming, type_name, DlpackCapsule};
 use super::errors::{IntoPyErr, ToPyResult};
 use super::{borrows, streams, PyTensor, FOREIGN_EXCHANGE_IMPORTS};
 use dlpack_abi::dlpack::{
-    canonical_stream, work_stream, ConsumerStream, ImportError, ManagedTensor, OrderError,
-    VersionedTensor,
+    work_stream, ConsumerStream, ImportError, ManagedTensor, OrderError, VersionedTensor,
 };
 use dlpack_abi::raw::{
     kDLCPU, DLDevice, DLDeviceType, DLManagedTensor, DLManagedTensorVersioned, DLPackExchangeAPI,
@@ -132,9 +131,7 @@ pub(crate) fn untracked(
             // an event recorded on it now covers its pending work); a plain request wants it on
             // the device's default stream (the array API's `None`).
             let device = tensor.view().device();
-            if canonical_stream(device, ready)
-                == canonical_stream(device, ConsumerStream::Unspecified)
-            {
+            if streams::on_default_stream(device, ready) {
                 // Ready on the device's default stream already (CPU data, or a producer working
                 // there): what the hook below would answer, with no runtime lookup and no hook
                 // to allocate (issue 38: the CUDA import from PyTorch lost a third of its speed

@@ -110,6 +110,14 @@ pub fn stream_runtime(device: DLDevice) -> Option<Arc<dyn StreamRuntime>> {
         .cloned()
 }
 
+/// Whether data ready on `stream` is ready on `device`'s default stream (what a plain request
+/// wants, and what needs no hook): CPU data, or the stream is that one by the core's naming
+/// rule ([`canonical_stream`](dlpack_abi::dlpack::canonical_stream)).
+pub(crate) fn on_default_stream(device: DLDevice, stream: ConsumerStream) -> bool {
+    use dlpack_abi::dlpack::canonical_stream;
+    canonical_stream(device, stream) == canonical_stream(device, ConsumerStream::Unspecified)
+}
+
 /// The hook of data on `device` that is ready on `stream` (none for CPU data, which is ready
 /// everywhere), with the installed runtime for the device.
 pub(crate) fn ready_on(

@@ -19,8 +19,8 @@ use super::fastcall::{self, MethodDef};
 use super::gil::Held;
 use super::{arrow, Live};
 use dlpack_abi::dlpack::{
-    canonical_stream, flagless_representable, ConsumerStream, DeviceEvent, ManagedTensor,
-    StreamOrder, TensorView, VersionedTensor,
+    flagless_representable, ConsumerStream, DeviceEvent, ManagedTensor, StreamOrder, TensorView,
+    VersionedTensor,
 };
 use dlpack_abi::raw::{
     kDLCPU, DLDataType, DLDataTypeCode, DLDevice, DLDeviceType, DLManagedTensor,
@@ -213,8 +213,7 @@ impl PyTensor {
         // Ready on the device's default stream: `DefaultStream` already says so, and makes its
         // hook only at a hand-over that needs one (issue 38: building it at every import, a
         // runtime lookup and an allocation, cost a third of a CUDA import from PyTorch).
-        let on_default = canonical_stream(device, stream)
-            == canonical_stream(device, ConsumerStream::Unspecified);
+        let on_default = super::streams::on_default_stream(device, stream);
         if matches!(imported.order, Ordering::DefaultStream) && !on_default {
             if let Some(ready) = super::streams::ready_on(device, stream).py()? {
                 imported.order = Ordering::Hook(ready);

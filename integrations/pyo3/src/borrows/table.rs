@@ -35,7 +35,7 @@ use pyo3::{ffi, intern};
 use super::registry::{
     own_make_shared, own_track, own_track_attached, own_untrack, track_attached, untrack,
 };
-use crate::capsule::type_name;
+use crate::capsule::{static_capsule, type_name};
 use dlpack_abi::dlpack::MemoryExtent;
 
 /// The key of the registry's capsule in the interpreter's dict.
@@ -238,17 +238,7 @@ pub(crate) fn api(py: Python<'_>) -> PyResult<&'static SharedApi> {
 fn find_or_publish(py: Python<'_>) -> PyResult<&'static SharedApi> {
     refuse_legacy(py)?;
     let home = interpreter_dict(py)?;
-    // SAFETY: attached; the pointer and the name are statics, valid for the capsule's life; no
-    // destructor (nothing to free).
-    let ours = unsafe {
-        ffi::PyCapsule_New(
-            ptr::from_ref(&OWN_API).cast_mut().cast(),
-            CAPSULE.as_ptr(),
-            None,
-        )
-    };
-    // SAFETY: a new reference, or NULL with an exception set.
-    let ours = unsafe { Bound::from_owned_ptr_or_err(py, ours) }?;
+    let ours = static_capsule(py, &OWN_API, CAPSULE)?;
     // `setdefault` is atomic: of two extensions racing here, one table wins for both.
     let found = home.call_method1(intern!(py, "setdefault"), (HOME_KEY, ours))?;
     let table = open(&found)?;

@@ -280,17 +280,7 @@ fn found(py: Python<'_>, numpy: &Numpy) -> PyResult<&'static Found> {
 
 #[cold]
 fn find_table(py: Python<'_>, numpy: &Numpy) -> PyResult<&'static Found> {
-    // SAFETY: attached; the table and the name are statics, valid for the capsule's life; no
-    // destructor (nothing to free).
-    let ours = unsafe {
-        ffi::PyCapsule_New(
-            ptr::from_ref(&OWN).cast_mut().cast(),
-            CAPSULE.as_ptr(),
-            None,
-        )
-    };
-    // SAFETY: a new reference, or NULL with an exception set.
-    let ours = unsafe { Bound::from_owned_ptr_or_err(py, ours) }?;
+    let ours = crate::capsule::static_capsule(py, &OWN, CAPSULE)?;
     // Publishing (when the attribute is missing) and marking ours as registry-backed are one
     // step for every build of this crate: the module dict's critical section (the GIL on other
     // builds). rust-numpy publishes its own table the same way, without marking it.
