@@ -16,6 +16,8 @@ use pyo3::{ffi, intern};
 
 use super::capsule::{capsule_pointer, consuming, type_name, DlpackCapsule};
 use super::errors::{IntoPyErr, ToPyResult};
+#[cfg(not(any(Py_LIMITED_API, PyPy, Py_GIL_DISABLED)))]
+use super::numpy_borrow;
 use super::{borrows, streams, PyTensor, FOREIGN_EXCHANGE_IMPORTS};
 use dlpack_abi::dlpack::{
     work_stream, ConsumerStream, ImportError, ManagedTensor, OrderError, VersionedTensor,
@@ -113,6 +115,11 @@ pub(crate) fn untracked(
     let mut only_dlpack = false;
     #[cfg(not(any(Py_LIMITED_API, PyPy)))]
     if request.is_plain() {
+        #[cfg(not(Py_GIL_DISABLED))]
+        if let Some(tensor) = numpy_borrow::import_direct(source) {
+            // A NumPy 2 array, read as its `__dlpack__` would export it, without the call.
+            return Ok(tensor);
+        }
         if let Some(descriptor) = plain_type_method(source) {
             // A type seen before to be no capsule, not ours, without a table, and with a C
             // `__dlpack__` (NumPy's `ndarray`): one probe instead of the checks below.
@@ -183,6 +190,13 @@ fn import_untracked(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<(VersionedTensor, ConsumerStream)> {
+    #[cfg(not(any(Py_LIMITED_API, PyPy, Py_GIL_DISABLED)))]
+    if request.is_plain() {
+        if let Some(tensor) = numpy_borrow::import_direct(source) {
+            // A NumPy 2 array, read as its `__dlpack__` would export it: CPU data.
+            return Ok((tensor, ConsumerStream::Unspecified));
+        }
+    }
     if source.is_instance_of::<PyCapsule>() {
         // A capsule is ready where its maker asked for it: the request's stream says where.
         let tensor = consume(source)?;
@@ -572,6 +586,9 @@ fn exchange_api_of(source: &Bound<'_, PyAny>) -> Option<&'static DLPackExchangeA
             // metaclass), which may come back here.
             let address = lookup_exchange_api(&ty).map_or(0, |table| table as *const _ as usize);
             EXCHANGE_CACHE.insert(&ty, address);
+            // Once per type: NumPy 2's `ndarray` is then imported without `__dlpack__`.
+            #[cfg(not(any(Py_LIMITED_API, PyPy, Py_GIL_DISABLED)))]
+            numpy_borrow::note_type(&ty);
             address
         }
     };

@@ -105,6 +105,9 @@ pub struct Counts {
     pub exchange_imports: usize,
     /// Imports through another type's exchange API (in [`from_dlpack`]).
     pub foreign_exchange_imports: usize,
+    /// NumPy 2 arrays imported by reading the array, without calling its `__dlpack__` (in
+    /// [`from_dlpack`] and the argument types).
+    pub numpy_direct_imports: usize,
     /// Tensors allocated by the exchange API's `managed_tensor_allocator` (ours).
     pub allocations: usize,
 }
@@ -144,6 +147,7 @@ static LIVE_IMPORTS: Counter = Counter::new();
 pub(crate) static EXCHANGE_EXPORTS: Counter = Counter::new();
 pub(crate) static EXCHANGE_IMPORTS: Counter = Counter::new();
 pub(crate) static FOREIGN_EXCHANGE_IMPORTS: Counter = Counter::new();
+pub(crate) static NUMPY_DIRECT_IMPORTS: Counter = Counter::new();
 pub(crate) static ALLOCATIONS: Counter = Counter::new();
 
 /// The counters now.
@@ -161,6 +165,7 @@ pub fn counts() -> Counts {
         exchange_exports: EXCHANGE_EXPORTS.get(),
         exchange_imports: EXCHANGE_IMPORTS.get(),
         foreign_exchange_imports: FOREIGN_EXCHANGE_IMPORTS.get(),
+        numpy_direct_imports: NUMPY_DIRECT_IMPORTS.get(),
         allocations: ALLOCATIONS.get(),
     }
 }

@@ -12,6 +12,8 @@ use core::ptr;
 use pyo3::ffi;
 use pyo3::prelude::*;
 
+#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
+use super::layout::{ArrayObject, Descr1, Descr2, WRITEABLE};
 use super::{Table, BORROWED, NOT_WRITEABLE, NUMPY, OK};
 use crate::borrows::{process_table, Borrow, SharedApi};
 use crate::spin::SpinLock;
@@ -194,53 +196,6 @@ fn extent(
     // written while the view lives; its memory is not read.
     let view = unsafe { TensorView::from_raw(&tensor) }.ok()?;
     Some(view.memory_extent())
-}
-
-/// `PyArrayObject`'s leading fields (NumPy 1.7 to 2.x).
-#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
-#[repr(C)]
-struct ArrayObject {
-    _ob_base: ffi::PyObject,
-    data: *mut u8,
-    nd: c_int,
-    dimensions: *const isize,
-    strides: *const isize,
-    _base: *mut ffi::PyObject,
-    descr: *mut ffi::PyObject,
-    flags: c_int,
-}
-
-/// `NPY_ARRAY_WRITEABLE`.
-#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
-const WRITEABLE: c_int = 0x0400;
-
-/// `PyArray_Descr`'s leading fields before NumPy 2.
-#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
-#[repr(C)]
-struct Descr1 {
-    _ob_base: ffi::PyObject,
-    _typeobj: *mut ffi::PyTypeObject,
-    _kind: u8,
-    _type_: u8,
-    _byteorder: u8,
-    _flags: u8,
-    _type_num: c_int,
-    elsize: c_int,
-}
-
-/// `PyArray_Descr`'s leading fields from NumPy 2 on.
-#[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
-#[repr(C)]
-struct Descr2 {
-    _ob_base: ffi::PyObject,
-    _typeobj: *mut ffi::PyTypeObject,
-    _kind: u8,
-    _type_: u8,
-    _byteorder: u8,
-    _former_flags: u8,
-    _type_num: c_int,
-    _flags: u64,
-    elsize: isize,
 }
 
 /// The bytes a NumPy array reaches, and whether it is writeable; `None` when it cannot be read.

@@ -19,6 +19,14 @@ fn numpy_sum(x: PyReadonlyArrayDyn<'_, f64>) -> f64 {
     x.as_array().sum()
 }
 
+/// The number of elements of a float64 NumPy array borrowed for writing through rust-numpy's
+/// ``PyReadwriteArray`` (what rust-numpy's borrow checking costs beside a ``ReadwriteTensor``:
+/// ``python/bench.py``).
+#[pyfunction]
+fn numpy_element_count_readwrite(x: PyReadwriteArrayDyn<'_, f64>) -> usize {
+    numpy::PyUntypedArrayMethods::len(&**x)
+}
+
 /// Call ``callback()`` while rust-numpy holds ``x`` borrowed for writing, and return its result.
 #[pyfunction]
 fn numpy_while_borrowed_(
@@ -53,6 +61,7 @@ fn while_read(x: ReadonlyTensor<f64>, callback: &Bound<'_, PyAny>) -> PyResult<P
 pub(crate) fn register(module: &Bound<'_, PyModule>) -> PyResult<()> {
     module.add_function(wrap_pyfunction!(numpy_scale_, module)?)?;
     module.add_function(wrap_pyfunction!(numpy_sum, module)?)?;
+    module.add_function(wrap_pyfunction!(numpy_element_count_readwrite, module)?)?;
     module.add_function(wrap_pyfunction!(numpy_while_borrowed_, module)?)?;
     module.add_function(wrap_pyfunction!(numpy_while_read, module)?)?;
     module.add_function(wrap_pyfunction!(while_read, module)?)

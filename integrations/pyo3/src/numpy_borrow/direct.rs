@@ -1,0 +1,179 @@
+//! NumPy arrays imported without calling `ndarray.__dlpack__`: the array's own struct is read
+//! (as rust-numpy reads it) into a managed tensor that holds a reference to the array, which the
+//! core then validates like any producer's. What NumPy's `__dlpack__(max_version=(1, 3))` would
+//! hand over, without the method call, its keyword parsing, the capsule and NumPy's deleter (which
+//! takes the GIL state every time): issue 37's argument rows.
+//!
+//! Only for objects whose type is exactly `numpy.ndarray` of NumPy 2 or later (its dtype struct's
+//! layout, [`Descr2`]), with a native-order dtype of a built-in bool, integer, float or complex
+//! type, at most [`INLINE_NDIM`] dimensions, and strides that are whole elements; anything else
+//! (a subclass, big-endian data, `longdouble`, objects, more dimensions, a refusal by the core's
+//! validation) goes through `__dlpack__`, which decides as before. Python's own
+//! tests hold this path to NumPy's export, field by field (`test_numpy_direct.py`).
+#![allow(unsafe_code)]
+
+use alloc::boxed::Box;
+use core::ptr;
+use core::sync::atomic::{AtomicPtr, Ordering};
+
+use pyo3::ffi;
+use pyo3::prelude::*;
+use pyo3::types::PyType;
+
+use super::layout::{type_num, ArrayObject, Descr2, WRITEABLE};
+use super::numpy;
+use crate::NUMPY_DIRECT_IMPORTS;
+use dlpack_abi::dlpack::VersionedTensor;
+use dlpack_abi::raw::{
+    kDLBool, kDLCPU, kDLComplex, kDLFloat, kDLInt, kDLUInt, DLDataType, DLDevice,
+    DLManagedTensorVersioned, DLPackFlags, DLPackVersion, DLTensor, DLPACK_MAJOR_VERSION,
+    DLPACK_MINOR_VERSION,
+};
+
+/// Dimensions held in the managed tensor's own allocation; arrays with more take `__dlpack__`.
+const INLINE_NDIM: usize = 4;
+
+/// `numpy.ndarray`, once NumPy 2 or later is found imported (NULL before): written and read by
+/// the GIL's holder only (builds with a GIL), and held by the NumPy cache for the process.
+static NDARRAY: AtomicPtr<ffi::PyTypeObject> = AtomicPtr::new(ptr::null_mut());
+
+/// Called once per type an import meets: remembers `ty` when it is NumPy 2's `ndarray`.
+pub(crate) fn note_type(ty: &Bound<'_, PyType>) {
+    let py = ty.py();
+    if let Ok(Some(numpy)) = numpy(py) {
+        if numpy.major >= 2 && numpy.ndarray.bind(py).is(ty) {
+            NDARRAY.store(ty.as_type_ptr(), Ordering::Relaxed);
+        }
+    }
+}
+
+/// The tensor NumPy's `__dlpack__` would hand over for `source`, when `source` is a NumPy 2
+/// array this path takes (see the module docs); `None` sends the caller to `__dlpack__`.
+#[inline]
+pub(crate) fn import(source: &Bound<'_, PyAny>) -> Option<VersionedTensor> {
+    // A NULL `NDARRAY` is no object's type.
+    if source.get_type_ptr() != NDARRAY.load(Ordering::Relaxed) {
+        return None;
+    }
+    import_array(source)
+}
+
+/// The managed tensor and the extents and strides it points to, in one allocation.
+#[repr(C)]
+struct Managed {
+    /// First: the pointer to `Managed` is the pointer to it.
+    managed: DLManagedTensorVersioned,
+    shape: [i64; INLINE_NDIM],
+    strides: [i64; INLINE_NDIM],
+}
+
+fn import_array(source: &Bound<'_, PyAny>) -> Option<VersionedTensor> {
+    // SAFETY: `source`'s type is exactly NumPy 2's `ndarray` (`import`): a live `PyArrayObject`,
+    // read attached (the caller holds the GIL, so no thread changes it meanwhile).
+    let array = unsafe { &*source.as_ptr().cast::<ArrayObject>() };
+    let ndim = usize::try_from(array.nd)
+        .ok()
+        .filter(|&ndim| ndim <= INLINE_NDIM)?;
+    // SAFETY: the array's live dtype, in NumPy 2's layout (`NDARRAY`).
+    let descr = unsafe { &*array.descr.cast::<Descr2>() };
+    let dtype = dtype_of(descr)?;
+    let (mut shape, mut strides) = ([0i64; INLINE_NDIM], [0i64; INLINE_NDIM]);
+    if ndim > 0 {
+        // SAFETY: `ndim` extents, owned by the live array.
+        let extents = unsafe { core::slice::from_raw_parts(array.dimensions, ndim) };
+        // SAFETY: `ndim` strides in bytes, owned by the live array.
+        let byte_strides = unsafe { core::slice::from_raw_parts(array.strides, ndim) };
+        for (dim, (&extent, &stride)) in extents.iter().zip(byte_strides).enumerate() {
+            shape[dim] = i64::try_from(extent).ok()?;
+            // Whole elements only (NumPy refuses others unless contiguous: it decides those).
+            if stride % descr.elsize != 0 {
+                return None;
+            }
+            strides[dim] = i64::try_from(stride / descr.elsize).ok()?;
+        }
+    }
+    let flags = if array.flags & WRITEABLE == 0 {
+        DLPackFlags::READ_ONLY
+    } else {
+        DLPackFlags::empty()
+    };
+    let mut managed = Box::new(Managed {
+        managed: DLManagedTensorVersioned {
+            version: DLPackVersion {
+                major: DLPACK_MAJOR_VERSION,
+                minor: DLPACK_MINOR_VERSION,
+            },
+            // The array, held (a new reference) until the deleter gives it back.
+            manager_ctx: source.clone().into_ptr().cast(),
+            deleter: Some(delete),
+            flags: flags.bits(),
+            dl_tensor: DLTensor {
+                data: array.data.cast(),
+                device: DLDevice {
+                    device_type: kDLCPU,
+                    device_id: 0,
+                },
+                ndim: array.nd,
+                dtype,
+                shape: ptr::null_mut(),
+                strides: ptr::null_mut(),
+                byte_offset: 0,
+            },
+        },
+        shape,
+        strides,
+    });
+    managed.managed.dl_tensor.shape = managed.shape.as_mut_ptr();
+    managed.managed.dl_tensor.strides = managed.strides.as_mut_ptr();
+    let raw = Box::into_raw(managed);
+    // SAFETY: a managed struct made here and handed over: its deleter (`delete`) frees it and
+    // gives the array back; `shape` and `strides` point to `ndim` values in the same
+    // allocation; the data is the array's, which the reference keeps alive. (Whether Rust may
+    // write it while it is held is the borrow registry's business, as for any import.) On a
+    // refusal the deleter has run, and `__dlpack__` decides instead.
+    let tensor = unsafe { VersionedTensor::from_raw(raw.cast::<DLManagedTensorVersioned>()) };
+    tensor.ok().inspect(|_| NUMPY_DIRECT_IMPORTS.add())
+}
+
+/// The DLPack type of a native-order built-in dtype NumPy's `__dlpack__` exports, as NumPy maps
+/// it; `None` for every other dtype.
+fn dtype_of(descr: &Descr2) -> Option<DLDataType> {
+    if !matches!(descr.byteorder, b'=' | b'|') {
+        return None;
+    }
+    let number = descr.type_num;
+    let code = if number == type_num::BOOL {
+        kDLBool
+    } else if type_num::SIGNED.contains(&number) {
+        kDLInt
+    } else if type_num::UNSIGNED.contains(&number) {
+        kDLUInt
+    } else if type_num::FLOAT.contains(&number) {
+        kDLFloat
+    } else if type_num::COMPLEX.contains(&number) {
+        kDLComplex
+    } else {
+        return None;
+    };
+    Some(DLDataType {
+        code,
+        bits: u8::try_from(descr.elsize.checked_mul(8)?).ok()?,
+        lanes: 1,
+    })
+}
+
+/// The deleter: frees the managed tensor and gives the array back, attached to the interpreter
+/// (leaked when it is gone, as NumPy's own deleter does).
+///
+/// # Safety
+/// `managed` was made by [`import_array`] and is deleted once (the DLPack contract).
+unsafe extern "C" fn delete(managed: *mut DLManagedTensorVersioned) {
+    // SAFETY: a `Box<Managed>` from `import_array` (its first field), deleted once (caller).
+    let managed = unsafe { Box::from_raw(managed.cast::<Managed>()) };
+    let array = managed.managed.manager_ctx.cast::<ffi::PyObject>();
+    drop(managed);
+    let _ = Python::try_attach(|py| {
+        // SAFETY: the strong reference `import_array` took, given back attached.
+        drop(unsafe { Bound::from_owned_ptr(py, array) });
+    });
+}
