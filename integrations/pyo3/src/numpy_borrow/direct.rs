@@ -13,6 +13,7 @@
 #![allow(unsafe_code)]
 
 use alloc::boxed::Box;
+use core::cell::UnsafeCell;
 use core::ptr;
 use core::sync::atomic::{AtomicPtr, Ordering};
 
@@ -67,6 +68,36 @@ struct Managed {
     strides: [i64; INLINE_NDIM],
 }
 
+impl Managed {
+    /// Nothing yet: what a new allocation holds before `import_array` fills it.
+    const EMPTY: Self = Self {
+        managed: DLManagedTensorVersioned {
+            version: DLPackVersion { major: 0, minor: 0 },
+            manager_ctx: ptr::null_mut(),
+            deleter: None,
+            flags: 0,
+            dl_tensor: DLTensor {
+                data: ptr::null_mut(),
+                device: DLDevice {
+                    device_type: kDLCPU,
+                    device_id: 0,
+                },
+                ndim: 0,
+                dtype: DLDataType {
+                    code: kDLUInt,
+                    bits: 8,
+                    lanes: 1,
+                },
+                shape: ptr::null_mut(),
+                strides: ptr::null_mut(),
+                byte_offset: 0,
+            },
+        },
+        shape: [0; INLINE_NDIM],
+        strides: [0; INLINE_NDIM],
+    };
+}
+
 fn import_array(source: &Bound<'_, PyAny>) -> Option<VersionedTensor> {
     // SAFETY: `source`'s type is exactly NumPy 2's `ndarray` (`import`): a live `PyArrayObject`,
     // read attached (the caller holds the GIL, so no thread changes it meanwhile).
@@ -97,34 +128,33 @@ fn import_array(source: &Bound<'_, PyAny>) -> Option<VersionedTensor> {
     } else {
         DLPackFlags::empty()
     };
-    let mut managed = Box::new(Managed {
-        managed: DLManagedTensorVersioned {
-            version: DLPackVersion {
-                major: DLPACK_MAJOR_VERSION,
-                minor: DLPACK_MINOR_VERSION,
-            },
-            // The array, held (a new reference) until the deleter gives it back.
-            manager_ctx: source.clone().into_ptr().cast(),
-            deleter: Some(delete),
-            flags: flags.bits(),
-            dl_tensor: DLTensor {
-                data: array.data.cast(),
-                device: DLDevice {
-                    device_type: kDLCPU,
-                    device_id: 0,
-                },
-                ndim: array.nd,
-                dtype,
-                shape: ptr::null_mut(),
-                strides: ptr::null_mut(),
-                byte_offset: 0,
-            },
+    let mut managed = RECYCLED.take(source.py());
+    managed.shape = shape;
+    managed.strides = strides;
+    let shape = managed.shape.as_mut_ptr();
+    let strides = managed.strides.as_mut_ptr();
+    managed.managed = DLManagedTensorVersioned {
+        version: DLPackVersion {
+            major: DLPACK_MAJOR_VERSION,
+            minor: DLPACK_MINOR_VERSION,
         },
-        shape,
-        strides,
-    });
-    managed.managed.dl_tensor.shape = managed.shape.as_mut_ptr();
-    managed.managed.dl_tensor.strides = managed.strides.as_mut_ptr();
+        // The array, held (a new reference) until the deleter gives it back.
+        manager_ctx: source.clone().into_ptr().cast(),
+        deleter: Some(delete),
+        flags: flags.bits(),
+        dl_tensor: DLTensor {
+            data: array.data.cast(),
+            device: DLDevice {
+                device_type: kDLCPU,
+                device_id: 0,
+            },
+            ndim: array.nd,
+            dtype,
+            shape,
+            strides,
+            byte_offset: 0,
+        },
+    };
     let raw = Box::into_raw(managed);
     // SAFETY: a managed struct made here and handed over: its deleter (`delete`) frees it and
     // gives the array back; `shape` and `strides` point to `ndim` values in the same
@@ -171,9 +201,56 @@ unsafe extern "C" fn delete(managed: *mut DLManagedTensorVersioned) {
     // SAFETY: a `Box<Managed>` from `import_array` (its first field), deleted once (caller).
     let managed = unsafe { Box::from_raw(managed.cast::<Managed>()) };
     let array = managed.managed.manager_ctx.cast::<ffi::PyObject>();
-    drop(managed);
+    let mut spare = Some(managed);
     let _ = Python::try_attach(|py| {
         // SAFETY: the strong reference `import_array` took, given back attached.
         drop(unsafe { Bound::from_owned_ptr(py, array) });
+        if let Some(managed) = spare.take() {
+            RECYCLED.give(py, managed);
+        }
     });
+    // Freed here when the interpreter could not be attached to.
+    drop(spare);
+}
+
+/// Allocations that deleted direct imports leave for the next ones: no `malloc`/`free` pair per
+/// import. Touched only by the GIL's holder (`take` and `give` need `Python`, and this module is
+/// built only where there is a GIL), so no atomics.
+struct Recycled {
+    /// `.0` spare allocations at the front of `.1`.
+    spare: UnsafeCell<(usize, [Option<Box<Managed>>; RECYCLED_MAX])>,
+}
+
+/// Spare allocations kept at most: a call's arguments, a few tensors held at once.
+const RECYCLED_MAX: usize = 8;
+
+// SAFETY: only the GIL's holder reads or writes `spare` (`Recycled`'s methods take `Python`, and
+// nothing else touches it).
+unsafe impl Sync for Recycled {}
+
+static RECYCLED: Recycled = Recycled {
+    spare: UnsafeCell::new((0, [const { None }; RECYCLED_MAX])),
+};
+
+impl Recycled {
+    /// A spare allocation, or a new one: its contents are overwritten by the caller.
+    fn take(&self, _attached: Python<'_>) -> Box<Managed> {
+        // SAFETY: the GIL is held (`_attached`), so this is the only access meanwhile.
+        let (count, spare) = unsafe { &mut *self.spare.get() };
+        let recycled = count.checked_sub(1).and_then(|last| {
+            *count = last;
+            spare[last].take()
+        });
+        recycled.unwrap_or_else(|| Box::new(Managed::EMPTY))
+    }
+
+    /// Keeps `managed`'s allocation for a next import, or frees it when enough are kept.
+    fn give(&self, _attached: Python<'_>, managed: Box<Managed>) {
+        // SAFETY: the GIL is held (`_attached`), so this is the only access meanwhile.
+        let (count, spare) = unsafe { &mut *self.spare.get() };
+        if let Some(slot) = spare.get_mut(*count) {
+            *slot = Some(managed);
+            *count += 1;
+        }
+    }
 }
