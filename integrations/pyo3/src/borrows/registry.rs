@@ -5,17 +5,16 @@
 
 use alloc::boxed::Box;
 use alloc::vec::Vec;
+use core::cell::UnsafeCell;
 use core::ffi::{c_int, c_void};
 use core::hash::{BuildHasherDefault, Hasher};
 use core::ptr;
-use core::sync::atomic::{fence, Ordering};
+use core::sync::atomic::Ordering;
 use std::collections::HashMap;
 
 use dlpack_abi::dlpack::MemoryExtent;
 
-use crate::spin::SpinLock;
-
-use super::slots::{self, MUTABLE_LIVE};
+use super::slots::{self, MUTABLE_ONE, STATE};
 use super::table::{SharedExtent, CONFLICTS_MUTABLE, CONFLICTS_SHARED, OK, UNKNOWN_TOKEN};
 
 /// The bytes one borrow reaches: one extent for a DLPack tensor, one per buffer for an Arrow
@@ -50,16 +49,14 @@ struct Registry {
 }
 
 impl Registry {
-    /// Counts a mutable borrow in [`MUTABLE_LIVE`], which only the lock's holder writes: a load
-    /// and a store, no locked instruction (the `SeqCst` fence that follows publishes it).
-    fn raise_mutable_live(&mut self) {
-        MUTABLE_LIVE.store(MUTABLE_LIVE.load(Ordering::Relaxed) + 1, Ordering::Relaxed);
-    }
-
-    /// Counts a mutable borrow out of [`MUTABLE_LIVE`]. Release: what it did before (its writes)
-    /// happens before the reads of a shared borrow that reads the lowered count.
+    /// Counts a mutable borrow out of [`STATE`], which only the lock's holder writes (a load and
+    /// a store). Release: what it did before (its writes) happens before the reads of a shared
+    /// borrow that reads the lowered count.
     fn lower_mutable_live(&mut self) {
-        MUTABLE_LIVE.store(MUTABLE_LIVE.load(Ordering::Relaxed) - 1, Ordering::Release);
+        STATE.store(
+            STATE.load(Ordering::Relaxed) - MUTABLE_ONE,
+            Ordering::Release,
+        );
     }
 
     /// Whether a borrow other than `token`'s may share a byte with `extents`: `Some(true)` for a
@@ -103,12 +100,61 @@ impl Hasher for TokenHasher {
     }
 }
 
-static REGISTRY: SpinLock<Option<Registry>> = SpinLock::new(None);
+/// The live borrows, reached only with [`STATE`]'s lock held.
+struct Guarded(UnsafeCell<Option<Registry>>);
+
+// SAFETY: the registry is reached only by the thread holding `STATE`'s lock (`lock_then`), and
+// what it holds (tokens and extents) may move between threads.
+unsafe impl Sync for Guarded {}
+
+static REGISTRY: Guarded = Guarded(UnsafeCell::new(None));
 
 /// Runs `f` on this extension's registry, locked. (The registry stays consistent if `f`
 /// unwinds: nothing panics while it is changed.)
 fn with_registry<R>(f: impl FnOnce(&mut Registry) -> R) -> R {
-    REGISTRY.with(|registry| f(registry.get_or_insert_with(Registry::default)))
+    lock_then(false, f)
+}
+
+/// Takes the registry's lock (bit 0 of [`STATE`], a spin lock: one read-modify-write to take, a
+/// plain store to give back) and runs `f`. With `raise_mutable`, the same read-modify-write
+/// counts a mutable borrow being registered, `SeqCst`: what orders it with shared borrows
+/// published without the GIL ([`slots`]' module docs), with no fence of its own.
+fn lock_then<R>(raise_mutable: bool, f: impl FnOnce(&mut Registry) -> R) -> R {
+    let (add, taken) = if raise_mutable {
+        (1 + MUTABLE_ONE, Ordering::SeqCst)
+    } else {
+        (1, Ordering::Acquire)
+    };
+    let mut spins = 0u32;
+    let mut state = STATE.load(Ordering::Relaxed);
+    loop {
+        if state & 1 == 0 {
+            match STATE.compare_exchange_weak(state, state + add, taken, Ordering::Relaxed) {
+                Ok(_) => break,
+                Err(now) => {
+                    state = now;
+                    continue;
+                }
+            }
+        }
+        spins += 1;
+        if spins < 64 {
+            core::hint::spin_loop();
+        } else {
+            std::thread::yield_now(); // a holder that was descheduled
+        }
+        state = STATE.load(Ordering::Relaxed);
+    }
+    struct Unlock;
+    impl Drop for Unlock {
+        fn drop(&mut self) {
+            // Only the holder writes `STATE` while bit 0 is set (others' exchanges expect it clear).
+            STATE.store(STATE.load(Ordering::Relaxed) & !1, Ordering::Release);
+        }
+    }
+    let _unlock = Unlock;
+    // SAFETY: the lock is held until `_unlock` drops: this is the only access.
+    f(unsafe { &mut *REGISTRY.0.get() }.get_or_insert_with(Registry::default))
 }
 
 /// The table's `track`.
@@ -144,27 +190,32 @@ pub(super) unsafe extern "C" fn own_track(
                 .collect(),
         ),
     };
-    with_registry(|registry| {
-        match registry.conflict(token, extents.as_slice(), mutable != 0) {
-            Some(true) => return CONFLICTS_MUTABLE,
-            Some(false) => return CONFLICTS_SHARED,
-            None => {}
-        }
-        if mutable == 0 {
-            registry.shared.insert(token, extents);
-            return OK;
-        }
-        // Announced before the slots are scanned: a shared borrow published meanwhile either is
-        // seen by the scan or sees this and decides under the lock, after it is listed. (The
-        // caller holds the GIL: `own_track` took it.)
-        registry.raise_mutable_live();
-        fence(Ordering::SeqCst);
-        if slots::any_overlaps(token, extents.as_slice()) {
-            registry.lower_mutable_live();
-            return CONFLICTS_SHARED;
-        }
-        registry.mutable.push((token, extents));
-        OK
+    if mutable == 0 {
+        return with_registry(|registry| {
+            match registry.conflict(token, extents.as_slice(), false) {
+                Some(_) => CONFLICTS_MUTABLE,
+                None => {
+                    registry.shared.insert(token, extents);
+                    OK
+                }
+            }
+        });
+    }
+    // Counted as the lock is taken, before the slots are scanned: a shared borrow published
+    // meanwhile either is seen by the scan or sees the count and decides under the lock, after
+    // this one is listed. (The caller holds the GIL: `_gil`.)
+    lock_then(true, |registry| {
+        let refused = match registry.conflict(token, extents.as_slice(), true) {
+            Some(true) => CONFLICTS_MUTABLE,
+            Some(false) => CONFLICTS_SHARED,
+            None if slots::any_overlaps(token, extents.as_slice()) => CONFLICTS_SHARED,
+            None => {
+                registry.mutable.push((token, extents));
+                return OK;
+            }
+        };
+        registry.lower_mutable_live();
+        refused
     })
 }
 

@@ -5,13 +5,16 @@
 //!
 //! **Why no shared borrow and mutable borrow of the same bytes can both be taken.** A shared
 //! borrow publishes its slot (a `Release` store of an odd version), then, after a `SeqCst`
-//! fence, reads [`MUTABLE_LIVE`]; a mutable registration, under the lock, increments
-//! `MUTABLE_LIVE`, then, after a `SeqCst` fence, scans every slot. Of two such fences one is
-//! first in their single total order, so either the shared borrow reads the increment (and
-//! decides under the lock, where the mutable borrow is listed by the time it gets it) or the
-//! scan reads the published slot (and refuses the mutable borrow). A slot read while it
-//! changes (its version differs before and after) held a borrow that ended; one claimed since
-//! was claimed after the scan's fence, so its owner reads the increment.
+//! fence, reads the count of mutable borrows in [`STATE`]; a mutable registration takes the
+//! registry's lock and raises that count in one `SeqCst` read-modify-write of `STATE`, then scans
+//! every slot with `SeqCst` loads (of the thread list, of `used`, of each version). Either the
+//! fence comes first in the single total order of `SeqCst` operations, and the scan, which
+//! follows it, reads the published slot (and refuses the mutable borrow); or the
+//! read-modify-write comes first, and the shared borrow's read after its fence reads the raised
+//! count (and decides under the lock, where the mutable borrow is listed by the time it gets it).
+//! (C++20 [atomics.order], the two rules on `seq_cst` fences, which Rust's atomics follow.) A slot
+//! read while it changes (its version differs before and after) held a borrow that ended; one
+//! claimed since was claimed after the scan's read-modify-write, so its owner reads the count.
 //!
 //! Slots are claimed only by the thread that owns them and cleared once, by whichever thread
 //! drops the borrow (tensors move between threads). A thread's slots outlive it: they are
@@ -19,12 +22,13 @@
 //!
 //! **Attached shared borrows** ([`publish_attached`], builds with a GIL): a caller that holds the
 //! GIL claims one of the [`ATTACHED`] slots, which only GIL holders claim, and reads
-//! `MUTABLE_LIVE` with no fence and no thread-local lookup. A mutable registration holds the GIL
+//! the count with no fence and no thread-local lookup. A mutable registration holds the GIL
 //! too (the registry takes it if its caller did not), so the two are never concurrent: the
 //! GIL's release and acquire order one after the other, and whichever comes second sees the
 //! first (the scan sees the slot, or the shared borrow reads the increment). Borrows registered
 //! by a caller that is not attached (an Arrow stream's batch pulled on a consumer's thread)
-//! keep the per-thread slots and their fence, which the mutable registration's fence pairs with.
+//! keep the per-thread slots and their fence, which the mutable registration's read-modify-write
+//! pairs with.
 #![allow(unsafe_code)]
 
 use alloc::boxed::Box;
@@ -37,9 +41,21 @@ use dlpack_abi::dlpack::MemoryExtent;
 /// the tensors kept in variables), beyond which the registry's map takes them.
 pub(super) const SLOTS: usize = 16;
 
-/// Mutable borrows live or being registered: a shared borrow that reads 0 after publishing its
-/// slot needs no lock.
-pub(super) static MUTABLE_LIVE: AtomicUsize = AtomicUsize::new(0);
+/// The registry's state word: bit 0 is its lock ([`registry`](super::registry) takes and gives
+/// it back), the rest counts the mutable borrows live or being registered, in units of
+/// [`MUTABLE_ONE`] (raised as the lock is taken for one, lowered under the lock). A shared borrow
+/// that reads a count of 0 after publishing its slot needs no lock.
+pub(super) static STATE: AtomicUsize = AtomicUsize::new(0);
+
+/// One mutable borrow in [`STATE`]'s count.
+pub(super) const MUTABLE_ONE: usize = 2;
+
+/// Whether [`STATE`] counts a mutable borrow (live or being registered).
+fn mutable_live() -> bool {
+    // Acquire: reading the count a mutable borrow's end lowered orders its writes before our
+    // reads.
+    STATE.load(Ordering::Acquire) >= MUTABLE_ONE
+}
 
 /// One shared borrow's place. Fields are atomics: other threads read them while the owner
 /// writes (a version before and after tells whether what was read belongs together).
@@ -97,7 +113,8 @@ impl Slot {
 
     /// The borrow held here and its token, read whole, when there is one.
     fn read(&self) -> Option<(usize, MemoryExtent)> {
-        let before = self.version.load(Ordering::Acquire);
+        // SeqCst: a scan's read of a slot published before the publisher's fence (module docs).
+        let before = self.version.load(Ordering::SeqCst);
         if before % 2 == 0 {
             return None;
         }
@@ -136,7 +153,8 @@ impl<const N: usize> SlotGroup<N> {
 
     /// The slots that may hold a borrow.
     fn live(&self) -> &[Slot] {
-        let used = self.used.load(Ordering::Acquire).min(N);
+        // SeqCst: as a slot's version, for scans (module docs).
+        let used = self.used.load(Ordering::SeqCst).min(N);
         &self.slots[..used]
     }
 
@@ -182,7 +200,8 @@ static THREADS: AtomicPtr<ThreadSlots> = AtomicPtr::new(ptr::null_mut());
 
 /// Every thread's slots, owned or not.
 fn all() -> impl Iterator<Item = &'static ThreadSlots> {
-    let mut next = THREADS.load(Ordering::Acquire).cast_const();
+    // SeqCst: as a slot's version, for scans (module docs).
+    let mut next = THREADS.load(Ordering::SeqCst).cast_const();
     core::iter::from_fn(move || {
         // SAFETY: NULL or published slots, which live for the process.
         let slots = unsafe { next.as_ref() }?;
@@ -238,12 +257,10 @@ pub(super) fn publish(token: usize, extent: &MemoryExtent) -> Option<bool> {
     // This thread is its slots' one claimer.
     let slot = slots.slots.claim()?;
     slot.fill(token, extent);
-    // Pairs with the mutable registration's fence: one of the two sees the other's writes (the
-    // slot, and `used` raised before it; or the count).
+    // Pairs with the mutable registration's read-modify-write: one of the two sees the other's
+    // writes (the slot, and `used` raised before it; or the count).
     fence(Ordering::SeqCst);
-    // Acquire: reading the count a mutable borrow's end lowered orders its writes before our
-    // reads.
-    Some(MUTABLE_LIVE.load(Ordering::Acquire) != 0)
+    Some(mutable_live())
 }
 
 /// Slots for attached callers on builds with a GIL: a call's arguments and the tensors a
@@ -259,7 +276,7 @@ static ATTACHED: SlotGroup<ATTACHED_SLOTS> = SlotGroup::new();
 /// fence; `None` when every such slot is taken.
 ///
 /// # Safety
-/// The caller holds the GIL, and so do mutable registrations ([`MUTABLE_LIVE`] is raised and
+/// The caller holds the GIL, and so do mutable registrations ([`STATE`]'s count is raised and
 /// the slots scanned only by a GIL holder): no other thread claims an attached slot, and no
 /// mutable registration runs, until this returns.
 #[cfg(not(Py_GIL_DISABLED))]
@@ -268,31 +285,25 @@ pub(super) unsafe fn publish_attached(token: usize, extent: &MemoryExtent) -> Op
     let slot = ATTACHED.claim()?;
     slot.fill(token, extent);
     // No fence: a mutable registration is ordered before or after this call by the GIL (the
-    // caller's contract), so this load sees its increment or its scan sees the slot. Acquire:
-    // as in `publish`.
-    Some(MUTABLE_LIVE.load(Ordering::Acquire) != 0)
+    // caller's contract), so this load sees its increment or its scan sees the slot.
+    Some(mutable_live())
 }
 
-/// Ends the shared borrow of `token` held in a slot (the calling thread's are looked at first);
-/// `false` when no slot holds it.
+/// Ends the shared borrow of `token` held in a slot; `false` when no slot holds it. Every
+/// thread's slots are walked (a borrow is often dropped on another thread than the one that took
+/// it), without the thread-local lookup: a program that never registers a borrow without the GIL
+/// has no thread slots, and a walk of none.
 pub(super) fn clear(token: usize) -> bool {
     #[cfg(not(Py_GIL_DISABLED))]
     if ATTACHED.clear(token) {
         return true;
     }
-    let clear_in = |slots: &ThreadSlots| slots.slots.clear(token);
-    let mine = MINE.try_with(|mine| mine.0).ok();
-    if mine.is_some_and(clear_in) {
-        return true;
-    }
-    all()
-        .filter(|slots| mine.is_none_or(|mine| !ptr::eq(*slots, mine)))
-        .any(clear_in)
+    all().any(|slots| slots.slots.clear(token))
 }
 
 /// Whether a shared borrow in a slot, of a token other than `token`, may share a byte with one
-/// of `extents`. Called under the registry's lock, after [`MUTABLE_LIVE`] was incremented and a
-/// `SeqCst` fence, with the GIL held (builds with one).
+/// of `extents`. Called under the registry's lock, taken with [`STATE`]'s count raised, with the
+/// GIL held (builds with one).
 pub(super) fn any_overlaps(token: usize, extents: &[MemoryExtent]) -> bool {
     let overlaps = |slot: &Slot| {
         slot.read().is_some_and(|(other, theirs)| {
