@@ -21,7 +21,7 @@ use dlpack_abi::raw::{kDLCPU, DLPackFlags};
 /// for writing, `READ_ONLY` and `IS_COPIED` (`BufferError`); then the data is made ready for the
 /// host (device memory the host can read: the producer's pending work waited for) and the borrow
 /// registered, shared or `mutable` (`BufferError`).
-#[inline]
+#[inline(always)]
 fn import_checked<T: Element>(
     source: &Bound<'_, PyAny>,
     mutable: bool,
