@@ -238,7 +238,7 @@ msrv_integrations() {
 # tests against the pinned NumPy, pyarrow, apache-tvm-ffi, JAX and DuckDB, and the type stubs
 # checked against the built module (mypy.stubtest). Two builds: first the stable-ABI wheel
 # (`--features abi3`, where `from_dlpack` calls `__dlpack__` with a keyword dict) under the
-# NumPy and tvm-ffi tests, then the per-version build (vectorcall) under all of them, both with
+# NumPy, tvm-ffi and direct NumPy import tests, then the per-version build (vectorcall) under all of them, both with
 # the `counters` feature the leak checks read, the second with the `model` GPU the stream-ordering
 # property tests drive. Both have the default `cuda-runtime` (CUDA loaded at run time: absent
 # here, so hand-overs between streams are refused unless the model installs its own runtime).
@@ -252,7 +252,7 @@ python_tests() {
     PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--features abi3,counters" "${pip[@]}" \
       ./python &&
     .venv/bin/python -m pytest -q -p no:cacheprovider python/tests/test_numpy.py \
-      python/tests/test_tvm_ffi.py &&
+      python/tests/test_tvm_ffi.py python/tests/test_numpy_direct.py &&
     PATH="$PWD/.venv/bin:$PATH" MATURIN_PEP517_ARGS="--features counters,model" "${pip[@]}" ./python &&
     PATH="$PWD/.venv/bin:$PATH" "${pip[@]}" ./python/examples/tensor-ops &&
     .venv/bin/python -m pytest -q -p no:cacheprovider python/tests &&

@@ -16,7 +16,7 @@ use pyo3::{ffi, intern};
 
 use super::capsule::{capsule_pointer, consuming, type_name, DlpackCapsule};
 use super::errors::{IntoPyErr, ToPyResult};
-#[cfg(not(any(Py_LIMITED_API, PyPy, Py_GIL_DISABLED)))]
+#[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
 use super::numpy_borrow;
 use super::{borrows, streams, PyTensor, FOREIGN_EXCHANGE_IMPORTS};
 use dlpack_abi::dlpack::{
@@ -68,6 +68,10 @@ impl DlpackRequest {
 /// - When `type(source).__dlpack_c_exchange_api__` is a `"dlpack_exchange_api"` capsule with a
 ///   major-1 table (older tables are found through `prev_api`) and the request is plain, its
 ///   `managed_tensor_from_py_object_no_sync` is used: no Python call, no capsule.
+/// - A NumPy 2 array (exactly `numpy.ndarray`, a native-order bool, integer, float or complex
+///   dtype, at most 4 dimensions, strides of whole elements) under a plain request is read
+///   directly into what its `__dlpack__` would hand over, without the call (not on PyPy or
+///   free-threaded builds). The first import of the type only notes it.
 /// - Otherwise `source.__dlpack__(max_version=(1, 3), ...)` with the request's keywords; on
 ///   `TypeError`, when neither `dl_device` nor `copy` is asked for, the legacy call
 ///   `__dlpack__()` (with `stream` if given).
@@ -113,13 +117,15 @@ pub(crate) fn untracked(
     // Set once `source` is known to be no capsule, not ours, and of a type without a table: only
     // `__dlpack__` is left, and `import` need not ask again (issue 31: a NumPy argument).
     let mut only_dlpack = false;
-    #[cfg(not(any(Py_LIMITED_API, PyPy)))]
+    #[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
     if request.is_plain() {
-        #[cfg(not(Py_GIL_DISABLED))]
         if let Some(tensor) = numpy_borrow::import_direct(source) {
             // A NumPy 2 array, read as its `__dlpack__` would export it, without the call.
             return Ok(tensor);
         }
+    }
+    #[cfg(not(any(Py_LIMITED_API, PyPy)))]
+    if request.is_plain() {
         if let Some(descriptor) = plain_type_method(source) {
             // A type seen before to be no capsule, not ours, without a table, and with a C
             // `__dlpack__` (NumPy's `ndarray`): one probe instead of the checks below.
@@ -190,7 +196,7 @@ fn import_untracked(
     source: &Bound<'_, PyAny>,
     request: &DlpackRequest,
 ) -> PyResult<(VersionedTensor, ConsumerStream)> {
-    #[cfg(not(any(Py_LIMITED_API, PyPy, Py_GIL_DISABLED)))]
+    #[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
     if request.is_plain() {
         if let Some(tensor) = numpy_borrow::import_direct(source) {
             // A NumPy 2 array, read as its `__dlpack__` would export it: CPU data.
@@ -587,7 +593,7 @@ fn exchange_api_of(source: &Bound<'_, PyAny>) -> Option<&'static DLPackExchangeA
             let address = lookup_exchange_api(&ty).map_or(0, |table| table as *const _ as usize);
             EXCHANGE_CACHE.insert(&ty, address);
             // Once per type: NumPy 2's `ndarray` is then imported without `__dlpack__`.
-            #[cfg(not(any(Py_LIMITED_API, PyPy, Py_GIL_DISABLED)))]
+            #[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
             numpy_borrow::note_type(&ty);
             address
         }

@@ -8,8 +8,10 @@
 //! layout, [`Descr2`]), with a native-order dtype of a built-in bool, integer, float or complex
 //! type, at most [`INLINE_NDIM`] dimensions, and strides that are whole elements; anything else
 //! (a subclass, big-endian data, `longdouble`, objects, more dimensions, a refusal by the core's
-//! validation) goes through `__dlpack__`, which decides as before. Python's own
-//! tests hold this path to NumPy's export, field by field (`test_numpy_direct.py`).
+//! validation) goes through `__dlpack__`, which decides as before, as do NumPy 1 (whose export
+//! refuses read-only arrays), PyPy (whose objects are not CPython's structs) and free-threaded
+//! builds (where another thread could change the array while it is read). Python's own tests hold
+//! this path to NumPy's export, field by field (`test_numpy_direct.py`).
 #![allow(unsafe_code)]
 
 use alloc::boxed::Box;

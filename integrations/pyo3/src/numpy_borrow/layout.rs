@@ -62,7 +62,7 @@ pub(crate) struct Descr2 {
 }
 
 /// `NPY_TYPES` numbers of the built-in types a DLPack tensor can carry.
-#[cfg(not(any(Py_LIMITED_API, PyPy, Py_GIL_DISABLED)))]
+#[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
 pub(crate) mod type_num {
     use core::ffi::c_int;
 

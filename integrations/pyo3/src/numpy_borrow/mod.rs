@@ -48,13 +48,13 @@
 //! two rust-numpy extensions.
 #![allow(unsafe_code)]
 
-#[cfg(not(any(Py_LIMITED_API, PyPy, Py_GIL_DISABLED)))]
+#[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
 mod direct;
 #[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
 mod layout;
 mod own;
 
-#[cfg(not(any(Py_LIMITED_API, PyPy, Py_GIL_DISABLED)))]
+#[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
 pub(crate) use direct::{import as import_direct, note_type};
 
 use alloc::format;
