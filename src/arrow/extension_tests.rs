@@ -108,6 +108,14 @@ fn refuses_what_arrow_cpp_refuses_naming_the_key_and_value() {
             r#""shape" is [-1], not an array of non-negative integers"#,
         ),
         (
+            br#"{"shape": [2, -0]}"#,
+            r#""shape" is [2, -0], not an array of non-negative integers"#,
+        ),
+        (
+            br#"{"shape": [2, 3], "permutation": [1, -0]}"#,
+            r#""permutation" is [1, -0], not a permutation of 0..2"#,
+        ),
+        (
             br#"{"shape": [99999999999999999999]}"#,
             r#""shape" is [99999999999999999999], not an array of non-negative integers"#,
         ),
