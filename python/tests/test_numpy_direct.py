@@ -45,6 +45,11 @@ def takes_direct_path(array):
     """The direct path's conditions, restated from the outside."""
     if type(array) is not np.ndarray or array.ndim > INLINE_NDIM:
         return False
+    base = array.base
+    while isinstance(base, np.ndarray):
+        base = base.base
+    if type(base).__name__ == "PyCapsule":
+        return False  # `np.from_dlpack`'s memory: NumPy asks the capsule for the device
     dtype = array.dtype
     if not dtype.isnative or dtype.kind not in "biufc" or dtype.char in "gG":
         return False
@@ -62,7 +67,8 @@ def arrays(draw):
     array = array[index + (Ellipsis,)]  # (an array even when 0-d)
     if array.ndim > 1 and draw(st.booleans()):
         array = array.transpose(draw(st.permutations(range(array.ndim))))
-    layout = draw(st.sampled_from(["view", "unaligned", "field", "readonly", "subclass"]))
+    layout = draw(st.sampled_from(["view", "unaligned", "field", "readonly", "subclass",
+                                   "from_dlpack"]))
     if layout == "unaligned" and dtype.kind in "biufc" and dtype.itemsize > 1:
         # Elements one byte off their alignment.
         array = np.frombuffer(bytearray(dtype.itemsize * 5 + 1), dtype=dtype, offset=1,
@@ -73,6 +79,9 @@ def arrays(draw):
         array = records["x"]
     elif layout == "readonly":
         array.flags.writeable = False
+    elif layout == "from_dlpack" and dtype in [np.dtype(name) for name in DIRECT]:
+        # Memory NumPy imported through DLPack (its base a capsule), seen through a view.
+        array = np.from_dlpack(array)[...]
     elif layout == "subclass":
         array = array.view(np.recarray if dtype.names else np.memmap)
     return array

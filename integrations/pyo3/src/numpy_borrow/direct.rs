@@ -4,13 +4,15 @@
 //! hand over, without the method call, its keyword parsing, the capsule and NumPy's deleter (which
 //! takes the GIL state every time): issue 37's argument rows.
 //!
-//! Only for objects whose type is exactly `numpy.ndarray` of NumPy 2 or later (its dtype struct's
-//! layout, [`Descr2`]), with a native-order dtype of a built-in bool, integer, float or complex
-//! type, at most [`INLINE_NDIM`] dimensions, and strides that are whole elements; anything else
-//! (a subclass, big-endian data, `longdouble`, objects, more dimensions, a refusal by the core's
-//! validation) goes through `__dlpack__`, which decides as before, as do NumPy 1 (whose export
-//! refuses read-only arrays), PyPy (whose objects are not CPython's structs) and free-threaded
-//! builds (where another thread could change the array while it is read). Python's own tests hold
+//! Only for objects whose type is exactly `numpy.ndarray` of NumPy 2.1 or later (its dtype
+//! struct's layout, [`Descr2`]; versioned exports), with a native-order dtype of a built-in bool,
+//! integer, float or complex type, at most [`INLINE_NDIM`] dimensions, and strides that are whole
+//! elements, whose memory does not come from a DLPack capsule (NumPy asks the capsule for the
+//! device). Anything else (a subclass, big-endian data, `longdouble`, objects, more dimensions,
+//! `np.from_dlpack`'s arrays, a refusal by the core's validation) goes through `__dlpack__`,
+//! which decides as before, as do NumPy 1 and 2.0 (whose exports refuse read-only arrays), PyPy
+//! (whose objects are not CPython's structs) and free-threaded builds (where another thread could
+//! change the array while it is read). Python's own tests hold
 //! this path to NumPy's export, field by field (`test_numpy_direct.py`).
 #![allow(unsafe_code)]
 
@@ -40,13 +42,18 @@ const INLINE_NDIM: usize = 4;
 /// the GIL's holder only (builds with a GIL), and held by the NumPy cache for the process.
 static NDARRAY: AtomicPtr<ffi::PyTypeObject> = AtomicPtr::new(ptr::null_mut());
 
-/// Called once per type an import meets: remembers `ty` when it is NumPy 2's `ndarray`.
+/// Called once per type an import meets: remembers `ty` when it is the `ndarray` of NumPy 2.1 or
+/// later (the first whose `__dlpack__` exports versioned tensors, read-only arrays included), and
+/// the static type NumPy defines (not a class put in its place as `numpy._core.multiarray.ndarray`).
 pub(crate) fn note_type(ty: &Bound<'_, PyType>) {
     let py = ty.py();
-    if let Ok(Some(numpy)) = numpy(py) {
-        if numpy.major >= 2 && numpy.ndarray.bind(py).is(ty) {
-            NDARRAY.store(ty.as_type_ptr(), Ordering::Relaxed);
-        }
+    let Ok(Some(numpy)) = numpy(py) else {
+        return;
+    };
+    // SAFETY: a live type object, attached.
+    let heap_type = unsafe { ffi::PyType_GetFlags(ty.as_type_ptr()) } & ffi::Py_TPFLAGS_HEAPTYPE;
+    if (numpy.major, numpy.minor) >= (2, 1) && heap_type == 0 && numpy.ndarray.bind(py).is(ty) {
+        NDARRAY.store(ty.as_type_ptr(), Ordering::Relaxed);
     }
 }
 
@@ -55,10 +62,26 @@ pub(crate) fn note_type(ty: &Bound<'_, PyType>) {
 #[inline]
 pub(crate) fn import(source: &Bound<'_, PyAny>) -> Option<VersionedTensor> {
     // A NULL `NDARRAY` is no object's type.
-    if source.get_type_ptr() != NDARRAY.load(Ordering::Relaxed) {
+    let ndarray = NDARRAY.load(Ordering::Relaxed);
+    if source.get_type_ptr() != ndarray {
         return None;
     }
-    import_array(source)
+    import_array(source, ndarray)
+}
+
+/// Whether the memory of `array` comes from a DLPack capsule: NumPy's export then asks the
+/// capsule at the end of the array's `base` chain for the device (`np.from_dlpack` of pinned or
+/// managed GPU memory), where the direct path would say the CPU, so `__dlpack__` decides.
+fn from_a_capsule(array: &ArrayObject, ndarray: *mut ffi::PyTypeObject) -> bool {
+    let mut base = array.base;
+    // As NumPy walks it (`array_get_dl_device`): through arrays, subclasses included.
+    // SAFETY: a live object (each array holds its base), attached.
+    while !base.is_null() && unsafe { ffi::PyObject_TypeCheck(base, ndarray) } != 0 {
+        // SAFETY: an instance of `ndarray`: a `PyArrayObject`, read attached.
+        base = unsafe { (*base.cast::<ArrayObject>()).base };
+    }
+    // SAFETY: a live object, attached.
+    !base.is_null() && unsafe { ffi::PyCapsule_CheckExact(base) } != 0
 }
 
 /// The managed tensor and the extents and strides it points to, in one allocation.
@@ -100,13 +123,19 @@ impl Managed {
     };
 }
 
-fn import_array(source: &Bound<'_, PyAny>) -> Option<VersionedTensor> {
-    // SAFETY: `source`'s type is exactly NumPy 2's `ndarray` (`import`): a live `PyArrayObject`,
+fn import_array(
+    source: &Bound<'_, PyAny>,
+    ndarray: *mut ffi::PyTypeObject,
+) -> Option<VersionedTensor> {
+    // SAFETY: `source`'s type is exactly NumPy's `ndarray` (`import`): a live `PyArrayObject`,
     // read attached (the caller holds the GIL, so no thread changes it meanwhile).
     let array = unsafe { &*source.as_ptr().cast::<ArrayObject>() };
     let ndim = usize::try_from(array.nd)
         .ok()
         .filter(|&ndim| ndim <= INLINE_NDIM)?;
+    if from_a_capsule(array, ndarray) {
+        return None;
+    }
     // SAFETY: the array's live dtype, in NumPy 2's layout (`NDARRAY`).
     let descr = unsafe { &*array.descr.cast::<Descr2>() };
     let dtype = dtype_of(descr)?;
@@ -130,12 +159,18 @@ fn import_array(source: &Bound<'_, PyAny>) -> Option<VersionedTensor> {
     } else {
         DLPackFlags::empty()
     };
-    let mut managed = RECYCLED.take(source.py());
-    managed.shape = shape;
-    managed.strides = strides;
-    let shape = managed.shape.as_mut_ptr();
-    let strides = managed.strides.as_mut_ptr();
-    managed.managed = DLManagedTensorVersioned {
+    // Written through the raw pointer `from_raw` is given, so that every pointer into the
+    // allocation derives from it.
+    let raw = Box::into_raw(RECYCLED.take(source.py()));
+    // SAFETY: `raw` is a live allocation, owned here until `from_raw` takes it.
+    let shape_at = unsafe { ptr::addr_of_mut!((*raw).shape) };
+    // SAFETY: a field of that allocation, written before anything reads it.
+    unsafe { shape_at.write(shape) };
+    // SAFETY: as for `shape_at`.
+    let strides_at = unsafe { ptr::addr_of_mut!((*raw).strides) };
+    // SAFETY: as for `shape`.
+    unsafe { strides_at.write(strides) };
+    let managed = DLManagedTensorVersioned {
         version: DLPackVersion {
             major: DLPACK_MAJOR_VERSION,
             minor: DLPACK_MINOR_VERSION,
@@ -152,12 +187,15 @@ fn import_array(source: &Bound<'_, PyAny>) -> Option<VersionedTensor> {
             },
             ndim: array.nd,
             dtype,
-            shape,
-            strides,
+            shape: shape_at.cast::<i64>(),
+            strides: strides_at.cast::<i64>(),
             byte_offset: 0,
         },
     };
-    let raw = Box::into_raw(managed);
+    // SAFETY: as for `shape_at`.
+    let managed_at = unsafe { ptr::addr_of_mut!((*raw).managed) };
+    // SAFETY: as for `shape`.
+    unsafe { managed_at.write(managed) };
     // SAFETY: a managed struct made here and handed over: its deleter (`delete`) frees it and
     // gives the array back; `shape` and `strides` point to `ndim` values in the same
     // allocation; the data is the array's, which the reference keeps alive. (Whether Rust may

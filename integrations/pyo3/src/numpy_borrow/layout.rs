@@ -20,7 +20,9 @@ pub(crate) struct ArrayObject {
     pub(crate) dimensions: *const isize,
     /// `nd` strides in bytes, owned by the array.
     pub(crate) strides: *const isize,
-    _base: *mut ffi::PyObject,
+    /// What owns the memory, for a view or an array made from another object; NULL for an array
+    /// that owns it.
+    pub(crate) base: *mut ffi::PyObject,
     /// The array's dtype (a `PyArray_Descr`).
     pub(crate) descr: *mut ffi::PyObject,
     /// `NPY_ARRAY_*` flags.

@@ -211,6 +211,10 @@ pub(super) struct Numpy {
     /// buffer protocol reads arrays).
     #[cfg_attr(all(Py_LIMITED_API, Py_GIL_DISABLED), allow(dead_code))]
     pub(super) major: u32,
+    /// NumPy's minor version: 2.1 made `__dlpack__` take `max_version` (versioned tensors, whose
+    /// `READ_ONLY` flag lets read-only arrays be exported).
+    #[cfg_attr(any(PyPy, Py_GIL_DISABLED), allow(dead_code))]
+    pub(super) minor: u32,
 }
 
 pub(super) static NUMPY: OnceLock<Numpy> = OnceLock::new();
@@ -240,11 +244,16 @@ fn find_numpy(py: Python<'_>) -> PyResult<Option<&'static Numpy>> {
         return Ok(None);
     };
     let version: String = version.extract()?;
-    let major = version
-        .split('.')
-        .next()
-        .and_then(|major| major.parse::<u32>().ok())
-        .ok_or_else(|| PyRuntimeError::new_err(format!("numpy.__version__ is {version:?}")))?;
+    let mut parts = version.split('.').map(|part| {
+        // "1rc1", "0dev0": the number's leading digits.
+        let digits = part.bytes().take_while(u8::is_ascii_digit).count();
+        part[..digits].parse::<u32>().ok()
+    });
+    let (Some(Some(major)), Some(Some(minor))) = (parts.next(), parts.next()) else {
+        return Err(PyRuntimeError::new_err(format!(
+            "numpy.__version__ is {version:?}"
+        )));
+    };
     let name = if major >= 2 {
         "numpy._core.multiarray"
     } else {
@@ -258,6 +267,7 @@ fn find_numpy(py: Python<'_>) -> PyResult<Option<&'static Numpy>> {
         ndarray: ndarray.unbind(),
         multiarray: multiarray.unbind(),
         major,
+        minor,
     });
     Ok(NUMPY.get())
 }
