@@ -1,4 +1,4 @@
-"""Issue 37: a NumPy 2 array is imported by reading the array itself, not by calling its
+"""Issue 37: a NumPy 2.1+ array is imported by reading the array itself, not by calling its
 ``__dlpack__`` (what made a ``VersionedTensor`` argument cost 1.2x nanobind's). That path must
 hand over exactly the tensor NumPy's own export does, or leave the decision to NumPy: a property
 over arrays of every dtype, layout and flag holds the two imports to the same tensor (shape,

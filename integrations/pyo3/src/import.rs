@@ -68,8 +68,9 @@ impl DlpackRequest {
 /// - When `type(source).__dlpack_c_exchange_api__` is a `"dlpack_exchange_api"` capsule with a
 ///   major-1 table (older tables are found through `prev_api`) and the request is plain, its
 ///   `managed_tensor_from_py_object_no_sync` is used: no Python call, no capsule.
-/// - A NumPy 2 array (exactly `numpy.ndarray`, a native-order bool, integer, float or complex
-///   dtype, at most 4 dimensions, strides of whole elements) under a plain request is read
+/// - A NumPy 2.1+ array (exactly `numpy.ndarray`, a native-order bool, integer, float or
+///   complex dtype, at most 4 dimensions, strides of whole elements, memory not from a DLPack
+///   capsule) under a plain request is read
 ///   directly into what its `__dlpack__` would hand over, without the call (not on PyPy or
 ///   free-threaded builds). The first import of the type only notes it.
 /// - Otherwise `source.__dlpack__(max_version=(1, 3), ...)` with the request's keywords; on
@@ -120,7 +121,7 @@ pub(crate) fn untracked(
     #[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
     if request.is_plain() {
         if let Some(tensor) = numpy_borrow::import_direct(source) {
-            // A NumPy 2 array, read as its `__dlpack__` would export it, without the call.
+            // A NumPy array, read as its `__dlpack__` would export it, without the call.
             return Ok(tensor);
         }
     }
@@ -199,7 +200,7 @@ fn import_untracked(
     #[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
     if request.is_plain() {
         if let Some(tensor) = numpy_borrow::import_direct(source) {
-            // A NumPy 2 array, read as its `__dlpack__` would export it: CPU data.
+            // A NumPy array, read as its `__dlpack__` would export it: CPU data.
             return Ok((tensor, ConsumerStream::Unspecified));
         }
     }
@@ -592,7 +593,7 @@ fn exchange_api_of(source: &Bound<'_, PyAny>) -> Option<&'static DLPackExchangeA
             // metaclass), which may come back here.
             let address = lookup_exchange_api(&ty).map_or(0, |table| table as *const _ as usize);
             EXCHANGE_CACHE.insert(&ty, address);
-            // Once per type: NumPy 2's `ndarray` is then imported without `__dlpack__`.
+            // Once per type: NumPy's `ndarray` is then imported without `__dlpack__`.
             #[cfg(not(any(PyPy, Py_GIL_DISABLED)))]
             numpy_borrow::note_type(&ty);
             address

@@ -105,7 +105,7 @@ pub struct Counts {
     pub exchange_imports: usize,
     /// Imports through another type's exchange API (in [`from_dlpack`]).
     pub foreign_exchange_imports: usize,
-    /// NumPy 2 arrays imported by reading the array, without calling its `__dlpack__` (in
+    /// NumPy arrays imported by reading the array, without calling its `__dlpack__` (in
     /// [`from_dlpack`] and the argument types).
     pub numpy_direct_imports: usize,
     /// Tensors allocated by the exchange API's `managed_tensor_allocator` (ours).

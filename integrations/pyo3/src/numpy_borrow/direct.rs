@@ -38,7 +38,7 @@ use dlpack_abi::raw::{
 /// Dimensions held in the managed tensor's own allocation; arrays with more take `__dlpack__`.
 const INLINE_NDIM: usize = 4;
 
-/// `numpy.ndarray`, once NumPy 2 or later is found imported (NULL before): written and read by
+/// `numpy.ndarray`, once NumPy 2.1 or later is found imported (NULL before): written and read by
 /// the GIL's holder only (builds with a GIL), and held by the NumPy cache for the process.
 static NDARRAY: AtomicPtr<ffi::PyTypeObject> = AtomicPtr::new(ptr::null_mut());
 
