@@ -446,7 +446,7 @@ fn int64_stream(
 /// Examples
 /// --------
 /// >>> sorted(dlpack_abi.counts())
-/// ['allocations', 'exchange_exports', 'exchange_imports', 'foreign_exchange_imports', 'live_exports', 'live_imports', 'numpy_direct_imports']
+/// ['allocations', 'exchange_exports', 'exchange_imports', 'foreign_exchange_imports', 'live_exports', 'live_imports', 'numpy_direct_imports', 'registry_gil_takes']
 #[cfg(feature = "counters")]
 #[pyfunction]
 fn counts(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
@@ -458,6 +458,7 @@ fn counts(py: Python<'_>) -> PyResult<Bound<'_, pyo3::types::PyDict>> {
     dict.set_item("exchange_imports", counts.exchange_imports)?;
     dict.set_item("foreign_exchange_imports", counts.foreign_exchange_imports)?;
     dict.set_item("numpy_direct_imports", counts.numpy_direct_imports)?;
+    dict.set_item("registry_gil_takes", counts.registry_gil_takes)?;
     dict.set_item("allocations", counts.allocations)?;
     Ok(dict)
 }

@@ -164,3 +164,52 @@ def test_the_pre_release_table_is_refused_in_both_orders():
     module = sys.modules["_dlpack_abi_borrows"]
     assert not hasattr(module, "api"), "it would find no table and fail to start"
     """)
+
+
+def test_a_mutable_registration_from_a_thread_without_the_gil_takes_it():
+    # Through the C table, from a thread that does not hold the GIL (ctypes gives it up around a
+    # foreign call): the registry takes the GIL itself, also after a subinterpreter was made,
+    # which (through CPython 3.11) makes `PyGILState_Check` answer 1 on every thread.
+    run("""
+    import threading
+    import dlpack_abi
+    held = dlpack_abi.Tensor.from_dlpack(np.arange(2.0))  # publishes the registry
+    del held
+    api.PyCapsule_GetPointer.restype = ctypes.c_void_p
+    api.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+    table = api.PyCapsule_GetPointer(home[KEY], b"dlpack_abi.borrow_registry.v2")
+    word = ctypes.sizeof(ctypes.c_void_p)
+    state, track, untrack = (ctypes.c_void_p.from_address(table + i * word).value
+                             for i in (1, 2, 4))
+    TRACK = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p,
+                             ctypes.c_size_t, ctypes.c_int)
+    UNTRACK = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_size_t)
+    memory = ctypes.create_string_buffer(64)
+    start = ctypes.addressof(memory)
+    # start, end, first, stride_gcd, element_bytes
+    extent = (ctypes.c_size_t * 5)(start, start + 64, start, 8, 8)
+
+    def register(token):
+        # A foreign call: ctypes releases the GIL around it.
+        assert TRACK(track)(state, token, ctypes.addressof(extent), 1, 1) == 0
+        UNTRACK(untrack)(state, token)
+
+    def takes(token):
+        before = dlpack_abi.counts()["registry_gil_takes"]
+        register(token)
+        return dlpack_abi.counts()["registry_gil_takes"] - before
+
+    assert takes(1) == 1
+    try:
+        import _interpreters as interpreters  # CPython 3.13 on
+    except ImportError:
+        import _xxsubinterpreters as interpreters
+    interpreters.destroy(interpreters.create())
+    assert takes(2) == 1, "the GIL was not taken after a subinterpreter was made"
+    # And from a thread of its own.
+    results = []
+    thread = threading.Thread(target=lambda: results.append(takes(3)))
+    thread.start()
+    thread.join()
+    assert results == [1]
+    """)

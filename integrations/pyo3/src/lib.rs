@@ -108,6 +108,9 @@ pub struct Counts {
     /// NumPy arrays imported by reading the array, without calling its `__dlpack__` (in
     /// [`from_dlpack`] and the argument types).
     pub numpy_direct_imports: usize,
+    /// Mutable registrations with the borrow registry (the one this module published) that took
+    /// the GIL themselves: their caller, through the registry's C table, did not hold it.
+    pub registry_gil_takes: usize,
     /// Tensors allocated by the exchange API's `managed_tensor_allocator` (ours).
     pub allocations: usize,
 }
@@ -148,6 +151,7 @@ pub(crate) static EXCHANGE_EXPORTS: Counter = Counter::new();
 pub(crate) static EXCHANGE_IMPORTS: Counter = Counter::new();
 pub(crate) static FOREIGN_EXCHANGE_IMPORTS: Counter = Counter::new();
 pub(crate) static NUMPY_DIRECT_IMPORTS: Counter = Counter::new();
+pub(crate) static REGISTRY_GIL_TAKES: Counter = Counter::new();
 pub(crate) static ALLOCATIONS: Counter = Counter::new();
 
 /// The counters now.
@@ -166,6 +170,7 @@ pub fn counts() -> Counts {
         exchange_imports: EXCHANGE_IMPORTS.get(),
         foreign_exchange_imports: FOREIGN_EXCHANGE_IMPORTS.get(),
         numpy_direct_imports: NUMPY_DIRECT_IMPORTS.get(),
+        registry_gil_takes: REGISTRY_GIL_TAKES.get(),
         allocations: ALLOCATIONS.get(),
     }
 }

@@ -297,6 +297,7 @@ impl HeldGil {
             let held = gil_held();
             Self {
                 taken: (!held).then(|| {
+                    crate::REGISTRY_GIL_TAKES.add();
                     // SAFETY: this thread does not hold the GIL; the state is given back in
                     // `drop`, on this thread.
                     unsafe { pyo3::ffi::PyGILState_Ensure() }
@@ -310,10 +311,24 @@ impl HeldGil {
 
 /// Whether this thread may skip `PyGILState_Ensure`: it holds the GIL (or no interpreter runs,
 /// as in this crate's unit tests, where there is no GIL to take).
+///
+/// Not `PyGILState_Check`: through CPython 3.11 it answers 1 on every thread once any
+/// subinterpreter has been created in the process (it turns its own check off), which would let a
+/// mutable registration from a thread without the GIL run beside attached shared ones.
+/// Instead: this thread's own thread state is the one running (`test_borrow_registry.py`).
 #[cfg(not(any(Py_LIMITED_API, Py_GIL_DISABLED)))]
 fn gil_held() -> bool {
-    // SAFETY: `PyGILState_Check` may be called on any thread (1 before initialization).
-    unsafe { pyo3::ffi::PyGILState_Check() != 0 }
+    // SAFETY: may be called on any thread, at any time.
+    if unsafe { pyo3::ffi::Py_IsInitialized() } == 0 {
+        return true;
+    }
+    // SAFETY: may be called on any thread of an initialized interpreter (NULL for a thread that
+    // never had a thread state).
+    let mine = unsafe { pyo3::ffi::PyGILState_GetThisThreadState() };
+    // SAFETY: may be called on any thread: the thread state holding the GIL (3.11: the
+    // interpreter's; 3.12 on: this thread's attached one), or NULL.
+    let running = unsafe { pyo3::ffi::compat::PyThreadState_GetUnchecked() };
+    !mine.is_null() && mine == running
 }
 
 /// [`gil_held`] where the stable ABI has no `PyGILState_Check`: `PyGILState_Ensure` is asked
