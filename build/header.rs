@@ -560,7 +560,7 @@ fn render_errors(h: &mut String, root: &Path) {
     );
     h.push_str("#ifdef __cplusplus\ntypedef enum : int32_t {\n#else\ntypedef enum {\n#endif\n");
     let mut doc: Vec<&str> = Vec::new();
-    let mut names: Vec<&str> = Vec::new();
+    let mut names: Vec<(&str, &str)> = Vec::new();
     for line in body.lines().map(str::trim) {
         if let Some(text) = line.strip_prefix("///") {
             doc.push(text);
@@ -576,18 +576,25 @@ fn render_errors(h: &mut String, root: &Path) {
                 writeln!(h, "  //{text}").unwrap();
             }
             writeln!(h, "  DLPACK_ABI_{name} = {value},").unwrap();
-            names.push(name);
+            names.push((name, value));
         }
     }
     h.push_str("} DLPackAbiErrorCode;\n\n");
-    h.push_str(
-        "// The name of a DLPackAbiErrorCode value, as this header spells it (\"DLPACK_ABI_ACCESS_READ_ONLY\"\n\
-         // for 202), or NULL for a value it does not declare: an integration crate's code (1000 to\n\
-         // 1999), an FFI crate's own, or a code newer than this header. The string is static.\n\
-         static inline const char* dlpack_abi_error_code_name(int32_t code) {\n\
-         \x20 switch (code) {\n",
-    );
-    for name in names {
+    // The example's value is the table's, not written twice.
+    let (example, example_value) = names
+        .iter()
+        .find(|(name, _)| *name == "ACCESS_READ_ONLY")
+        .expect("the table declares ACCESS_READ_ONLY");
+    writeln!(
+        h,
+        "// The name of a DLPackAbiErrorCode value, as this header spells it (\"DLPACK_ABI_{example}\"\n\
+         // for {example_value}), or NULL for a value it does not declare: an integration crate's code (1000\n\
+         // to 1999), an FFI crate's own, or a code newer than this header. The string is static.\n\
+         static inline const char* dlpack_abi_error_code_name(int32_t code) {{\n\
+         \x20 switch (code) {{"
+    )
+    .unwrap();
+    for (name, _) in names {
         writeln!(
             h,
             "    case DLPACK_ABI_{name}: return \"DLPACK_ABI_{name}\";"

@@ -754,8 +754,8 @@ typedef enum {
 } DLPackAbiErrorCode;
 
 // The name of a DLPackAbiErrorCode value, as this header spells it ("DLPACK_ABI_ACCESS_READ_ONLY"
-// for 202), or NULL for a value it does not declare: an integration crate's code (1000 to
-// 1999), an FFI crate's own, or a code newer than this header. The string is static.
+// for 207), or NULL for a value it does not declare: an integration crate's code (1000
+// to 1999), an FFI crate's own, or a code newer than this header. The string is static.
 static inline const char* dlpack_abi_error_code_name(int32_t code) {
   switch (code) {
     case DLPACK_ABI_OK: return "DLPACK_ABI_OK";

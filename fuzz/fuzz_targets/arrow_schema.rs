@@ -929,10 +929,36 @@ fn serde_json_limit(error: &serde_json::Error) -> bool {
     text.contains("surrogate") || text.contains("number out of range")
 }
 
+/// `json` with every number `-0` (no fraction, no exponent; not in a string) written ` 0`: Arrow
+/// C++ (RapidJSON) reads it as the integer 0, as the parser does, where serde_json reads the
+/// float `-0.0`. The length and the syntax are unchanged.
+fn minus_zero_as_arrow_cpp(json: &[u8]) -> Vec<u8> {
+    let mut read = json.to_vec();
+    let (mut in_string, mut escaped) = (false, false);
+    for (at, &byte) in json.iter().enumerate() {
+        if in_string {
+            match byte {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+        } else if byte == b'"' {
+            in_string = true;
+        } else if byte == b'-'
+            && json.get(at + 1) == Some(&b'0')
+            && !matches!(json.get(at + 2), Some(b'0'..=b'9' | b'.' | b'e' | b'E'))
+        {
+            read[at] = b' ';
+        }
+    }
+    read
+}
+
 /// What the parser decides agrees with the naive reading; an accepted shape satisfies its
 /// invariants and survives `to_json` (shape and permutation; `dim_names` is not kept).
 fn check_tensor_json(json: &[u8]) {
-    let naive = serde_json::from_slice::<serde_json::Value>(json);
+    let naive = serde_json::from_slice::<serde_json::Value>(&minus_zero_as_arrow_cpp(json));
     let shape = match TensorShape::parse(json) {
         Ok(shape) => shape,
         Err(error) => {

@@ -221,11 +221,8 @@ pub(crate) fn elements<'a>(text: &'a [u8], mut each: impl FnMut(&'a [u8]) -> boo
 }
 
 /// The integer a raw JSON number is, when it is one (no fraction, no exponent) that fits `i64`.
-/// Not `-0`: JSON readers (Arrow C++'s RapidJSON, serde_json) read it as the float `-0.0`.
+/// `-0` is 0, as Arrow C++ (RapidJSON) reads it (serde_json, and so arrow-rs, reads `-0.0`).
 pub(crate) fn integer(text: &[u8]) -> Option<i64> {
-    if text == b"-0" {
-        return None;
-    }
     let (negative, digits) = match text.split_first() {
         Some((b'-', rest)) => (true, rest),
         _ => (false, text),

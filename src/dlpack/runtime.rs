@@ -141,8 +141,9 @@ pub unsafe trait StreamRuntime: Send + Sync {
 
 /// The one rule for naming a stream of `device`: `stream` as the stream it is, so that two
 /// spellings of one stream compare equal. No stream given ([`ConsumerStream::Unspecified`]) is
-/// the legacy default stream on CUDA and ROCm (device, managed and pinned host memory), as the array API says; elsewhere it stays the
-/// device's unnamed default.
+/// the legacy default stream on CUDA (device, managed and pinned host memory) and ROCm (device
+/// and pinned host memory), as the array API says; elsewhere it stays the device's unnamed
+/// default.
 ///
 /// ```
 /// use dlpack_abi::dlpack::{canonical_stream, ConsumerStream};

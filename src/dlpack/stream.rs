@@ -21,10 +21,10 @@ use crate::raw::{kDLCPU, kDLCUDA, kDLCUDAHost, kDLCUDAManaged, kDLROCM, kDLROCMH
 /// | CPU | [`Unspecified`](Self::Unspecified) | refused | refused | refused | refused | refused |
 /// | CUDA, CUDA managed, CUDA pinned host | [`Unspecified`](Self::Unspecified) (legacy default) | [`NoSync`](Self::NoSync) | refused (ambiguous) | [`LegacyDefault`](Self::LegacyDefault) | [`PerThreadDefault`](Self::PerThreadDefault) | [`Handle`](Self::Handle) |
 /// | ROCm, ROCm pinned host | [`Unspecified`](Self::Unspecified) (legacy default) | [`NoSync`](Self::NoSync) | [`LegacyDefault`](Self::LegacyDefault) | refused | refused | [`Handle`](Self::Handle) |
+/// | any other | [`Unspecified`](Self::Unspecified) | [`NoSync`](Self::NoSync) | [`Handle`](Self::Handle) | [`Handle`](Self::Handle) | [`Handle`](Self::Handle) | [`Handle`](Self::Handle) |
 ///
 /// Pinned host memory (`kDLCUDAHost`, `kDLROCMHost`) is its runtime's: its producer's work runs
 /// on that runtime's streams, so the stream values mean what they mean on its device.
-/// | any other | [`Unspecified`](Self::Unspecified) | [`NoSync`](Self::NoSync) | [`Handle`](Self::Handle) | [`Handle`](Self::Handle) | [`Handle`](Self::Handle) | [`Handle`](Self::Handle) |
 ///
 /// Values below -1, and handles that do not fit a pointer, are refused on every device.
 ///
@@ -142,7 +142,7 @@ pub(crate) enum StreamFamily {
     Cuda,
     /// ROCm device and pinned host memory.
     Rocm,
-    /// Any other device (the CPU is refused before this is asked).
+    /// Any other device (and the CPU, whose streams `parse` refuses before asking).
     Other,
 }
 
