@@ -90,7 +90,8 @@ def producer(data_ptr, device, shape, strides, dtype=(kDLFloat, 32, 1), flags=0,
 
 
 def managed_of(versioned_capsule):
-    """The DLManagedTensorVersioned a (not yet consumed) capsule holds."""
+    """The DLManagedTensorVersioned a (not yet consumed) capsule holds: valid only while the
+    caller keeps the capsule (its destructor runs the producer's deleter)."""
     pointer = api.PyCapsule_GetPointer(versioned_capsule, b"dltensor_versioned")
     return DLManagedTensorVersioned.from_address(pointer)
 
@@ -109,7 +110,9 @@ def torch_copy_is_not_marked_copied():
     seen = {}
     for name, keywords in (("copy=True", dict(copy=True)),
                            ("dl_device=CPU", dict(dl_device=(kDLCPU, 0), copy=True))):
-        seen[name] = managed_of(t.__dlpack__(max_version=(1, 3), **keywords)).flags
+        capsule = t.__dlpack__(max_version=(1, 3), **keywords)
+        seen[name] = managed_of(capsule).flags
+        del capsule
     unmarked = {name: flags for name, flags in seen.items() if not flags & IS_COPIED}
     return result(bool(unmarked), f"flags of the copies: {seen} (IS_COPIED = {IS_COPIED})")
 
@@ -211,7 +214,9 @@ def cupy_negative_strides():
     cupy.cuda.Device().synchronize()
     c = producer(b.data.ptr, (kDLCUDA, b.device.id), (6,), (-1,), byte_offset=20, owner=b)
     imported = cupy.from_dlpack(c)
-    exported = managed_of(b[::-1].__dlpack__(max_version=(1, 3))).dl_tensor.strides[0]
+    capsule = b[::-1].__dlpack__(max_version=(1, 3))
+    exported = managed_of(capsule).dl_tensor.strides[0]
+    del capsule
     wrong = imported.strides != (-4,) or exported != -1
     return result(wrong, f"imported: strides {imported.strides} (expected (-4,)), values "
                          f"{imported.get().tolist()}; exported: strides[0] = {exported} (expected -1)")

@@ -10,7 +10,8 @@ use dlpack_abi::error_code::{ErrorCode, HasErrorCode};
 
 /// Why a safetensors file could not be opened, or a tensor could not be taken from it.
 ///
-/// The file-level errors ([`Io`](Self::Io), [`Format`](Self::Format)) come from
+/// The file-level errors ([`File`](Self::File), [`Io`](Self::Io), [`Format`](Self::Format),
+/// [`TensorSize`](Self::TensorSize)) come from
 /// [`SafeTensorsFile`](super::SafeTensorsFile)'s constructors; the others from
 /// [`SafeTensorsFile::tensor`](super::SafeTensorsFile::tensor), naming the tensor, so that one bad
 /// tensor leaves the others usable.
@@ -30,10 +31,10 @@ use dlpack_abi::error_code::{ErrorCode, HasErrorCode};
 #[derive(Debug)]
 #[non_exhaustive]
 pub enum SafetensorsError {
-    /// Reading the file failed (a read that is no path's: [`SafeTensorsFile::read`]'s after the
-    /// file was opened).
+    /// An I/O error that is no file's: out of memory for [`SafeTensorsFile::from_bytes`]'s
+    /// copy, or a caller's own `?` on an `io::Error`.
     ///
-    /// [`SafeTensorsFile::read`]: super::SafeTensorsFile::read
+    /// [`SafeTensorsFile::from_bytes`]: super::SafeTensorsFile::from_bytes
     Io(std::io::Error),
     /// Opening, reading or mapping the file at `path` failed: `error` says why (a directory is
     /// `EISDIR`, "Is a directory", where there is an errno for it).

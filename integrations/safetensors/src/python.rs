@@ -56,40 +56,35 @@ fn exception(error: SafetensorsError) -> PyErr {
     }
 }
 
-/// Python's own `OSError` for `error` of the file at `path`: `OSError(errno, strerror, path)`,
-/// which Python makes the subclass of that errno (`FileNotFoundError`, `IsADirectoryError`,
-/// `PermissionError`, ...), with `errno`, `strerror` and `filename` set as `open()`'s are. An
-/// error with no errno of its own gets the one of its kind where there is one; else the
-/// `io::Error`'s subclass, with this error's message.
+/// Python's own `OSError` for `error` of the file at `path`: on unix, for an error the system
+/// reported (an errno), `OSError(errno, strerror, path)`, which Python makes the subclass of that
+/// errno (`FileNotFoundError`, `IsADirectoryError`, `PermissionError`, ...), with `errno`,
+/// `strerror` and `filename` set as `open()`'s are. Otherwise (no errno, such as running out of
+/// memory; Windows, whose codes are no errnos) pyo3's conversion of the `io::Error`, by kind
+/// (`MemoryError`, `FileNotFoundError`, ...), with the path in its message.
 fn os_error(path: &std::path::Path, error: std::io::Error) -> PyErr {
-    Python::attach(|py| {
-        let errno = error.raw_os_error().or_else(|| {
-            let name = match error.kind() {
-                std::io::ErrorKind::NotFound => "ENOENT",
-                std::io::ErrorKind::PermissionDenied => "EACCES",
-                std::io::ErrorKind::OutOfMemory => "ENOMEM",
-                _ => return None,
-            };
-            py.import("errno").ok()?.getattr(name).ok()?.extract().ok()
-        });
-        let strerror = errno.and_then(|errno| {
+    #[cfg(unix)]
+    if let Some(errno) = error.raw_os_error() {
+        return Python::attach(|py| {
             let strerror = py
                 .import("os")
-                .ok()?
-                .call_method1("strerror", (errno,))
-                .ok()?;
-            strerror.extract::<String>().ok()
+                .and_then(|os| os.call_method1("strerror", (errno,)))
+                .and_then(|text| text.extract::<String>());
+            match strerror {
+                Ok(strerror) => {
+                    PyOSError::new_err((errno, strerror, path.as_os_str().to_os_string()))
+                }
+                Err(_) => by_kind(path, &error),
+            }
         });
-        match (errno, strerror) {
-            (Some(errno), Some(strerror)) => {
-                PyOSError::new_err((errno, strerror, path.as_os_str().to_os_string()))
-            }
-            _ => {
-                let message = format!("{}: {error}", path.display());
-                std::io::Error::new(error.kind(), message).into()
-            }
-        }
-    })
+    }
+    by_kind(path, &error)
+}
+
+/// pyo3's `OSError` subclass for `error`'s kind, its message naming `path`.
+fn by_kind(path: &std::path::Path, error: &std::io::Error) -> PyErr {
+    let message = format!("{}: {error}", path.display());
+    std::io::Error::new(error.kind(), message).into()
 }
 
 /// As `From<SafetensorsError> for PyErr`, so that `?` on a `SafetensorsError` works in a
