@@ -117,9 +117,9 @@ def test_the_array_is_held_until_the_tensor_is_dropped():
     tensor = Tensor.from_dlpack(array)
     assert sys.getrefcount(array) == references + 1
     base = np.from_dlpack(tensor)
-    del array
     np.testing.assert_array_equal(base, [0.0, 1.0, 2.0, 3.0])
     del tensor, base
+    assert sys.getrefcount(array) == references  # given back by the deleter
 
 
 def test_a_reshape_in_place_after_the_import_does_not_change_the_tensor():

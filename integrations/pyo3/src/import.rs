@@ -329,8 +329,7 @@ fn per_thread_default_refused(source: &Bound<'_, PyAny>, request: &DlpackRequest
                 .call_method0(intern!(py, "__dlpack_device__"))
                 .and_then(|device| device.extract::<(i32, i32)>());
             let Ok((device_type, device_id)) = device else {
-                PyErr::take(py); // no device to read: the producer's refusal stands
-                return false;
+                return false; // no device to read: the producer's refusal stands
             };
             DLDevice {
                 device_type: DLDeviceType(device_type),

@@ -152,9 +152,9 @@ pub(crate) fn track(py: Python<'_>, tensor: &mut VersionedTensor, mutable: bool)
         return Ok(());
     }
     let api = api(py)?;
-    let shared = SharedExtent::from(extent);
     // The token: the managed struct's address, held by `tensor`, unique while registered.
     let result = if mutable {
+        let shared = SharedExtent::from(extent);
         // SAFETY: the table's contract: a token unique while registered, one live extent.
         unsafe { (api.track)(api.state, tensor.token(), &shared, 1, 1) }
     } else {
@@ -164,8 +164,7 @@ pub(crate) fn track(py: Python<'_>, tensor: &mut VersionedTensor, mutable: bool)
     tensor.track(&RELEASE_HOOK).map_err(|other| {
         // Another registry's hook is installed in this copy of dlpack-abi: it would never tell
         // ours that the tensor is gone, so the borrow is not kept.
-        // SAFETY: the table's contract: any token, any thread.
-        unsafe { (api.untrack)(api.state, tensor.token()) };
+        api.untrack(tensor.token());
         PyRuntimeError::new_err(format!(
             "cannot register the import with the borrow registry: {other}"
         ))

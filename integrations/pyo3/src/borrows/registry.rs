@@ -297,10 +297,14 @@ impl HeldGil {
             let held = gil_held();
             Self {
                 taken: (!held).then(|| {
-                    crate::REGISTRY_GIL_TAKES.add();
                     // SAFETY: this thread does not hold the GIL; the state is given back in
                     // `drop`, on this thread.
-                    unsafe { pyo3::ffi::PyGILState_Ensure() }
+                    let state = unsafe { pyo3::ffi::PyGILState_Ensure() };
+                    // Counted when it was not held (the stable ABI's build asks every time).
+                    if state == pyo3::ffi::PyGILState_STATE::PyGILState_UNLOCKED {
+                        crate::REGISTRY_GIL_TAKES.add();
+                    }
+                    state
                 }),
             }
         }

@@ -98,10 +98,9 @@ pub(super) const UNKNOWN_TOKEN: c_int = 3;
 /// has (a reference to a table is one to these; fields appended later are read by size,
 /// [`Appended`]). Tokens are addresses of live objects the borrower keeps (a managed struct, a
 /// boxed byte): unique while they are registered. Every function may be called from any thread,
-/// attached to Python or not; a *mutable* registration should be made attached (holding the GIL
-/// on builds with one): the registry takes the GIL for a caller that does not hold it where
-/// `PyGILState_Check` can tell, which it cannot once sub-interpreters exist (pyo3 extensions
-/// load in one interpreter).
+/// attached to Python or not. A *mutable* registration holds the GIL while it is made (builds
+/// with one): the registry takes it for a caller that does not hold it (this thread's own thread
+/// state is not the one running; the stable ABI's build always asks `PyGILState_Ensure`).
 #[repr(C)]
 pub(crate) struct SharedApi {
     /// The table's size in bytes as its publisher built it (fields are only appended).

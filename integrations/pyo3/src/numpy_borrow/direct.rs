@@ -25,7 +25,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 use pyo3::types::PyType;
 
-use super::layout::{type_num, ArrayObject, Descr2, WRITEABLE};
+use super::layout::{type_num, ArrayObject, Descr2};
 use super::numpy;
 use crate::NUMPY_DIRECT_IMPORTS;
 use dlpack_abi::dlpack::VersionedTensor;
@@ -130,34 +130,27 @@ fn import_array(
     // SAFETY: `source`'s type is exactly NumPy's `ndarray` (`import`): a live `PyArrayObject`,
     // read attached (the caller holds the GIL, so no thread changes it meanwhile).
     let array = unsafe { &*source.as_ptr().cast::<ArrayObject>() };
-    let ndim = usize::try_from(array.nd)
-        .ok()
-        .filter(|&ndim| ndim <= INLINE_NDIM)?;
-    if from_a_capsule(array, ndarray) {
+    // SAFETY: as above; read while the GIL is held, so unchanged.
+    let (extents, byte_strides) = unsafe { array.extents_and_strides() }?;
+    if extents.len() > INLINE_NDIM || from_a_capsule(array, ndarray) {
         return None;
     }
     // SAFETY: the array's live dtype, in NumPy 2's layout (`NDARRAY`).
     let descr = unsafe { &*array.descr.cast::<Descr2>() };
     let dtype = dtype_of(descr)?;
     let (mut shape, mut strides) = ([0i64; INLINE_NDIM], [0i64; INLINE_NDIM]);
-    if ndim > 0 {
-        // SAFETY: `ndim` extents, owned by the live array.
-        let extents = unsafe { core::slice::from_raw_parts(array.dimensions, ndim) };
-        // SAFETY: `ndim` strides in bytes, owned by the live array.
-        let byte_strides = unsafe { core::slice::from_raw_parts(array.strides, ndim) };
-        for (dim, (&extent, &stride)) in extents.iter().zip(byte_strides).enumerate() {
-            shape[dim] = i64::try_from(extent).ok()?;
-            // Whole elements only (NumPy refuses others unless contiguous: it decides those).
-            if stride % descr.elsize != 0 {
-                return None;
-            }
-            strides[dim] = i64::try_from(stride / descr.elsize).ok()?;
+    for (dim, (&extent, &stride)) in extents.iter().zip(byte_strides).enumerate() {
+        shape[dim] = i64::try_from(extent).ok()?;
+        // Whole elements only (NumPy refuses others unless contiguous: it decides those).
+        if stride % descr.elsize != 0 {
+            return None;
         }
+        strides[dim] = i64::try_from(stride / descr.elsize).ok()?;
     }
-    let flags = if array.flags & WRITEABLE == 0 {
-        DLPackFlags::READ_ONLY
-    } else {
+    let flags = if array.writeable() {
         DLPackFlags::empty()
+    } else {
+        DLPackFlags::READ_ONLY
     };
     // Written through the raw pointer `from_raw` is given, so that every pointer into the
     // allocation derives from it.

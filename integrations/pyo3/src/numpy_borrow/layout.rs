@@ -17,11 +17,12 @@ pub(crate) struct ArrayObject {
     /// The number of dimensions.
     pub(crate) nd: c_int,
     /// `nd` extents, owned by the array.
-    pub(crate) dimensions: *const isize,
+    dimensions: *const isize,
     /// `nd` strides in bytes, owned by the array.
-    pub(crate) strides: *const isize,
+    strides: *const isize,
     /// What owns the memory, for a view or an array made from another object; NULL for an array
     /// that owns it.
+    #[cfg_attr(any(PyPy, Py_GIL_DISABLED), allow(dead_code))]
     pub(crate) base: *mut ffi::PyObject,
     /// The array's dtype (a `PyArray_Descr`).
     pub(crate) descr: *mut ffi::PyObject,
@@ -30,7 +31,31 @@ pub(crate) struct ArrayObject {
 }
 
 /// `NPY_ARRAY_WRITEABLE`.
-pub(crate) const WRITEABLE: c_int = 0x0400;
+const WRITEABLE: c_int = 0x0400;
+
+impl ArrayObject {
+    /// The extents and the strides in bytes, `nd` of each (none for a 0-d array); `None` for a
+    /// negative `nd`.
+    ///
+    /// # Safety
+    /// A live array, read attached; the slices are used while it is unchanged (the GIL held).
+    pub(crate) unsafe fn extents_and_strides(&self) -> Option<(&[isize], &[isize])> {
+        let nd = usize::try_from(self.nd).ok()?;
+        if nd == 0 {
+            return Some((&[], &[]));
+        }
+        // SAFETY: `nd` extents, owned by the live array (caller).
+        let extents = unsafe { core::slice::from_raw_parts(self.dimensions, nd) };
+        // SAFETY: `nd` strides, owned by the live array (caller).
+        let strides = unsafe { core::slice::from_raw_parts(self.strides, nd) };
+        Some((extents, strides))
+    }
+
+    /// Whether the array may be written (`NPY_ARRAY_WRITEABLE`).
+    pub(crate) fn writeable(&self) -> bool {
+        self.flags & WRITEABLE != 0
+    }
+}
 
 /// `PyArray_Descr`'s leading fields before NumPy 2.
 #[repr(C)]
@@ -54,9 +79,11 @@ pub(crate) struct Descr2 {
     _kind: u8,
     _type_: u8,
     /// `'='` native, `'|'` not applicable (one byte), `'<'`/`'>'` explicit.
+    #[cfg_attr(any(PyPy, Py_GIL_DISABLED), allow(dead_code))]
     pub(crate) byteorder: u8,
     _former_flags: u8,
     /// `NPY_TYPES`: which built-in type (user types from `NPY_USERDEF`, 256, on).
+    #[cfg_attr(any(PyPy, Py_GIL_DISABLED), allow(dead_code))]
     pub(crate) type_num: c_int,
     _flags: u64,
     /// The element's size in bytes.

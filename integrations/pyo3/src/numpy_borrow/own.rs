@@ -13,7 +13,7 @@ use pyo3::ffi;
 use pyo3::prelude::*;
 
 #[cfg(not(all(Py_LIMITED_API, Py_GIL_DISABLED)))]
-use super::layout::{ArrayObject, Descr1, Descr2, WRITEABLE};
+use super::layout::{ArrayObject, Descr1, Descr2};
 use super::{Table, BORROWED, NOT_WRITEABLE, NUMPY, OK};
 use crate::borrows::{process_table, Borrow, SharedApi};
 use crate::spin::SpinLock;
@@ -206,16 +206,8 @@ fn extent(
 unsafe fn read_array(array: *mut ffi::PyObject) -> Option<(MemoryExtent, bool)> {
     // SAFETY: a live `PyArrayObject` (the caller's), whose leading fields these are.
     let fields = unsafe { &*array.cast::<ArrayObject>() };
-    let nd = usize::try_from(fields.nd).ok()?;
-    let (shape, strides): (&[isize], &[isize]) = if nd == 0 {
-        (&[], &[])
-    } else {
-        // SAFETY: `nd` dimensions, owned by the live array.
-        let shape = unsafe { core::slice::from_raw_parts(fields.dimensions, nd) };
-        // SAFETY: `nd` strides, owned by the live array.
-        let strides = unsafe { core::slice::from_raw_parts(fields.strides, nd) };
-        (shape, strides)
-    };
+    // SAFETY: a live array, read attached (the caller's), unchanged while it is read here.
+    let (shape, strides) = unsafe { fields.extents_and_strides() }?;
     let element_bytes = if NUMPY.get().is_none_or(|numpy| numpy.major >= 2) {
         // SAFETY: the array's live dtype, in NumPy 2's layout.
         let elsize = unsafe { (*fields.descr.cast::<Descr2>()).elsize };
@@ -228,7 +220,7 @@ unsafe fn read_array(array: *mut ffi::PyObject) -> Option<(MemoryExtent, bool)> 
     let first = fields.data as usize;
     Some((
         extent(first, shape, strides, element_bytes)?,
-        fields.flags & WRITEABLE != 0,
+        fields.writeable(),
     ))
 }
 
