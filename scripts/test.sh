@@ -237,8 +237,9 @@ msrv_integrations() {
 # (python/examples/tensor-ops, public API only) built with maturin into the venv, then the interop
 # tests against the pinned NumPy, pyarrow, apache-tvm-ffi, JAX and DuckDB, and the type stubs
 # checked against the built module (mypy.stubtest). Two builds: first the stable-ABI wheel
-# (`--features abi3`, where `from_dlpack` calls `__dlpack__` with a keyword dict) under the
-# NumPy, tvm-ffi and direct NumPy import tests, then the per-version build (vectorcall) under all of them, both with
+# (`--features abi3`, where `from_dlpack` calls `__dlpack__` with a keyword dict, NumPy arrays
+# read directly) under the NumPy, tvm-ffi and direct NumPy import tests, then the per-version
+# build (vectorcall) under all of them, both with
 # the `counters` feature the leak checks read, the second with the `model` GPU the stream-ordering
 # property tests drive. Both have the default `cuda-runtime` (CUDA loaded at run time: absent
 # here, so hand-overs between streams are refused unless the model installs its own runtime).
