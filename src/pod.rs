@@ -1,4 +1,5 @@
-//! `bytemuck` implementations for the raw types: the crate's only `unsafe` code in this release.
+//! `bytemuck` implementations for the raw types (and [`Bool8`](crate::dlpack::Bool8), a byte):
+//! the crate's only `unsafe` code in this release.
 //!
 //! Plain value types are [`Pod`]; structs holding pointers or callbacks are only [`Zeroable`]
 //! (all-zero is NULL pointers and `None` callbacks, i.e. an empty or released struct).
@@ -28,7 +29,8 @@ impl_pod!(
     DLDevice,
     DLDataTypeCode,
     DLDataType,
-    ArrowDeviceType
+    ArrowDeviceType,
+    crate::dlpack::Bool8
 );
 
 /// Implements `Zeroable` for structs of integers, raw pointers and optional callbacks.

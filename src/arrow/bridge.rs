@@ -16,14 +16,10 @@ use crate::dlpack::{
     element_size, row_major_stride, ManagedStruct, ManagedTensor, TensorDescription, TensorOwner,
     VersionedTensor,
 };
-use crate::raw::{kDLBool, DLDataType, DLDevice, DLPackFlags};
+use crate::raw::{DLDataType, DLDevice, DLPackFlags};
 
 /// `kDLBool`, one byte per value: Arrow's `arrow.bool8`.
-const BOOL_BYTE: DLDataType = DLDataType {
-    code: kDLBool,
-    bits: 8,
-    lanes: 1,
-};
+const BOOL_BYTE: DLDataType = <crate::dlpack::Bool8 as crate::dlpack::Element>::DTYPE;
 
 /// The Arrow field storing DLPack elements of `dtype`.
 fn value_field(dtype: DLDataType) -> Result<SchemaDef, BridgeError> {

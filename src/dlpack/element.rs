@@ -151,15 +151,6 @@ impl From<bool> for Bool8 {
     }
 }
 
-#[allow(unsafe_code)]
-// SAFETY: a `#[repr(transparent)]` `u8`: the all-zero byte is a valid value.
-unsafe impl bytemuck::Zeroable for Bool8 {}
-
-#[allow(unsafe_code)]
-// SAFETY: a `#[repr(transparent)]` `u8`: no padding, every byte a valid value, `Copy` and
-// `'static`.
-unsafe impl Pod for Bool8 {}
-
 impl Element for Bool8 {
     const DTYPE: DLDataType = scalar(crate::raw::kDLBool, 8);
 }
