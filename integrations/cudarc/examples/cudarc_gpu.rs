@@ -339,8 +339,9 @@ fn drop_waits_for_the_consumer(context: &Arc<CudaContext>) -> Result<(), String>
 }
 
 /// A stream of a context the consumer created (not GPU 0's primary context, which cudarc, CuPy
-/// and PyTorch use): `CudaRuntime` records its event in that context (`cuStreamGetCtx`), after
-/// the work queued there, and the host and a stream of the primary context wait on it.
+/// and PyTorch use): `CudaRuntime` orders its event after the work queued there (bridged into
+/// the primary context), the host and a stream of the primary context wait on it, and the event
+/// outlives the consumer's context, which is destroyed before it.
 fn another_contexts_stream(context: &Arc<CudaContext>) -> Result<(), String> {
     use dlpack_abi::dlpack::StreamRuntime;
     let gpu = DLDevice {
@@ -354,7 +355,8 @@ fn another_contexts_stream(context: &Arc<CudaContext>) -> Result<(), String> {
         .map_err(debug)?;
     let mut other: sys::CUcontext = std::ptr::null_mut();
     // SAFETY: an out-pointer, no creation parameters (NULL: the defaults) and a device; the new
-    // context is pushed current. (`cuCtxCreate` of CUDA 13, the bindings this builds with.)
+    // context is pushed current. (`cuCtxCreate_v4`: cudarc's bindings for CUDA 12.5 or later,
+    // which this example needs.)
     unsafe { sys::cuCtxCreate_v4(&mut other, std::ptr::null_mut(), 0, device) }
         .result()
         .map_err(debug)?;
@@ -384,8 +386,7 @@ fn another_contexts_stream(context: &Arc<CudaContext>) -> Result<(), String> {
         // SAFETY: the runtime's own event.
         unsafe { runtime.wait(gpu, &*event, handle) }.map_err(debug)?;
         consumer.synchronize().map_err(debug)?;
-        drop(event); // destroyed in `other`, which still lives
-        Ok(())
+        Ok(event)
     });
     if !stream.is_null() {
         // SAFETY: the stream created above, no longer used.
@@ -394,5 +395,7 @@ fn another_contexts_stream(context: &Arc<CudaContext>) -> Result<(), String> {
     // SAFETY: the context created above, no longer used.
     let _ = unsafe { sys::cuCtxDestroy_v2(other) };
     context.bind_to_thread().map_err(debug)?;
-    checked
+    // The event is the primary context's: dropped after the consumer's context is gone.
+    drop(checked?);
+    Ok(())
 }

@@ -161,9 +161,32 @@ unsafe impl StreamRuntime for CudaRuntime {
         let primary = self.context(device)?;
         match stream_context(stream, handle)? {
             // A stream of another context (a context the consumer created, or another GPU's):
-            // the event must be that context's, or `cuEventRecord` refuses the pair.
+            // `cuEventRecord` needs an event of that context, which nothing here can keep alive
+            // (the driver counts no references to a context that is not a primary one). So the
+            // event recorded there only bridges: a new stream of the primary context waits on it
+            // (waits cross contexts and devices), the returned event is recorded after that wait
+            // in the primary context (which this runtime holds), and the bridge event is
+            // destroyed before this returns, while the consumer's context surely lives (during
+            // the export that names its stream).
             Some(context) if context != primary.cu_ctx() => {
-                Ok(Arc::new(record_in(context, handle)?))
+                let bridge = primary
+                    .new_stream()
+                    .map_err(driver_error("cuStreamCreate"))?;
+                let foreign = ForeignEvent::record(context, handle)?;
+                // SAFETY: `bridge` is a live stream of the primary context (bound to this thread
+                // again: `ForeignEvent::record` popped what it pushed) and `foreign.event` a live
+                // event, recorded above.
+                unsafe {
+                    result::stream::wait_event(
+                        bridge.cu_stream(),
+                        foreign.event,
+                        sys::CUevent_wait_flags::CU_EVENT_WAIT_DEFAULT,
+                    )
+                }
+                .map_err(driver_error("cuStreamWaitEvent"))?;
+                // The bridge stream is destroyed when dropped, after its queued work completes;
+                // the event recorded on it is independent of it.
+                Ok(Arc::new(record_on(&primary, bridge.cu_stream())?))
             }
             _ => Ok(Arc::new(record_on(&primary, handle)?)),
         }
@@ -201,20 +224,37 @@ fn stream_context(
     Ok(Some(context))
 }
 
-/// Records a new event on `stream`, a stream of `context` (not a primary context this runtime
-/// holds): the event is created in `context`, pushed current for the calls and popped after.
-fn record_in(context: sys::CUcontext, stream: sys::CUstream) -> Result<Recorded, OrderError> {
-    let _current = Pushed::new(context)?;
-    let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
-        .map_err(driver_error("cuEventCreate"))?;
-    let owner = EventOwner::Raw { event, context };
-    // SAFETY: a live event of `context`, and a live stream of the same context (the consumer's,
-    // during the export that names it).
-    unsafe { result::event::record(event, stream) }.map_err(driver_error("cuEventRecord"))?;
-    Ok(Recorded {
-        handle: event,
-        _owner: owner,
-    })
+/// An event of a context this runtime does not hold (a consumer's), recorded on one of its streams
+/// and destroyed in it when dropped: it lives only during the `record` that bridges it.
+struct ForeignEvent {
+    event: sys::CUevent,
+    context: sys::CUcontext,
+}
+
+impl ForeignEvent {
+    /// Records a new event of `context` on `stream`, a stream of `context`; `context` is pushed
+    /// current for the calls and popped after.
+    fn record(context: sys::CUcontext, stream: sys::CUstream) -> Result<Self, OrderError> {
+        let _current = Pushed::new(context)?;
+        let event = result::event::create(sys::CUevent_flags::CU_EVENT_DISABLE_TIMING)
+            .map_err(driver_error("cuEventCreate"))?;
+        let foreign = Self { event, context };
+        // SAFETY: a live event of `context`, and a live stream of the same context (the
+        // consumer's, during the export that names it).
+        unsafe { result::event::record(event, stream) }.map_err(driver_error("cuEventRecord"))?;
+        Ok(foreign)
+    }
+}
+
+impl Drop for ForeignEvent {
+    fn drop(&mut self) {
+        let Ok(_current) = Pushed::new(self.context) else {
+            return;
+        };
+        // SAFETY: the event `record` created, destroyed once (here), in its live context (the
+        // consumer's, during the export). A pending event is released when it completes.
+        let _ = unsafe { result::event::destroy(self.event) };
+    }
 }
 
 /// `context` made current on this thread until dropped (`cuCtxPushCurrent`/`cuCtxPopCurrent`).
@@ -238,43 +278,16 @@ impl Drop for Pushed {
     }
 }
 
-/// What destroys a recorded event.
-enum EventOwner {
-    /// An event of a primary context cudarc holds (destroyed by its own drop).
-    Cudarc(#[allow(dead_code)] CudaEvent),
-    /// An event created in another context (`record_in`), destroyed there. The context is the
-    /// consumer's, which must outlive the event (the runtime's documented contract): the driver
-    /// has no count of references to a context that is not a primary one, so nothing here can
-    /// keep it alive.
-    Raw {
-        event: sys::CUevent,
-        context: sys::CUcontext,
-    },
-}
-
-impl Drop for EventOwner {
-    fn drop(&mut self) {
-        if let Self::Raw { event, context } = *self {
-            let Ok(_current) = Pushed::new(context) else {
-                return;
-            };
-            // SAFETY: an event this owner created and nothing else destroys.
-            let _ = unsafe { result::event::destroy(event) };
-        }
-    }
-}
-
 /// A `CUevent` recorded on a stream; `sync_event` and [`DeviceEvent::event_ptr`] point to its
 /// handle.
 pub(crate) struct Recorded {
     /// The handle the event pointer points to (the spec's `cudaEvent_t*`).
     handle: sys::CUevent,
-    /// Destroys the event when dropped.
-    _owner: EventOwner,
+    /// Destroys the event when dropped (an event of a primary context cudarc holds).
+    _owner: CudaEvent,
 }
 
-// SAFETY: `CudaEvent` is Send and Sync (cudarc); a raw event and its context are driver
-// handles, usable from any thread; the handle is a copy of the owner's, only read.
+// SAFETY: `CudaEvent` is Send and Sync (cudarc); the handle is a copy of its, only read.
 unsafe impl Send for Recorded {}
 // SAFETY: as above.
 unsafe impl Sync for Recorded {}
@@ -301,7 +314,7 @@ pub(crate) fn record_on(
         .map_err(driver_error("cuEventRecord"))?;
     Ok(Recorded {
         handle: event.cu_event(),
-        _owner: EventOwner::Cudarc(event),
+        _owner: event,
     })
 }
 
