@@ -218,7 +218,7 @@ def owned_capsule(struct, name, keep):
             pointer.contents.release(pointer)
 
     copy = kind.from_buffer_copy(struct)
-    keep += [destructor, copy]
+    keep += [copy]  # (`new_capsule` keeps `destructor`)
     return _c.new_capsule(ctypes.addressof(copy), name, destructor)
 
 

@@ -51,7 +51,7 @@ def _capsule(keeper, struct, name, release_field="release"):
         if target.release:
             target.release(ctypes.pointer(target))
 
-    keeper.keep += [destructor, struct]
+    keeper.keep += [struct]  # (`new_capsule` keeps `destructor`)
     return _c.new_capsule(ctypes.addressof(struct), name, destructor)
 
 

@@ -181,7 +181,7 @@ class FakeProducer:
                 if pointer.contents.deleter:
                     pointer.contents.deleter(pointer)
 
-        self.keep += [callback, managed, destructor]
+        self.keep += [callback, managed]  # (`new_capsule` keeps `destructor`)
         return _c.new_capsule(ctypes.addressof(managed), name, destructor)
 
 
