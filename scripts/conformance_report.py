@@ -94,6 +94,10 @@ results back through their copy to the CPU; `consumer.stream` checks the stream 
 passes for each device.
 """
 
+#: The write-up of the findings of the run this text was written from: appended only to that
+#: run's section (a later run's JSON and `device-findings.json` speak for themselves).
+DEVICE_NOTES_RUN = "2026-11-27"
+
 DEVICE_NOTES = """
 ### Device findings, for their maintainers
 
@@ -256,7 +260,8 @@ def device_section(directory):
                      f"{count(consumer, ('fail', 'crash'))} / {count(consumer, ('refused',))} / "
                      f"{count(consumer, ('n/a',))} |")
         sections += library_section(version, producer + consumer, unchecked=True, level="###")
-    return "\n".join(lines + sections + [DEVICE_NOTES, END, ""])
+    notes = [DEVICE_NOTES] if today == DEVICE_NOTES_RUN else []
+    return "\n".join(lines + sections + notes + [END, ""])
 
 
 def kept_device_section(path):
