@@ -37,8 +37,11 @@ pub(crate) fn ndim(t: &DLTensor) -> usize {
     usize::try_from(t.ndim).unwrap_or(0)
 }
 
-/// Validates `t` (`version` is `None` for a legacy tensor). Contiguous tensors take a fast path
-/// for their reach; `validate_full` is the same validation without it.
+/// Validates `t` (`version` is `None` for a legacy tensor). The common case (non-empty,
+/// row-major, whole-byte elements) is accepted by [`accept_compact`], which builds no error;
+/// everything else, and every refusal, goes through [`validate_with`] out of line, whose
+/// contiguous tensors take a fast path for their reach. `validate_full` is the same validation
+/// with neither fast path.
 ///
 /// # Safety
 /// `t.shape` (when `0 < ndim <= MAX_NDIM`) and `t.strides` (when non-NULL and likewise) point to
@@ -49,8 +52,123 @@ pub(crate) unsafe fn validate(
     version: Option<DLPackVersion>,
     flags: DLPackFlags,
 ) -> Result<Meta, ImportError> {
+    #[cfg(feature = "fast-path")]
+    {
+        // SAFETY: forwarded from the caller.
+        match unsafe { accept_compact(t, version, flags) } {
+            Some(meta) => Ok(meta),
+            // SAFETY: forwarded from the caller.
+            None => unsafe { validate_out_of_line(t, version, flags) },
+        }
+    }
+    // SAFETY: forwarded from the caller.
+    #[cfg(not(feature = "fast-path"))]
+    unsafe {
+        validate_with::<true>(t, version, flags)
+    }
+}
+
+/// [`validate_with`] with its fast path, out of line: what [`accept_compact`] leaves.
+///
+/// # Safety
+/// As for [`validate`].
+#[cfg(feature = "fast-path")]
+#[cold]
+#[inline(never)]
+unsafe fn validate_out_of_line(
+    t: &DLTensor,
+    version: Option<DLPackVersion>,
+    flags: DLPackFlags,
+) -> Result<Meta, ImportError> {
     // SAFETY: forwarded from the caller.
     unsafe { validate_with::<true>(t, version, flags) }
+}
+
+/// The common case, accepted in one pass with no error to build: `1 <= ndim <= MAX_NDIM`, an
+/// element of whole bytes, every extent at least 1, row-major strides (or NULL ones where
+/// `version` allows them), non-NULL `data`, and `data + byte_offset` plus the bytes inside the
+/// address space. `None` for anything else, valid or not: [`validate_with`] decides. Where it
+/// accepts, it returns exactly what [`validate_with`] returns (a unit test and the fuzz
+/// property `check_fast_paths` check it).
+///
+/// # Safety
+/// As for [`validate`].
+#[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
+#[inline(always)]
+unsafe fn accept_compact(
+    t: &DLTensor,
+    version: Option<DLPackVersion>,
+    flags: DLPackFlags,
+) -> Option<Meta> {
+    let n = usize::try_from(t.ndim).ok()?;
+    if n == 0 || n > MAX_NDIM || t.shape.is_null() {
+        return None;
+    }
+    let storage = Storage::of_whole_bytes(t.dtype)?;
+    let element_bytes = storage.element_bytes()?;
+    // SAFETY: `shape` is non-NULL and `0 < n`: it points to `n` readable values (caller).
+    let shape = unsafe { i64_array(t.shape, n) };
+    let strides = if t.strides.is_null() {
+        if !strides_may_be_null(version) {
+            return None;
+        }
+        None
+    } else {
+        // SAFETY: a non-NULL `strides` points to `n` readable values (caller).
+        Some(unsafe { i64_array(t.strides, n) })
+    };
+    let elements = match strides {
+        // Each stride must be the next one's times the next extent, the last 1: the row-major
+        // strides, with those of extent-1 dimensions too (others take `validate_with`). Checked
+        // pair by pair, so that no product waits on another.
+        Some(strides) => {
+            if strides[n - 1] != 1 {
+                return None;
+            }
+            for dim in 1..n {
+                if strides[dim - 1] != row_major_step(shape[dim], strides[dim])? {
+                    return None;
+                }
+            }
+            usize::try_from(row_major_step(shape[0], strides[0])?).ok()?
+        }
+        None => {
+            let mut elements: usize = 1;
+            for &extent in shape.iter().rev() {
+                if extent < 1 {
+                    return None;
+                }
+                elements = elements.checked_mul(usize::try_from(extent).ok()?)?;
+            }
+            elements
+        }
+    };
+    let byte_size = elements.checked_mul(element_bytes)?;
+    if byte_size > isize::MAX as usize || t.data.is_null() {
+        return None;
+    }
+    let start = (t.data as usize).checked_add(usize::try_from(t.byte_offset).ok()?)?;
+    // `byte_size >= 1`: the last byte must have an address.
+    start.checked_add(byte_size - 1)?;
+    Some(Meta::new(elements, storage, true, t.device, flags))
+}
+
+/// `stride * extent` for an extent of at least 1 and a stride of at least 1, when it fits in
+/// `i64`: the row-major stride of the dimension before.
+#[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
+#[inline(always)]
+fn row_major_step(extent: i64, stride: i64) -> Option<i64> {
+    if extent < 1 || stride < 1 {
+        return None;
+    }
+    stride.checked_mul(extent)
+}
+
+/// Whether a tensor of `version` may have NULL strides for compact row-major ones: legacy
+/// tensors and versions before 1.2.
+#[inline(always)]
+fn strides_may_be_null(version: Option<DLPackVersion>) -> bool {
+    version.map_or(true, |v| v.major == 1 && v.minor < 2)
 }
 
 /// [`validate`] without the fast path: the reach is always walked through the strides and
@@ -96,8 +214,7 @@ unsafe fn validate_with<const FAST: bool>(
     };
     let measured = measure(shape, strides, storage, |_, _| {})?;
     if strides.is_none() && n > 0 {
-        let may_be_null = version.map_or(true, |v| v.major == 1 && v.minor < 2);
-        if !may_be_null {
+        if !strides_may_be_null(version) {
             return Err(ImportError::NullStrides {
                 ndim: t.ndim,
                 version: version.unwrap_or(DLPackVersion::CURRENT),
@@ -520,6 +637,14 @@ pub mod fuzzing {
         // SAFETY: forwarded from the caller.
         let full = unsafe { validate_full(t, version, flags) };
         assert_eq!(fast, full, "the fast path disagrees with full validation");
+        // SAFETY: forwarded from the caller.
+        if let Some(accepted) = unsafe { accept_compact(t, version, flags) } {
+            assert_eq!(
+                Ok(accepted),
+                full,
+                "accept_compact disagrees with full validation"
+            );
+        }
         #[cfg(feature = "alloc")]
         if let Ok(meta) = fast {
             // SAFETY: validated: `shape` (and `strides`) hold `ndim` values.

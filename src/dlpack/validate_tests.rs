@@ -160,13 +160,42 @@ impl Rng {
 const EXTENTS: [i64; 10] = [0, 1, 1, 2, 3, 7, 1 << 31, 1 << 62, i64::MAX, -1];
 const STRIDES: [i64; 10] = [0, 1, 2, 3, -1, -3, 6, 1 << 40, i64::MIN, i64::MAX];
 
+/// The fast path's storage rule agrees with the full one wherever it answers.
+#[test]
+fn whole_byte_storage_agrees_with_the_full_rule() {
+    let mut answered = 0;
+    for code in 0..=u8::MAX {
+        for bits in 0..=u8::MAX {
+            for lanes in [0, 1, 2, u16::MAX] {
+                let dtype = DLDataType {
+                    code: DLDataTypeCode(code),
+                    bits,
+                    lanes,
+                };
+                let Some(storage) = Storage::of_whole_bytes(dtype) else {
+                    continue;
+                };
+                answered += 1;
+                for flags in [DLPackFlags::empty(), DLPackFlags::IS_SUBBYTE_TYPE_PADDED] {
+                    assert_eq!(Storage::of(dtype, flags), Ok(storage), "{dtype:?}");
+                }
+            }
+        }
+    }
+    assert_eq!(
+        answered,
+        253 * 31,
+        "every code but the three fixed-width ones, 31 widths"
+    );
+}
+
 /// Builds random tensors (shapes and strides from the edge-case tables, compact strides half of
 /// the time, addresses anywhere) and checks that the fast path agrees with full validation and
 /// that the export's `compact_meta` agrees with validating what export writes.
 #[test]
 fn the_fast_paths_agree_with_full_validation() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let cases = if cfg!(miri) { 300 } else { 30_000 };
+    let cases = if cfg!(miri) { 1_000 } else { 30_000 };
     let dtypes = [
         dtype(kDLFloat, 32, 1),
         dtype(kDLInt, 12, 1),
@@ -174,9 +203,11 @@ fn the_fast_paths_agree_with_full_validation() {
         dtype(kDLFloat4_e2m1fn, 4, 1),
         dtype(kDLFloat, 64, 2),
         dtype(kDLUInt, 7, 1),
+        dtype(kDLInt, 8, 1),
+        dtype(kDLUInt, 16, 1),
     ];
     let addresses = [0usize, 0x1000, usize::MAX / 2, usize::MAX - 64, usize::MAX];
-    let (mut accepted, mut contiguous) = (0, 0);
+    let (mut accepted, mut contiguous, mut common) = (0, 0, 0);
     for _ in 0..cases {
         let ndim = (rng.next() % 5) as usize;
         let shape: alloc::vec::Vec<i64> = (0..ndim).map(|_| rng.pick(&EXTENTS)).collect();
@@ -210,12 +241,21 @@ fn the_fast_paths_agree_with_full_validation() {
             },
             byte_offset: rng.pick(&[0, 4, 1 << 40, u64::MAX]),
         };
-        let version = Some(DLPackVersion { major: 1, minor: 1 });
+        let version = rng.pick(&[
+            Some(DLPackVersion { major: 1, minor: 1 }),
+            Some(DLPackVersion::CURRENT),
+            None,
+        ]);
         // SAFETY: `shape` and `strides` hold `ndim` values and outlive the calls.
         let fast = unsafe { validate(&t, version, flags) };
         // SAFETY: as above.
         let full = unsafe { validate_full(&t, version, flags) };
         assert_eq!(fast, full, "{t:?} {shape:?} {strides:?}");
+        // SAFETY: as above.
+        if let Some(meta) = unsafe { accept_compact(&t, version, flags) } {
+            assert_eq!(Ok(meta), full, "{t:?} {shape:?} {strides:?}");
+            common += 1;
+        }
         if let Ok(meta) = fast {
             accepted += 1;
             contiguous += usize::from(meta.is_c_contiguous() && meta.elements() > 0);
@@ -238,7 +278,7 @@ fn the_fast_paths_agree_with_full_validation() {
     }
     // The generator reaches both sides of every branch.
     assert!(
-        accepted > cases / 20 && contiguous > cases / 50,
-        "{accepted} {contiguous}"
+        accepted > cases / 20 && contiguous > cases / 50 && common > cases / 300,
+        "{accepted} {contiguous} {common}"
     );
 }

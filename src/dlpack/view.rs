@@ -581,7 +581,11 @@ impl<'a> TensorView<'a> {
         // One 32-bit comparison for the dtype (code, bits, lanes).
         let dtype: u32 = bytemuck::cast(self.tensor.dtype);
         if !self.meta.is_readable() || dtype != bytemuck::cast::<_, u32>(T::DTYPE) {
-            return Err(self.refusal::<T>());
+            return Err(refusal::<T>(
+                self.tensor.device,
+                self.flags,
+                self.tensor.dtype,
+            ));
         }
         let start = self.data_ptr().cast::<T>().cast_const();
         let address = start as usize;
@@ -592,20 +596,6 @@ impl<'a> TensorView<'a> {
             });
         }
         Ok(start)
-    }
-
-    /// Why `typed_ptr` refused before the alignment check.
-    #[cold]
-    #[inline(never)]
-    fn refusal<T: Element>(&self) -> AccessError {
-        let device = self.tensor.device;
-        if !device.device_type.is_host_accessible() {
-            AccessError::NotHostAccessible { device }
-        } else if !KNOWN_FLAGS.contains(self.flags) {
-            AccessError::UnknownFlags { flags: self.flags }
-        } else {
-            self.dtype_mismatch::<T>()
-        }
     }
 
     /// Refuses a dtype other than `T`'s: the one dtype rule of typed access, for callers that
@@ -657,6 +647,23 @@ impl<'a> TensorView<'a> {
         // aligned, and its `elements` elements are readable and unwritten for `'a`
         // (`from_raw`'s contract); the byte size fits in isize (validated at import).
         unsafe { slice::from_raw_parts(start, elements) }
+    }
+}
+
+/// Why `typed_ptr` refused before the alignment check. Takes the fields by value, so that the
+/// view need not be in memory on the path that does not refuse.
+#[cold]
+#[inline(never)]
+fn refusal<T: Element>(device: DLDevice, flags: DLPackFlags, found: DLDataType) -> AccessError {
+    if !device.device_type.is_host_accessible() {
+        AccessError::NotHostAccessible { device }
+    } else if !KNOWN_FLAGS.contains(flags) {
+        AccessError::UnknownFlags { flags }
+    } else {
+        AccessError::DtypeMismatch {
+            requested: T::DTYPE,
+            found,
+        }
     }
 }
 
