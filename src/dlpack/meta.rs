@@ -1,6 +1,7 @@
 //! What validation learns about a tensor: how one element is stored ([`Storage`], the element
 //! rule every size in the crate comes from) and the cached [`Meta`].
 
+use super::validate::Offset;
 use super::ImportError;
 use crate::raw::{
     kDLFloat4_e2m1fn, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn, DLDataType, DLDevice, DLPackFlags,
@@ -100,11 +101,12 @@ impl Storage {
     }
 
     /// The byte range `[first, end)` holding the elements at offsets `first_element..end_element`.
-    pub(crate) fn byte_range(self, first_element: i128, end_element: i128) -> (i128, i128) {
+    pub(crate) fn byte_range(self, first_element: Offset, end_element: Offset) -> (Offset, Offset) {
         match self.element_bytes() {
-            Some(size) => (first_element * size as i128, end_element * size as i128),
+            // Lossless: at most 2^21 bytes.
+            Some(size) => (first_element * size as Offset, end_element * size as Offset),
             None => {
-                let bits = i128::from(self.0 & !Self::PACKED);
+                let bits = Offset::from(self.0 & !Self::PACKED);
                 (
                     (first_element * bits).div_euclid(8),
                     (end_element * bits + 7).div_euclid(8),

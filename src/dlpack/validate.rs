@@ -461,13 +461,27 @@ fn strides_overflow(dim: usize, strides: &[i64]) -> ImportError {
 
 /// The predicate [`walk`] checks for import: the byte range lies in the address space when
 /// counted from `start`, and spans at most `isize::MAX` bytes.
-fn in_address_space(start: usize) -> impl Fn(i128, i128) -> bool {
-    let address_end = 1i128 << usize::BITS;
+fn in_address_space(start: usize) -> impl Fn(Offset, Offset) -> bool {
+    let address_end: Offset = 1 << usize::BITS;
+    // Lossless: `Offset` is wider than `usize`.
+    let start = start as Offset;
     move |first, end| {
-        let (first_address, end_address) = (start as i128 + first, start as i128 + end);
-        first_address >= 0 && end_address <= address_end && end - first <= isize::MAX as i128
+        let (first_address, end_address) = (start + first, start + end);
+        first_address >= 0 && end_address <= address_end && end - first <= isize::MAX as Offset
     }
 }
+
+/// Element (and byte) offsets from a tensor's first element, in an integer wide enough for every
+/// reach that fits an address space, a step of one dimension more, and its bytes: `i128` where
+/// addresses have 64 bits, `i64` where they have 32 or 16 (the walk is three times smaller there).
+#[cfg(target_pointer_width = "64")]
+pub(crate) type Offset = i128;
+#[cfg(not(target_pointer_width = "64"))]
+pub(crate) type Offset = i64;
+
+/// Element offsets farther than this (2^70 on 64-bit targets, 2^38 on 32-bit ones) from the first
+/// element are outside the address space, even for one-bit elements (2^67 or 2^35 bytes).
+const MAX_REACH: Offset = 1 << (usize::BITS + 6);
 
 /// Walks the strides of a non-empty tensor of at least one dimension, dimension by dimension,
 /// accumulating the lowest and highest element offsets reachable from the first element, and
@@ -475,20 +489,24 @@ fn in_address_space(start: usize) -> impl Fn(i128, i128) -> bool {
 /// dimension. Returns the lowest and highest element offsets, or the first dimension `fits`
 /// refused.
 ///
-/// No `i128` overflows: one dimension adds at most 2^63 * 2^63 elements to offsets kept at most
-/// [`MAX_REACH`] elements away (a farther one leaves every address space, whatever the storage:
-/// every element is at least one bit); bytes are computed only within that bound, and an element
-/// is at most 2^21 bytes.
+/// No [`Offset`] overflows: a dimension whose step is farther than [`MAX_REACH`] elements (a
+/// product that overflows is) is refused before it is added, so the offsets stay within
+/// `2 * MAX_REACH`; bytes are computed only within `MAX_REACH`, and an element is at most 2^21
+/// bytes. A step that far leaves the address space whatever the storage (every element is at
+/// least one bit), so the dimension refused is the one the exact sum would refuse.
 fn walk(
     shape: &[i64],
     strides: &[i64],
     storage: Storage,
-    fits: impl Fn(i128, i128) -> bool,
-) -> Result<(i128, i128), usize> {
+    fits: impl Fn(Offset, Offset) -> bool,
+) -> Result<(Offset, Offset), usize> {
     debug_assert!(!shape.is_empty(), "a 0-d tensor takes the compact rule");
-    let (mut low, mut high) = (0i128, 0i128);
+    let (mut low, mut high): (Offset, Offset) = (0, 0);
     for (dim, (&extent, &stride)) in shape.iter().zip(strides).enumerate() {
-        let reach = i128::from(stride) * i128::from(extent - 1);
+        let reach = Offset::from(stride)
+            .checked_mul(Offset::from(extent - 1))
+            .filter(|reach| (-MAX_REACH..=MAX_REACH).contains(reach))
+            .ok_or(dim)?;
         if reach < 0 {
             low += reach;
         } else {
@@ -505,21 +523,24 @@ fn walk(
     Ok((low, high))
 }
 
-/// Element offsets farther than this (2^70) from the first element are outside every address
-/// space, even for one-bit elements (2^67 bytes).
-const MAX_REACH: i128 = 1 << 70;
-
 /// The lowest and highest element offsets, from the first element, that the in-bounds indices of
 /// a validated tensor reach; `(0, 0)` for an empty one.
-pub(crate) fn element_reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
+fn element_offsets(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (Offset, Offset) {
     match strides {
         _ if meta.elements() == 0 => (0, 0),
         Some(strides) if !meta.is_c_contiguous() => {
             // Validated: the whole range (so every partial sum) lies in the address space.
             walk(shape, strides, meta.storage(), |_, _| true).unwrap_or((0, 0))
         }
-        _ => (0, meta.elements() as i128 - 1),
+        // Lossless: `Offset` is wider than `usize`.
+        _ => (0, meta.elements() as Offset - 1),
     }
+}
+
+/// [`element_offsets`], as `i128`.
+pub(crate) fn element_reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
+    let (low, high) = element_offsets(shape, strides, meta);
+    (low.into(), high.into())
 }
 
 /// The bytes `[first, end)` that the elements of a validated, non-empty tensor reach, counted
@@ -528,8 +549,9 @@ pub(crate) fn reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i12
     if meta.is_c_contiguous() {
         return (0, meta.byte_size() as i128);
     }
-    let (low, high) = element_reach(shape, strides, meta);
-    meta.storage().byte_range(low, high + 1)
+    let (low, high) = element_offsets(shape, strides, meta);
+    let (first, end) = meta.storage().byte_range(low, high + 1);
+    (first.into(), end.into())
 }
 
 /// The compact row-major stride of `dim` (NumPy's convention: the product of the later extents,

@@ -89,7 +89,7 @@ fn walk_finds_the_reach_and_the_first_dimension_that_leaves() {
     // Extent-1 dimensions contribute nothing, whatever their stride.
     assert_eq!(walk(&[1, 2], &[i64::MIN, 1], f32s, |_, _| true), Ok((0, 1)));
     // The predicate is asked after each dimension; the first refusal names it.
-    let small = |first: i128, end: i128| first >= 0 && end <= 16;
+    let small = |first: Offset, end: Offset| first >= 0 && end <= 16;
     assert_eq!(walk(&[2, 4], &[1, 2], f32s, small), Err(1));
     // From the top of the address space, the last byte must still have an address.
     let top = usize::MAX - 7;
@@ -159,6 +159,86 @@ impl Rng {
 
 const EXTENTS: [i64; 10] = [0, 1, 1, 2, 3, 7, 1 << 31, 1 << 62, i64::MAX, -1];
 const STRIDES: [i64; 10] = [0, 1, 2, 3, -1, -3, 6, 1 << 40, i64::MIN, i64::MAX];
+
+/// The walk in [`Offset`] (`i64` on 32-bit targets) refuses the same dimension, and returns the
+/// same offsets, as the exact sum in `i128` with the bound of 64-bit targets, for every address
+/// this target has: run on i686 (and under Miri there) it checks the narrow walk.
+#[test]
+fn the_walk_agrees_with_an_exact_wide_walk() {
+    /// The walk in `i128`, exact: every product and sum fits.
+    fn exact(
+        shape: &[i64],
+        strides: &[i64],
+        bits: i128,
+        start: usize,
+    ) -> Result<(i128, i128), usize> {
+        let (mut low, mut high) = (0i128, 0i128);
+        for (dim, (&extent, &stride)) in shape.iter().zip(strides).enumerate() {
+            let reach = i128::from(stride) * i128::from(extent - 1);
+            if reach < 0 {
+                low += reach;
+            } else {
+                high += reach;
+            }
+            if low < -(1 << 70) || high > 1 << 70 {
+                return Err(dim);
+            }
+            let (first, end) = match bits % 8 {
+                0 => (low * bits / 8, (high + 1) * bits / 8),
+                _ => (
+                    (low * bits).div_euclid(8),
+                    ((high + 1) * bits + 7).div_euclid(8),
+                ),
+            };
+            let (first_address, end_address) = (start as i128 + first, start as i128 + end);
+            if first_address < 0
+                || end_address > 1i128 << usize::BITS
+                || end - first > isize::MAX as i128
+            {
+                return Err(dim);
+            }
+        }
+        Ok((low, high))
+    }
+    let mut rng = Rng(0x2545_F491_4F6C_DD1D);
+    // Each storage with its bits per element.
+    let storages = [
+        (storage(kDLFloat, 32, 1), 32),
+        (storage(kDLUInt, 1, 1), 1),
+        (storage(kDLInt, 8, 1), 8),
+    ];
+    let extents = [1, 2, 3, 1 << 20, 1 << 31, 1 << 40, i64::MAX];
+    let strides = [
+        0,
+        1,
+        -1,
+        7,
+        -(1 << 20),
+        1 << 31,
+        1 << 33,
+        1 << 62,
+        i64::MIN,
+        i64::MAX,
+    ];
+    let addresses = [0usize, 0x1000, usize::MAX / 2, usize::MAX - 64];
+    let cases = if cfg!(miri) { 2_000 } else { 50_000 };
+    let mut accepted = 0;
+    for _ in 0..cases {
+        let ndim = 1 + (rng.next() % 4) as usize;
+        let shape: alloc::vec::Vec<i64> = (0..ndim).map(|_| rng.pick(&extents)).collect();
+        let steps: alloc::vec::Vec<i64> = (0..ndim).map(|_| rng.pick(&strides)).collect();
+        let ((storage, bits), start) = (rng.pick(&storages), rng.pick(&addresses));
+        let narrow = walk(&shape, &steps, storage, in_address_space(start));
+        let narrow = narrow.map(|(low, high)| (i128::from(low), i128::from(high)));
+        let wide = exact(&shape, &steps, bits, start);
+        assert_eq!(narrow, wide, "{shape:?} {steps:?} {start}");
+        accepted += usize::from(narrow.is_ok());
+    }
+    assert!(
+        accepted > cases / 20 && accepted < cases - cases / 20,
+        "{accepted}"
+    );
+}
 
 /// The fast path's storage rule agrees with the full one wherever it answers.
 #[test]
