@@ -227,13 +227,26 @@ unsafe fn validate_with<const FAST: bool>(
         if t.data.is_null() {
             return Err(ImportError::NullData { elements });
         }
-        // A 0-d tensor (no strides to walk) and one without strides take the compact rule.
+        // A 0-d tensor (no strides to walk) and one without strides take the compact rule: the
+        // last byte of `[start, start + byte_size)` must have an address (`byte_size >= 1`).
+        // So may a C-contiguous one; where it fails, the walk finds the dimension (it fails
+        // exactly when this does).
         let compact = strides.map_or(true, <[i64]>::is_empty) || (FAST && measured.c_contiguous);
-        if compact {
-            check_compact_reach(start, shape, strides, storage, measured.byte_size)?;
-        } else if let Some(strides) = strides {
-            walk(shape, strides, storage, in_address_space(start))
-                .map_err(|dim| strides_overflow(dim, strides))?;
+        let fits_compactly = start.checked_add(measured.byte_size - 1).is_some();
+        if !(compact && fits_compactly) {
+            match strides {
+                Some(strides) if !strides.is_empty() => {
+                    walk(shape, strides, storage, in_address_space(start))
+                        .map_err(|dim| strides_overflow(dim, strides))?;
+                }
+                _ => {}
+            }
+            if compact {
+                return Err(ImportError::AddressOverflow {
+                    address: start,
+                    byte_size: measured.byte_size,
+                });
+            }
         }
     }
     let c_contiguous = if FAST {
@@ -255,9 +268,8 @@ struct Measured {
 
 /// One pass, last dimension first: refuses negative extents and shapes whose size (with zero
 /// extents counted as one, which bounds every stride a compact layout uses) does not fit in
-/// `isize` in elements or in bytes, counts the elements and checks C-contiguity. `visit` sees
-/// each dimension's compact stride (what an export writes). One multiply per dimension; the
-/// bytes are checked once, at the end.
+/// `isize` in bytes (nor, so, in elements), counts the elements and checks C-contiguity. `visit`
+/// sees each dimension's compact stride (what an export writes).
 #[inline(always)]
 fn measure(
     shape: &[i64],
@@ -267,10 +279,12 @@ fn measure(
 ) -> Result<Measured, ImportError> {
     let mut empty = false;
     let mut c_contiguous = true;
-    let capacity = row_major(shape, |dim, stride| {
+    // Packed elements take less than a byte: bounding the element count bounds the bytes.
+    let element_bytes = storage.element_bytes().unwrap_or(1);
+    let capacity = row_major(shape, element_bytes, |dim, stride| {
         let extent = shape[dim];
         if let Some(strides) = strides {
-            // Exact while `stride <= isize::MAX`; a larger one is refused below.
+            // Exact: `stride <= isize::MAX`.
             c_contiguous &= extent == 1 || strides[dim] == stride as i64;
         }
         empty |= extent == 0;
@@ -280,17 +294,12 @@ fn measure(
         extent @ ..=-1 => ImportError::NegativeExtent { dim, extent },
         extent => ImportError::SizeOverflow { dim, extent },
     })?;
-    // Packed elements take less than a byte: bounding the element count bounds the bytes.
-    let element_bytes = storage.element_bytes().unwrap_or(1);
-    let bytes = match capacity.checked_mul(element_bytes) {
-        Some(bytes) if bytes <= isize::MAX as usize => bytes,
-        _ => return Err(size_overflow(shape, element_bytes)),
-    };
     let elements = if empty { 0 } else { capacity };
     Ok(Measured {
         elements,
         byte_size: match storage.is_packed() {
-            false if !empty => bytes,
+            // Checked by `row_major`.
+            false if !empty => capacity * element_bytes,
             // Fits: at most `elements` bytes.
             _ => storage.bytes_for(elements).unwrap_or(0),
         },
@@ -300,15 +309,25 @@ fn measure(
 
 /// The compact row-major strides, last dimension first: `visit(dim, stride)` with the product of
 /// the later extents, zeros counted as one (NumPy's convention). Returns the product of all the
-/// extents (zeros as one), or the first dimension whose extent is negative or makes the product
-/// overflow `usize`. The one home of the compact-strides rule.
+/// extents (zeros as one), or the first dimension whose extent is negative or makes the product,
+/// times `unit` bytes, exceed `isize::MAX`. The one home of the compact-strides rule.
 #[inline(always)]
-fn row_major(shape: &[i64], mut visit: impl FnMut(usize, usize)) -> Result<usize, usize> {
+fn row_major(
+    shape: &[i64],
+    unit: usize,
+    mut visit: impl FnMut(usize, usize),
+) -> Result<usize, usize> {
     let mut capacity: usize = 1;
+    let mut bytes = unit;
     for dim in (0..shape.len()).rev() {
         visit(dim, capacity);
-        let count = usize::try_from(shape[dim]).map_err(|_| dim)?;
-        capacity = capacity.checked_mul(count.max(1)).ok_or(dim)?;
+        let count = usize::try_from(shape[dim]).map_err(|_| dim)?.max(1);
+        bytes = bytes
+            .checked_mul(count)
+            .filter(|&bytes| bytes <= isize::MAX as usize)
+            .ok_or(dim)?;
+        // At most `bytes` (`unit >= 1`): no overflow.
+        capacity *= count;
     }
     Ok(capacity)
 }
@@ -318,7 +337,7 @@ fn row_major(shape: &[i64], mut visit: impl FnMut(usize, usize)) -> Result<usize
 #[inline(always)]
 pub(crate) fn write_row_major(shape: &[i64], mut write: impl FnMut(usize, i64)) {
     let mut stride: i64 = 1;
-    let done = row_major(shape, |dim, s| {
+    let done = row_major(shape, 1, |dim, s| {
         stride = s as i64;
         write(dim, stride);
     });
@@ -328,27 +347,6 @@ pub(crate) fn write_row_major(shape: &[i64], mut write: impl FnMut(usize, i64)) 
             stride = stride.wrapping_mul(shape[dim + 1].max(1));
             write(dim, stride);
         }
-    }
-}
-
-/// The [`ImportError::SizeOverflow`] of a shape whose bytes do not fit in `isize`: the first
-/// dimension, from the last, at which they stop fitting.
-#[cold]
-#[inline(never)]
-fn size_overflow(shape: &[i64], element_bytes: usize) -> ImportError {
-    let mut bytes = element_bytes;
-    for dim in (0..shape.len()).rev() {
-        let extent = shape[dim];
-        let count = usize::try_from(extent).unwrap_or(usize::MAX).max(1);
-        match bytes.checked_mul(count) {
-            Some(b) if b <= isize::MAX as usize => bytes = b,
-            _ => return ImportError::SizeOverflow { dim, extent },
-        }
-    }
-    // Unreachable for a shape `measure` refused; total anyway.
-    ImportError::SizeOverflow {
-        dim: 0,
-        extent: shape.first().copied().unwrap_or(0),
     }
 }
 
@@ -409,47 +407,6 @@ fn start_address(t: &DLTensor) -> Result<usize, ImportError> {
     };
     let offset = usize::try_from(t.byte_offset).map_err(|_| overflow)?;
     (t.data as usize).checked_add(offset).ok_or(overflow)
-}
-
-/// The reach of a non-empty compact tensor, `[start, start + byte_size)`, must end inside the
-/// address space. Explicit strides get the walk's error (the walk fails exactly when this does).
-#[inline(always)]
-fn check_compact_reach(
-    start: usize,
-    shape: &[i64],
-    strides: Option<&[i64]>,
-    storage: Storage,
-    byte_size: usize,
-) -> Result<(), ImportError> {
-    // `byte_size >= 1` for a non-empty tensor: the last byte must have an address.
-    if start.checked_add(byte_size - 1).is_some() {
-        return Ok(());
-    }
-    Err(compact_overflow(start, shape, strides, storage, byte_size))
-}
-
-#[cold]
-#[inline(never)]
-fn compact_overflow(
-    start: usize,
-    shape: &[i64],
-    strides: Option<&[i64]>,
-    storage: Storage,
-    byte_size: usize,
-) -> ImportError {
-    let address_overflow = ImportError::AddressOverflow {
-        address: start,
-        byte_size,
-    };
-    match strides {
-        Some(strides) if !strides.is_empty() => {
-            match walk(shape, strides, storage, in_address_space(start)) {
-                Err(dim) => strides_overflow(dim, strides),
-                Ok(_) => address_overflow,
-            }
-        }
-        _ => address_overflow,
-    }
 }
 
 fn strides_overflow(dim: usize, strides: &[i64]) -> ImportError {
@@ -559,7 +516,7 @@ pub(crate) fn reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i12
 #[inline]
 pub(crate) fn row_major_stride(shape: &[i64], dim: usize) -> i64 {
     let mut out = 1;
-    let _ = row_major(shape, |d, stride| {
+    let _ = row_major(shape, 1, |d, stride| {
         if d == dim {
             out = stride as i64;
         }
