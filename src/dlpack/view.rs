@@ -702,9 +702,12 @@ pub struct Elements<'a, T> {
     /// order (C-contiguous).
     strides: &'a [i64],
     /// The odometer: the index of the next element (strided tensors only).
-    index: [i64; MAX_NDIM],
-    /// Offset of the next element from `start`, in elements.
-    offset: i64,
+    index: [usize; MAX_NDIM],
+    /// Offset of the next element from `start`, in elements. Computed modulo the address width
+    /// (wrapping, the strides truncated to it): every in-bounds offset lies within the validated
+    /// reach, inside the address space, so the result is exact. On 32-bit targets the odometer
+    /// costs half the code it costs in `i64`.
+    offset: isize,
     remaining: usize,
     _data: PhantomData<&'a [T]>,
 }
@@ -735,7 +738,7 @@ impl<T> Elements<'_, T> {
         if self.remaining == 0 {
             return None;
         }
-        let at = self.start.wrapping_offset(self.offset as isize);
+        let at = self.start.wrapping_offset(self.offset);
         self.remaining -= 1;
         if self.strides.is_empty() {
             // Memory order: the next element follows (C-contiguous, or 0-d).
@@ -746,12 +749,19 @@ impl<T> Elements<'_, T> {
         // any stride, added and removed again at once.
         let dims = self.shape.iter().zip(self.strides).zip(&mut self.index);
         for ((&extent, &stride), index) in dims.rev() {
+            // Modular, as `offset` says: truncating keeps the value modulo the address width.
+            let stride = stride as isize;
             *index += 1;
             self.offset = self.offset.wrapping_add(stride);
-            if *index < extent {
+            // A validated extent is at least the index, and fits `usize` (the element count does).
+            if usize::try_from(extent).is_ok_and(|extent| *index < extent) {
                 break;
             }
-            self.offset = self.offset.wrapping_sub(stride.wrapping_mul(extent));
+            // Back to the start of the dimension: `index` (its extent) steps of `stride` taken,
+            // undone modulo the address width.
+            self.offset = self
+                .offset
+                .wrapping_sub(stride.wrapping_mul(*index as isize));
             *index = 0;
         }
         Some(at)

@@ -402,11 +402,18 @@ impl Strided {
 
 /// Up to 3 dimensions of extent 0..5 (rarely 0) whose elements lie in the buffer: random strides of
 /// either sign (zero and interleaving ones too), compact row-major strides given explicitly
-/// (the memory-order fast path; extent-1 dimensions with any stride), or NULL strides.
+/// (the memory-order fast path; extent-1 dimensions with any stride), or NULL strides. An
+/// extent-1 dimension's stride is sometimes `i64::MIN` or `i64::MAX`: the odometer adds and
+/// removes it, wrapping.
 fn strided() -> impl Strategy<Value = Strided> {
     let extent = prop_oneof![9 => 1i64..5, 1 => Just(0i64)];
+    let stride = prop_oneof![8 => -6i64..7, 1 => Just(i64::MIN), 1 => Just(i64::MAX)];
+    let dim = (extent, stride).prop_map(|(extent, stride)| match extent {
+        1 => (extent, stride),
+        _ => (extent, stride.clamp(-6, 6)),
+    });
     (
-        prop::collection::vec((extent, -6i64..7), 0..=3),
+        prop::collection::vec(dim, 0..=3),
         prop_oneof![3 => Just(0usize), 1 => Just(1), 1 => Just(2)],
         0usize..BUFFER,
     )
