@@ -67,7 +67,10 @@ impl Storage {
             dtype.code,
             kDLFloat4_e2m1fn | kDLFloat6_e2m3fn | kDLFloat6_e3m2fn
         );
-        if dtype.lanes != 1 || dtype.bits == 0 || dtype.bits % 8 != 0 || fixed_width {
+        // `lanes == 1`, `bits % 8 == 0` and `bits != 0`, on the three fields as one word (two
+        // masked compares).
+        let word = (dtype.lanes as u32) << 16 | (dtype.bits as u32) << 8;
+        if word & 0xFFFF_0700 != 0x0001_0000 || word & 0xFF00 == 0 || fixed_width {
             return None;
         }
         // Lossless widening.

@@ -143,10 +143,12 @@ unsafe fn accept_compact(
             elements
         }
     };
-    let byte_size = elements.checked_mul(element_bytes)?;
-    if byte_size > isize::MAX as usize || t.data.is_null() {
+    // An element is at most 31 bytes (255 bits): below this many elements, the bytes fit in
+    // `isize` (no multiply to check).
+    if elements > isize::MAX as usize / 32 || t.data.is_null() {
         return None;
     }
+    let byte_size = elements * element_bytes;
     let start = (t.data as usize).checked_add(usize::try_from(t.byte_offset).ok()?)?;
     // `byte_size >= 1`: the last byte must have an address.
     start.checked_add(byte_size - 1)?;
