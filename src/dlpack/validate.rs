@@ -414,7 +414,8 @@ fn start_address(t: &DLTensor) -> Result<usize, ImportError> {
 fn strides_overflow(dim: usize, strides: &[i64]) -> ImportError {
     ImportError::StridesOverflow {
         dim,
-        stride: strides[dim],
+        // `walk` names a dimension it walked: never the default.
+        stride: strides.get(dim).copied().unwrap_or(0),
     }
 }
 
@@ -453,6 +454,7 @@ const MAX_REACH: Offset = 1 << (usize::BITS + 6);
 /// `2 * MAX_REACH`; bytes are computed only within `MAX_REACH`, and an element is at most 2^21
 /// bytes. A step that far leaves the address space whatever the storage (every element is at
 /// least one bit), so the dimension refused is the one the exact sum would refuse.
+#[inline(always)]
 fn walk(
     shape: &[i64],
     strides: &[i64],

@@ -651,9 +651,9 @@ impl<'a> TensorView<'a> {
 }
 
 /// Why `typed_ptr` refused before the alignment check. Takes the fields by value, so that the
-/// view need not be in memory on the path that does not refuse.
-#[cold]
-#[inline(never)]
+/// view need not be in memory on the path that does not refuse; inlined, so that a caller that
+/// maps errors to codes keeps only the checks (on small targets).
+#[inline]
 fn refusal<T: Element>(device: DLDevice, flags: DLPackFlags, found: DLDataType) -> AccessError {
     if !device.device_type.is_host_accessible() {
         AccessError::NotHostAccessible { device }
