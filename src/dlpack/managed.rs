@@ -485,13 +485,36 @@ impl<M: ManagedStruct> ManagedTensor<M> {
                 return Err(ImportError::UnsupportedVersion { found });
             }
         }
-        // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by the
-        // caller's contract, stays unwritten while we own it.
-        let tensor = unsafe { M::dl_tensor(ptr) };
-        // SAFETY: as above.
-        let flags = unsafe { M::flags(ptr) };
+        #[cfg(feature = "fast-path")]
+        {
+            // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by the
+            // caller's contract, stays unwritten while we own it.
+            let tensor = unsafe { M::dl_tensor(ptr) };
+            // SAFETY: as above.
+            let flags = unsafe { M::flags(ptr) };
+            // SAFETY: `shape` and `strides` follow the rules validation needs (caller).
+            if let Some(meta) = unsafe { validate::accept_compact(tensor, version, flags) } {
+                return Ok(meta);
+            }
+        }
+        // SAFETY: major 1 (or legacy), as above; the rest is the caller's contract.
+        unsafe { Self::check_in_full(ptr) }
+    }
+
+    /// [`check`](Self::check) after its fast path, all of it again: out of line where there is
+    /// a fast path, and given only the pointer, so that the fast path keeps nothing in memory for
+    /// it.
+    ///
+    /// # Safety
+    /// As for [`check`](Self::check).
+    #[cfg_attr(feature = "fast-path", cold, inline(never))]
+    #[cfg_attr(not(feature = "fast-path"), inline(always))]
+    unsafe fn check_in_full(ptr: NonNull<M>) -> Result<Meta, ImportError> {
+        // SAFETY: as in `check`, which read the same fields and found major 1 (or legacy).
+        let (version, tensor, flags) =
+            unsafe { (M::version(ptr), M::dl_tensor(ptr), M::flags(ptr)) };
         // SAFETY: `shape` and `strides` follow the rules `validate` needs (caller).
-        unsafe { validate::validate(tensor, version, flags) }
+        unsafe { validate::validate_in_full(tensor, version, flags) }
     }
 
     /// Wraps a struct this crate built and whose description it already validated.

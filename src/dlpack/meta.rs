@@ -186,7 +186,14 @@ impl Meta {
     /// Bytes the elements occupy stored compactly (validated to fit in `isize`).
     #[inline(always)]
     pub(crate) fn byte_size(&self) -> usize {
-        self.storage().bytes_for(self.elements).unwrap_or(0)
+        match self.storage().element_bytes() {
+            // Validated to fit: no check to repeat.
+            Some(size) => {
+                debug_assert!(self.elements.checked_mul(size).is_some());
+                self.elements.wrapping_mul(size)
+            }
+            None => self.storage().bytes_for(self.elements).unwrap_or(0),
+        }
     }
 
     #[inline(always)]

@@ -68,6 +68,21 @@ pub(crate) unsafe fn validate(
     }
 }
 
+/// Validation of what [`accept_compact`] leaves (or of anything): [`validate_with`] with its
+/// fast path for the reach, inline.
+///
+/// # Safety
+/// As for [`validate`].
+#[inline(always)]
+pub(crate) unsafe fn validate_in_full(
+    t: &DLTensor,
+    version: Option<DLPackVersion>,
+    flags: DLPackFlags,
+) -> Result<Meta, ImportError> {
+    // SAFETY: forwarded from the caller.
+    unsafe { validate_with::<true>(t, version, flags) }
+}
+
 /// [`validate_with`] with its fast path, out of line: what [`accept_compact`] leaves.
 ///
 /// # Safety
@@ -95,7 +110,7 @@ unsafe fn validate_out_of_line(
 /// As for [`validate`].
 #[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
 #[inline(always)]
-unsafe fn accept_compact(
+pub(crate) unsafe fn accept_compact(
     t: &DLTensor,
     version: Option<DLPackVersion>,
     flags: DLPackFlags,
