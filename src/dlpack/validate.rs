@@ -170,12 +170,13 @@ pub(crate) unsafe fn accept_compact(
     Some(Meta::new(elements, storage, true, t.device, flags))
 }
 
-/// `stride * extent` for an extent of at least 1 and a stride of at least 1, when it fits in
-/// `i64`: the row-major stride of the dimension before.
+/// `stride * extent` for an extent of at least 1, when it fits in `i64`: the row-major stride of
+/// the dimension before. (The strides need no sign check: the last is 1 and each other must
+/// equal such a product, so all are positive where all are accepted.)
 #[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
 #[inline(always)]
 fn row_major_step(extent: i64, stride: i64) -> Option<i64> {
-    if extent < 1 || stride < 1 {
+    if extent < 1 {
         return None;
     }
     stride.checked_mul(extent)
