@@ -511,8 +511,11 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     #[cfg_attr(not(feature = "fast-path"), inline(always))]
     unsafe fn check_in_full(ptr: NonNull<M>) -> Result<Meta, ImportError> {
         // SAFETY: as in `check`, which read the same fields and found major 1 (or legacy).
-        let (version, tensor, flags) =
-            unsafe { (M::version(ptr), M::dl_tensor(ptr), M::flags(ptr)) };
+        let version = unsafe { M::version(ptr) };
+        // SAFETY: as above.
+        let tensor = unsafe { M::dl_tensor(ptr) };
+        // SAFETY: as above.
+        let flags = unsafe { M::flags(ptr) };
         // SAFETY: `shape` and `strides` follow the rules `validate` needs (caller).
         unsafe { validate::validate_in_full(tensor, version, flags) }
     }

@@ -145,24 +145,23 @@ pub(crate) unsafe fn accept_compact(
                     return None;
                 }
             }
-            usize::try_from(row_major_step(shape[0], strides[0])?).ok()?
+            row_major_step(shape[0], strides[0])?
         }
         None => {
-            let mut elements: usize = 1;
+            let mut elements: i64 = 1;
             for &extent in shape.iter().rev() {
-                if extent < 1 {
-                    return None;
-                }
-                elements = elements.checked_mul(usize::try_from(extent).ok()?)?;
+                elements = row_major_step(extent, elements)?;
             }
             elements
         }
     };
-    // An element is at most 31 bytes (255 bits): below this many elements, the bytes fit in
-    // `isize` (no multiply to check).
-    if elements > isize::MAX as usize / 32 || t.data.is_null() {
+    // An element is at most 31 bytes (255 bits): up to this many elements, the bytes fit in
+    // `isize` (no multiply to check). One range check, which also finds a negative product.
+    const MOST: i64 = (isize::MAX / 32) as i64;
+    if !(1..=MOST).contains(&elements) || t.data.is_null() {
         return None;
     }
+    let elements = usize::try_from(elements).ok()?;
     let byte_size = elements * element_bytes;
     let start = (t.data as usize).checked_add(usize::try_from(t.byte_offset).ok()?)?;
     // `byte_size >= 1`: the last byte must have an address.
@@ -231,13 +230,11 @@ unsafe fn validate_with<const FAST: bool>(
         Some(unsafe { i64_array(t.strides, n) })
     };
     let measured = measure(shape, strides, storage, |_, _| {})?;
-    if strides.is_none() && n > 0 {
-        if !strides_may_be_null(version) {
-            return Err(ImportError::NullStrides {
-                ndim: t.ndim,
-                version: version.unwrap_or(DLPackVersion::CURRENT),
-            });
-        }
+    if strides.is_none() && n > 0 && !strides_may_be_null(version) {
+        return Err(ImportError::NullStrides {
+            ndim: t.ndim,
+            version: version.unwrap_or(DLPackVersion::CURRENT),
+        });
     }
     let start = start_address(t)?;
     let elements = measured.elements;
@@ -515,6 +512,10 @@ fn element_offsets(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (Offs
 }
 
 /// [`element_offsets`], as `i128`.
+#[allow(
+    clippy::useless_conversion,
+    reason = "the identity where `Offset` is `i128`"
+)]
 pub(crate) fn element_reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
     let (low, high) = element_offsets(shape, strides, meta);
     (low.into(), high.into())
@@ -522,6 +523,10 @@ pub(crate) fn element_reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta)
 
 /// The bytes `[first, end)` that the elements of a validated, non-empty tensor reach, counted
 /// from its first element (`data + byte_offset`): `[0, byte_size)` when compact.
+#[allow(
+    clippy::useless_conversion,
+    reason = "the identity where `Offset` is `i128`"
+)]
 pub(crate) fn reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
     if meta.is_c_contiguous() {
         return (0, meta.byte_size() as i128);

@@ -164,6 +164,10 @@ const STRIDES: [i64; 10] = [0, 1, 2, 3, -1, -3, 6, 1 << 40, i64::MIN, i64::MAX];
 /// same offsets, as the exact sum in `i128` with the bound of 64-bit targets, for every address
 /// this target has: run on i686 (and under Miri there) it checks the narrow walk.
 #[test]
+#[allow(
+    clippy::useless_conversion,
+    reason = "the identity where `Offset` is `i128`"
+)]
 fn the_walk_agrees_with_an_exact_wide_walk() {
     /// The walk in `i128`, exact: every product and sum fits.
     fn exact(
