@@ -225,7 +225,7 @@ fn the_walk_agrees_with_an_exact_wide_walk() {
         i64::MAX,
     ];
     let addresses = [0usize, 0x1000, usize::MAX / 2, usize::MAX - 64];
-    let cases = if cfg!(miri) { 2_000 } else { 50_000 };
+    let cases = if cfg!(miri) { 300 } else { 50_000 };
     let mut accepted = 0;
     for _ in 0..cases {
         let ndim = 1 + (rng.next() % 4) as usize;
@@ -244,8 +244,105 @@ fn the_walk_agrees_with_an_exact_wide_walk() {
     );
 }
 
+/// The common tensors the fast path is for: it accepts each (unless its NULL strides are not
+/// allowed for its version), with exactly what full validation returns; and it leaves to full
+/// validation the same tensors made empty, strided or of sub-byte elements.
+#[test]
+fn the_fast_path_takes_the_common_tensors() {
+    let shapes: [&[i64]; 6] = [&[1], &[7], &[2, 3], &[1, 5], &[3, 1, 2], &[2, 2, 2, 2]];
+    let dtypes = [
+        dtype(kDLFloat, 32, 1),
+        dtype(kDLInt, 8, 1),
+        dtype(kDLUInt, 16, 1),
+    ];
+    let versions = [
+        None,
+        Some(DLPackVersion { major: 1, minor: 1 }),
+        Some(DLPackVersion::CURRENT),
+    ];
+    let mut taken = 0;
+    for shape in shapes {
+        let compact: alloc::vec::Vec<i64> = (0..shape.len())
+            .map(|dim| row_major_stride(shape, dim))
+            .collect();
+        let mut strided = compact.clone();
+        strided[0] *= 2;
+        let mut empty = shape.to_vec();
+        empty[0] = 0;
+        for (dtype, version, null_strides) in dtypes
+            .iter()
+            .flat_map(|&d| versions.iter().map(move |&v| (d, v)))
+            .flat_map(|(d, v)| [(d, v, false), (d, v, true)])
+        {
+            let t = DLTensor {
+                data: core::ptr::null_mut::<u8>().wrapping_add(0x1000).cast(),
+                device: DLDevice {
+                    device_type: kDLCPU,
+                    device_id: 0,
+                },
+                ndim: shape.len() as i32,
+                dtype,
+                shape: shape.as_ptr().cast_mut(),
+                strides: if null_strides {
+                    core::ptr::null_mut()
+                } else {
+                    compact.as_ptr().cast_mut()
+                },
+                byte_offset: 8,
+            };
+            let flags = DLPackFlags::empty();
+            // SAFETY: `shape` and `strides` hold `ndim` values and outlive the calls.
+            let (fast, full) = unsafe {
+                (
+                    accept_compact(&t, version, flags),
+                    validate_full(&t, version, flags),
+                )
+            };
+            if null_strides && !strides_may_be_null(version) {
+                assert_eq!(fast, None, "{shape:?} {version:?}");
+                continue;
+            }
+            assert_eq!(fast.map(Ok), Some(full), "{shape:?} {dtype:?} {version:?}");
+            taken += 1;
+            // Left to full validation: empty, strided, packed bits.
+            let strided_t = DLTensor {
+                strides: strided.as_ptr().cast_mut(),
+                ..t
+            };
+            let empty_t = DLTensor {
+                shape: empty.as_ptr().cast_mut(),
+                ..t
+            };
+            let bits_t = DLTensor {
+                dtype: dtype_of_bits(4),
+                ..t
+            };
+            for left in [&empty_t, &bits_t]
+                .into_iter()
+                .chain((shape[0] > 1).then_some(&strided_t))
+            {
+                // SAFETY: as above.
+                assert_eq!(
+                    unsafe { accept_compact(left, version, flags) },
+                    None,
+                    "{left:?}"
+                );
+            }
+        }
+    }
+    assert_eq!(taken, 6 * 3 * 5);
+}
+
+fn dtype_of_bits(bits: u8) -> DLDataType {
+    dtype(kDLUInt, bits, 1)
+}
+
 /// The fast path's storage rule agrees with the full one wherever it answers.
 #[test]
+#[cfg_attr(
+    miri,
+    ignore = "arithmetic only, 2 million cases; the native runs cover it"
+)]
 fn whole_byte_storage_agrees_with_the_full_rule() {
     let mut answered = 0;
     for code in 0..=u8::MAX {
@@ -279,7 +376,7 @@ fn whole_byte_storage_agrees_with_the_full_rule() {
 #[test]
 fn the_fast_paths_agree_with_full_validation() {
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
-    let cases = if cfg!(miri) { 1_000 } else { 30_000 };
+    let cases = if cfg!(miri) { 300 } else { 30_000 };
     let dtypes = [
         dtype(kDLFloat, 32, 1),
         dtype(kDLInt, 12, 1),
@@ -362,7 +459,7 @@ fn the_fast_paths_agree_with_full_validation() {
     }
     // The generator reaches both sides of every branch.
     assert!(
-        accepted > cases / 20 && contiguous > cases / 50 && common > cases / 300,
+        accepted > cases / 20 && contiguous > cases / 50,
         "{accepted} {contiguous} {common}"
     );
 }
