@@ -375,10 +375,46 @@ pub(crate) fn compact_meta(
     storage: Storage,
     device: DLDevice,
     flags: DLPackFlags,
-    visit: impl FnMut(usize, usize),
+    mut visit: impl FnMut(usize, usize),
 ) -> Result<Meta, ImportError> {
+    #[cfg(feature = "fast-path")]
+    if let Some(meta) = compact_meta_fast(shape, storage, device, flags, &mut visit) {
+        return Ok(meta);
+    }
     let measured = measure(shape, None, storage, visit)?;
     Ok(Meta::new(measured.elements, storage, true, device, flags))
+}
+
+/// [`compact_meta`] for the common shape, with no error to build: every extent at least 1, and
+/// elements of whole bytes. One checked multiply per dimension, and the bytes bounded by a
+/// division by the element's size (a constant for an export's element type). `None` for any other
+/// shape, valid or not, which `compact_meta` decides, visiting every dimension again. Where it
+/// answers, it returns what `compact_meta` returns and visits the same strides (a unit test and
+/// the fuzz property check it).
+#[cfg(feature = "alloc")]
+#[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
+#[inline(always)]
+pub(crate) fn compact_meta_fast(
+    shape: &[i64],
+    storage: Storage,
+    device: DLDevice,
+    flags: DLPackFlags,
+    mut visit: impl FnMut(usize, usize),
+) -> Option<Meta> {
+    let element_bytes = storage.element_bytes()?;
+    let mut elements: usize = 1;
+    for (dim, &extent) in shape.iter().enumerate().rev() {
+        visit(dim, elements);
+        if extent < 1 {
+            return None;
+        }
+        elements = elements.checked_mul(usize::try_from(extent).ok()?)?;
+    }
+    // `element_bytes >= 1` for a valid storage; `max` spares the division a zero.
+    if elements > isize::MAX as usize / element_bytes.max(1) {
+        return None;
+    }
+    Some(Meta::new(elements, storage, true, device, flags))
 }
 
 /// Bytes a compact (row-major, no gaps) tensor of `shape` and `dtype` occupies under `flags`:

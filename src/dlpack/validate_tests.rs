@@ -383,6 +383,8 @@ fn the_fast_paths_agree_with_full_validation() {
     ];
     let addresses = [0usize, 0x1000, usize::MAX / 2, usize::MAX - 64, usize::MAX];
     let (mut accepted, mut contiguous, mut common) = (0, 0, 0);
+    #[cfg_attr(not(feature = "alloc"), allow(unused_mut))]
+    let mut exports_fast = 0;
     for _ in 0..cases {
         let ndim = (rng.next() % 5) as usize;
         let shape: alloc::vec::Vec<i64> = (0..ndim).map(|_| rng.pick(&EXTENTS)).collect();
@@ -438,6 +440,22 @@ fn the_fast_paths_agree_with_full_validation() {
         #[cfg(feature = "alloc")]
         if let Ok(storage) = Storage::of(t.dtype, flags) {
             let exported = compact_meta(&shape, storage, t.device, flags, |_, _| {});
+            // The export's fast path, where it answers: the same result and the same strides
+            // visited as the full pass.
+            let mut fast_strides = alloc::vec![0usize; shape.len()];
+            let mut full_strides = alloc::vec![0usize; shape.len()];
+            let fast = compact_meta_fast(&shape, storage, t.device, flags, |dim, stride| {
+                fast_strides[dim] = stride;
+            });
+            let full = measure(&shape, None, storage, |dim, stride| {
+                full_strides[dim] = stride
+            })
+            .map(|m| Meta::new(m.elements, storage, true, t.device, flags));
+            if let Some(meta) = fast {
+                assert_eq!(Ok(meta), full, "{shape:?}");
+                assert_eq!(fast_strides, full_strides, "{shape:?}");
+                exports_fast += 1;
+            }
             let written = DLTensor {
                 data: core::ptr::null_mut::<u8>().wrapping_add(0x1000).cast(),
                 strides: strides.as_ptr().cast_mut(),
@@ -453,7 +471,9 @@ fn the_fast_paths_agree_with_full_validation() {
     }
     // The generator reaches both sides of every branch.
     assert!(
-        accepted > cases / 20 && contiguous > cases / 50,
-        "{accepted} {contiguous} {common}"
+        accepted > cases / 20
+            && contiguous > cases / 50
+            && (exports_fast > cases / 50 || !cfg!(feature = "alloc")),
+        "{accepted} {contiguous} {common} {exports_fast}"
     );
 }
