@@ -375,7 +375,7 @@ pub(crate) fn compact_meta(
     storage: Storage,
     device: DLDevice,
     flags: DLPackFlags,
-    mut visit: impl FnMut(usize, usize),
+    #[cfg_attr(not(feature = "fast-path"), allow(unused_mut))] mut visit: impl FnMut(usize, usize),
 ) -> Result<Meta, ImportError> {
     #[cfg(feature = "fast-path")]
     if let Some(meta) = compact_meta_fast(shape, storage, device, flags, &mut visit) {
