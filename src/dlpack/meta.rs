@@ -4,7 +4,8 @@
 use super::validate::Offset;
 use super::ImportError;
 use crate::raw::{
-    kDLFloat4_e2m1fn, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn, DLDataType, DLDevice, DLPackFlags,
+    kDLFloat4_e2m1fn, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn, DLDataType, DLDataTypeCode, DLDevice,
+    DLPackFlags,
 };
 
 /// Flag bits DLPack 1.3 defines; typed access refuses any other.
@@ -34,11 +35,7 @@ impl Storage {
         if dtype.bits == 0 {
             return Err(ImportError::ZeroBits { dtype });
         }
-        let fixed = match dtype.code {
-            kDLFloat4_e2m1fn => 4,
-            kDLFloat6_e2m3fn | kDLFloat6_e3m2fn => 6,
-            _ => 0,
-        };
+        let fixed = Self::fixed_bits(dtype.code);
         if fixed != 0 && dtype.bits != fixed {
             return Err(ImportError::SubByteBits {
                 dtype,
@@ -56,6 +53,17 @@ impl Storage {
         )
     }
 
+    /// The one width the spec allows a fixed-width sub-byte code (FP4: 4 bits, FP6: 6), or 0
+    /// for a code of any width.
+    #[inline(always)]
+    const fn fixed_bits(code: DLDataTypeCode) -> u8 {
+        match code {
+            kDLFloat4_e2m1fn => 4,
+            kDLFloat6_e2m3fn | kDLFloat6_e3m2fn => 6,
+            _ => 0,
+        }
+    }
+
     /// [`of`](Self::of) for the common dtypes alone, under any flags: one lane of whole bytes
     /// and none of the fixed-width sub-byte codes. `None` for every other dtype, valid or not,
     /// which `of` decides. Validation's fast path asks this, for fewer instructions than `of`; a
@@ -63,14 +71,13 @@ impl Storage {
     #[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
     #[inline(always)]
     pub(crate) const fn of_whole_bytes(dtype: DLDataType) -> Option<Self> {
-        let fixed_width = matches!(
-            dtype.code,
-            kDLFloat4_e2m1fn | kDLFloat6_e2m3fn | kDLFloat6_e3m2fn
-        );
         // `lanes == 1`, `bits % 8 == 0` and `bits != 0`, on the three fields as one word (two
         // masked compares).
         let word = (dtype.lanes as u32) << 16 | (dtype.bits as u32) << 8;
-        if word & 0xFFFF_0700 != 0x0001_0000 || word & 0xFF00 == 0 || fixed_width {
+        if word & 0xFFFF_0700 != 0x0001_0000 || word & 0xFF00 == 0 {
+            return None;
+        }
+        if Self::fixed_bits(dtype.code) != 0 {
             return None;
         }
         // Lossless widening.
@@ -213,7 +220,7 @@ impl Meta {
         self.has(Self::READABLE)
     }
 
-    /// See the field.
+    /// See [`Meta::EXCLUSIVE`].
     #[inline(always)]
     pub(crate) fn is_exclusive(&self) -> bool {
         self.has(Self::EXCLUSIVE)
@@ -227,7 +234,7 @@ impl Meta {
         self.with(Self::EXCLUSIVE, exclusive)
     }
 
-    /// See the field.
+    /// See [`Meta::TRACKED`].
     #[inline(always)]
     pub(crate) fn is_tracked(&self) -> bool {
         self.has(Self::TRACKED)

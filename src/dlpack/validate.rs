@@ -64,7 +64,7 @@ pub(crate) unsafe fn validate(
     // SAFETY: forwarded from the caller.
     #[cfg(not(feature = "fast-path"))]
     unsafe {
-        validate_with::<true>(t, version, flags)
+        validate_in_full(t, version, flags)
     }
 }
 
@@ -83,7 +83,7 @@ pub(crate) unsafe fn validate_in_full(
     unsafe { validate_with::<true>(t, version, flags) }
 }
 
-/// [`validate_with`] with its fast path, out of line: what [`accept_compact`] leaves.
+/// [`validate_in_full`] out of line: what [`accept_compact`] leaves.
 ///
 /// # Safety
 /// As for [`validate`].
@@ -96,7 +96,7 @@ unsafe fn validate_out_of_line(
     flags: DLPackFlags,
 ) -> Result<Meta, ImportError> {
     // SAFETY: forwarded from the caller.
-    unsafe { validate_with::<true>(t, version, flags) }
+    unsafe { validate_in_full(t, version, flags) }
 }
 
 /// The common case, accepted in one pass with no error to build: `1 <= ndim <= MAX_NDIM`, an

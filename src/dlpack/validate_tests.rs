@@ -69,6 +69,37 @@ fn storage_refuses_what_the_spec_forbids_and_sizes_that_overflow() {
     assert_eq!(storage(kDLUInt, 7, 1).bytes_for(usize::MAX), None);
 }
 
+/// `SizeOverflow` names the first dimension, from the last, at which the extents from there to
+/// the last stop fitting `isize` in bytes (as its documentation says), and a shape's first fault
+/// from the last dimension is the one reported: a negative extent met later is not.
+#[test]
+fn the_size_error_names_the_first_dimension_from_the_last_that_overflows() {
+    let f64s = dtype(kDLFloat, 64, 1);
+    let none = DLPackFlags::empty();
+    let overflow = |dim, extent| Err(ImportError::SizeOverflow { dim, extent });
+    // 8 * 2^61 bytes already leave `isize` at the last dimension (its element count fits).
+    assert_eq!(
+        compact_byte_size(&[1 << 61, 1 << 61], f64s, none),
+        overflow(1, 1 << 61)
+    );
+    assert_eq!(
+        compact_byte_size(&[-1, 1 << 62], f64s, none),
+        overflow(1, 1 << 62)
+    );
+    assert_eq!(
+        compact_byte_size(&[-1, 4], f64s, none),
+        Err(ImportError::NegativeExtent { dim: 0, extent: -1 })
+    );
+    // The largest that fits: isize::MAX bytes of bytes.
+    let most = i64::try_from(isize::MAX).unwrap();
+    let u8s = dtype(kDLUInt, 8, 1);
+    assert_eq!(
+        compact_byte_size(&[1, most], u8s, none),
+        Ok(isize::MAX as usize)
+    );
+    assert_eq!(compact_byte_size(&[2, most], u8s, none), overflow(0, 2));
+}
+
 #[test]
 fn byte_ranges_of_packed_elements_cover_partial_bytes() {
     let fp4 = storage(kDLFloat4_e2m1fn, 4, 1);

@@ -630,10 +630,7 @@ impl<'a> TensorView<'a> {
 
     #[cold]
     fn dtype_mismatch<T: Element>(&self) -> AccessError {
-        AccessError::DtypeMismatch {
-            requested: T::DTYPE,
-            found: self.tensor.dtype,
-        }
+        dtype_mismatch::<T>(self.tensor.dtype)
     }
 
     /// The contiguous elements at `start`, after `typed_ptr` and `check_contiguous`.
@@ -660,10 +657,16 @@ fn refusal<T: Element>(device: DLDevice, flags: DLPackFlags, found: DLDataType) 
     } else if !KNOWN_FLAGS.contains(flags) {
         AccessError::UnknownFlags { flags }
     } else {
-        AccessError::DtypeMismatch {
-            requested: T::DTYPE,
-            found,
-        }
+        dtype_mismatch::<T>(found)
+    }
+}
+
+/// The refusal of a `found` dtype other than `T`'s.
+#[inline]
+fn dtype_mismatch<T: Element>(found: DLDataType) -> AccessError {
+    AccessError::DtypeMismatch {
+        requested: T::DTYPE,
+        found,
     }
 }
 
