@@ -296,11 +296,19 @@ cross_build() {
   cargo build -q --target "$target" --no-default-features && cargo build -q --target "$target"
 }
 
+clippy_feature_sets() {
+  cargo clippy -q -p dlpack-abi --lib --tests --no-default-features --features alloc -- -D warnings &&
+    cargo clippy -q -p dlpack-abi --lib --tests --no-default-features --features fast-path -- -D warnings
+}
+
 [ "$listing" -eq 1 ] || setup
 run fmt cargo fmt --all -- --check
 run clippy cargo clippy -q --workspace --all-targets --all-features -- -D warnings
 # c_ulong is u64 on LP64 and u32 on i686: lints that depend on it must hold on both.
 run clippy-i686 cargo clippy -q --target i686-unknown-linux-gnu --all-targets -- -D warnings
+# The core's feature sets between none and all: `alloc` without `fast-path` (what a size-minded
+# user with export picks) and `fast-path` without `alloc`.
+run clippy-feature-sets clippy_feature_sets
 run test-all-features cargo test --workspace --all-features
 run test-no-default-features cargo test --no-default-features
 run test-i686 cargo test --target i686-unknown-linux-gnu

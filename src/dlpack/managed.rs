@@ -324,6 +324,18 @@ struct Owner<M: ManagedStruct> {
     _owns: PhantomData<M>,
 }
 
+/// Refuses a version whose layout this crate does not know (major other than 1); a legacy
+/// struct (`None`) has the one layout there is.
+#[inline(always)]
+fn supported(version: Option<DLPackVersion>) -> Result<(), ImportError> {
+    match version {
+        Some(found) if found.major != crate::raw::DLPACK_MAJOR_VERSION => {
+            Err(ImportError::UnsupportedVersion { found })
+        }
+        _ => Ok(()),
+    }
+}
+
 impl<M: ManagedStruct> Drop for Owner<M> {
     #[inline(always)]
     fn drop(&mut self) {
@@ -478,46 +490,44 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// As for [`from_raw`](Self::from_raw), except that ownership stays with the caller.
     #[inline(always)]
     pub(crate) unsafe fn check(ptr: NonNull<M>) -> Result<Meta, ImportError> {
-        // SAFETY: the caller hands over a live struct; `version` is in the permanent prefix.
-        let version = unsafe { M::version(ptr) };
-        if let Some(found) = version {
-            if found.major != crate::raw::DLPACK_MAJOR_VERSION {
-                return Err(ImportError::UnsupportedVersion { found });
-            }
-        }
         #[cfg(feature = "fast-path")]
         {
-            // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by the
-            // caller's contract, stays unwritten while we own it.
-            let tensor = unsafe { M::dl_tensor(ptr) };
-            // SAFETY: as above.
-            let flags = unsafe { M::flags(ptr) };
-            // SAFETY: `shape` and `strides` follow the rules validation needs (caller).
-            if let Some(meta) = unsafe { validate::accept_compact(tensor, version, flags) } {
-                return Ok(meta);
+            // SAFETY: the caller hands over a live struct; `version` is in the permanent prefix.
+            let version = unsafe { M::version(ptr) };
+            if supported(version).is_ok() {
+                // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by
+                // the caller's contract, stays unwritten while we own it.
+                let tensor = unsafe { M::dl_tensor(ptr) };
+                // SAFETY: as above.
+                let flags = unsafe { M::flags(ptr) };
+                // SAFETY: `shape` and `strides` follow the rules validation needs (caller).
+                if let Some(meta) = unsafe { validate::accept_compact(tensor, version, flags) } {
+                    return Ok(meta);
+                }
             }
         }
-        // SAFETY: major 1 (or legacy), as above; the rest is the caller's contract.
+        // SAFETY: the caller's contract.
         unsafe { Self::check_in_full(ptr) }
     }
 
-    /// [`check`](Self::check) after its fast path, all of it again: out of line where there is
-    /// a fast path, and given only the pointer, so that the fast path keeps nothing in memory for
-    /// it.
+    /// All of [`check`](Self::check), without its fast path: out of line where there is a fast
+    /// path, and given only the pointer, so that the fast path keeps nothing in memory for it.
     ///
     /// # Safety
     /// As for [`check`](Self::check).
     #[cfg_attr(feature = "fast-path", cold, inline(never))]
     #[cfg_attr(not(feature = "fast-path"), inline(always))]
     unsafe fn check_in_full(ptr: NonNull<M>) -> Result<Meta, ImportError> {
-        // SAFETY: as in `check`, which read the same fields and found major 1 (or legacy).
+        // SAFETY: the caller hands over a live struct; `version` is in the permanent prefix.
         let version = unsafe { M::version(ptr) };
-        // SAFETY: as above.
+        supported(version)?;
+        // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by the
+        // caller's contract, stays unwritten while we own it.
         let tensor = unsafe { M::dl_tensor(ptr) };
         // SAFETY: as above.
         let flags = unsafe { M::flags(ptr) };
         // SAFETY: `shape` and `strides` follow the rules `validate` needs (caller).
-        unsafe { validate::validate_in_full(tensor, version, flags) }
+        unsafe { validate::validate_general(tensor, version, flags) }
     }
 
     /// Wraps a struct this crate built and whose description it already validated.

@@ -68,7 +68,7 @@ impl Storage {
     /// and none of the fixed-width sub-byte codes. `None` for every other dtype, valid or not,
     /// which `of` decides. Validation's fast path asks this, for fewer instructions than `of`; a
     /// unit test checks it against `of` for every code and width.
-    #[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
+    #[cfg(any(feature = "fast-path", test, fuzzing))]
     #[inline(always)]
     pub(crate) const fn of_whole_bytes(dtype: DLDataType) -> Option<Self> {
         // `lanes == 1`, `bits % 8 == 0` and `bits != 0`, on the three fields as one word (two
@@ -127,7 +127,8 @@ impl Storage {
 }
 
 /// What validation learnt about a tensor, cached in its owner so that views and typed access
-/// cost nothing: 16 bytes on 64-bit targets.
+/// cost nothing: 16 bytes on 64-bit targets, and on 32-bit ones whose `u64` is 8-aligned (Arm;
+/// 12 on i686).
 ///
 /// The storage and the four facts share one `u64` ([`Meta::new`] computes it whole), so that a
 /// `Meta` is written with two full-width stores and read back with two loads: written field by
@@ -174,13 +175,13 @@ impl Meta {
     }
 
     #[inline(always)]
-    fn has(&self, bit: u64) -> bool {
-        self.word & bit != 0
+    fn has(&self, mask: u64) -> bool {
+        self.word & mask != 0
     }
 
     #[inline(always)]
-    fn with(mut self, bit: u64, set: bool) -> Self {
-        self.word = (self.word & !bit) | self::bit(set, bit);
+    fn with(mut self, mask: u64, set: bool) -> Self {
+        self.word = (self.word & !mask) | bit(set, mask);
         self
     }
 
@@ -196,7 +197,7 @@ impl Meta {
         match self.storage().element_bytes() {
             // Validated to fit: no check to repeat.
             Some(size) => {
-                debug_assert!(self.elements.checked_mul(size).is_some());
+                debug_assert!(self.storage().bytes_for(self.elements).is_some());
                 self.elements.wrapping_mul(size)
             }
             None => self.storage().bytes_for(self.elements).unwrap_or(0),

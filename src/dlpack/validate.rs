@@ -64,17 +64,18 @@ pub(crate) unsafe fn validate(
     // SAFETY: forwarded from the caller.
     #[cfg(not(feature = "fast-path"))]
     unsafe {
-        validate_in_full(t, version, flags)
+        validate_general(t, version, flags)
     }
 }
 
-/// Validation of what [`accept_compact`] leaves (or of anything): [`validate_with`] with its
-/// fast path for the reach, inline.
+/// The general validation, for any tensor (what [`accept_compact`] leaves, or anything):
+/// [`validate_with`] with its shortcut for a contiguous tensor's reach, inline. Not to be confused
+/// with `validate_full`, the reference without any shortcut.
 ///
 /// # Safety
 /// As for [`validate`].
 #[inline(always)]
-pub(crate) unsafe fn validate_in_full(
+pub(crate) unsafe fn validate_general(
     t: &DLTensor,
     version: Option<DLPackVersion>,
     flags: DLPackFlags,
@@ -83,7 +84,7 @@ pub(crate) unsafe fn validate_in_full(
     unsafe { validate_with::<true>(t, version, flags) }
 }
 
-/// [`validate_in_full`] out of line: what [`accept_compact`] leaves.
+/// [`validate_general`] out of line: what [`accept_compact`] leaves.
 ///
 /// # Safety
 /// As for [`validate`].
@@ -96,19 +97,23 @@ unsafe fn validate_out_of_line(
     flags: DLPackFlags,
 ) -> Result<Meta, ImportError> {
     // SAFETY: forwarded from the caller.
-    unsafe { validate_in_full(t, version, flags) }
+    unsafe { validate_general(t, version, flags) }
 }
 
 /// The common case, accepted in one pass with no error to build: `1 <= ndim <= MAX_NDIM`, an
-/// element of whole bytes, every extent at least 1, row-major strides (or NULL ones where
-/// `version` allows them), non-NULL `data`, and `data + byte_offset` plus the bytes inside the
-/// address space. `None` for anything else, valid or not: [`validate_with`] decides. Where it
-/// accepts, it returns exactly what [`validate_with`] returns (a unit test and the fuzz
-/// property `check_fast_paths` check it).
+/// element of whole bytes, every extent at least 1, row-major strides (those of extent-1
+/// dimensions too; or NULL ones where `version` allows them), non-NULL `data`, and
+/// `data + byte_offset` plus the bytes inside the address space. `None` for anything else, valid
+/// or not: [`validate_with`] decides. Where it accepts, it returns exactly what [`validate_with`]
+/// returns (unit tests and the fuzz property `check_fast_paths` check it).
+///
+/// The element count is bounded by `isize::MAX / 32` rather than multiplied out: on 32-bit
+/// targets a tensor of 2^26 elements or more always takes the general validation (the same
+/// result, slower).
 ///
 /// # Safety
 /// As for [`validate`].
-#[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
+#[cfg(any(feature = "fast-path", test, fuzzing))]
 #[inline(always)]
 pub(crate) unsafe fn accept_compact(
     t: &DLTensor,
@@ -155,7 +160,7 @@ pub(crate) unsafe fn accept_compact(
             elements
         }
     };
-    // An element is at most 31 bytes (255 bits): up to this many elements, the bytes fit in
+    // An element is at most 31 bytes (248 bits): up to this many elements, the bytes fit in
     // `isize` (no multiply to check). One range check, which also finds a negative product.
     const MOST: i64 = (isize::MAX / 32) as i64;
     if !(1..=MOST).contains(&elements) || t.data.is_null() {
@@ -172,7 +177,7 @@ pub(crate) unsafe fn accept_compact(
 /// `stride * extent` for an extent of at least 1, when it fits in `i64`: the row-major stride of
 /// the dimension before. (The strides need no sign check: the last is 1 and each other must
 /// equal such a product, so all are positive where all are accepted.)
-#[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
+#[cfg(any(feature = "fast-path", test, fuzzing))]
 #[inline(always)]
 fn row_major_step(extent: i64, stride: i64) -> Option<i64> {
     if extent < 1 {
@@ -367,7 +372,9 @@ pub(crate) fn write_row_major(shape: &[i64], mut write: impl FnMut(usize, i64)) 
 
 /// What [`validate`] returns for a tensor with compact row-major strides on `device` with
 /// `flags`, computed from the shape alone (for exports whose other fields are right by
-/// construction); `visit` sees each dimension's compact stride, to write it.
+/// construction); `visit` sees each dimension's compact stride, to write it. It may see a
+/// dimension more than once (the fast path's pass, then the full one): the last value stands,
+/// and is at most `isize::MAX` when the shape is accepted.
 #[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn compact_meta(
@@ -389,10 +396,10 @@ pub(crate) fn compact_meta(
 /// elements of whole bytes. One checked multiply per dimension, and the bytes bounded by a
 /// division by the element's size (a constant for an export's element type). `None` for any other
 /// shape, valid or not, which `compact_meta` decides, visiting every dimension again. Where it
-/// answers, it returns what `compact_meta` returns and visits the same strides (a unit test and
-/// the fuzz property check it).
-#[cfg(feature = "alloc")]
-#[cfg_attr(not(feature = "fast-path"), allow(dead_code))]
+/// answers, it returns what `compact_meta` returns and visits the same strides (the unit test
+/// `the_fast_paths_agree_with_full_validation` and the fuzz property `check_fast_paths` check
+/// it).
+#[cfg(all(feature = "alloc", any(feature = "fast-path", test, fuzzing)))]
 #[inline(always)]
 pub(crate) fn compact_meta_fast(
     shape: &[i64],
@@ -419,7 +426,8 @@ pub(crate) fn compact_meta_fast(
 
 /// Bytes a compact (row-major, no gaps) tensor of `shape` and `dtype` occupies under `flags`:
 /// what an allocator must provide for it, by validation's own rules (sub-byte dtypes packed
-/// under `BITMASK_PACKED`, zero extents counted as one for the overflow check).
+/// unless `flags` has `IS_SUBBYTE_TYPE_PADDED`, zero extents counted as one for the overflow
+/// check).
 ///
 /// # Errors
 /// What import would refuse in the shape or dtype: [`ImportError::NegativeExtent`],
@@ -686,6 +694,14 @@ pub mod fuzzing {
             );
         }
         #[cfg(feature = "alloc")]
+        if let (Ok(n), Ok(storage)) = (usize::try_from(t.ndim), Storage::of(t.dtype, flags)) {
+            if n <= MAX_NDIM && (n == 0 || !t.shape.is_null()) {
+                // SAFETY: `shape` points to `n` values (caller).
+                let shape = unsafe { i64_array(t.shape, n) };
+                export_fast_path_agrees(shape, storage, t.device, flags);
+            }
+        }
+        #[cfg(feature = "alloc")]
         if let Ok(meta) = fast {
             // SAFETY: validated: `shape` (and `strides`) hold `ndim` values.
             let shape = unsafe { i64_array(t.shape, ndim(t)) };
@@ -700,6 +716,39 @@ pub mod fuzzing {
             }
         }
     }
+}
+
+/// Panics unless [`compact_meta_fast`], where it answers, returns what the full pass returns and
+/// leaves the same strides visited; returns whether it answered. For the fuzz property and the
+/// unit test.
+#[cfg(all(feature = "alloc", any(test, fuzzing)))]
+fn export_fast_path_agrees(
+    shape: &[i64],
+    storage: Storage,
+    device: DLDevice,
+    flags: DLPackFlags,
+) -> bool {
+    let (mut fast_strides, mut full_strides) = ([0usize; MAX_NDIM], [0usize; MAX_NDIM]);
+    let fast = compact_meta_fast(shape, storage, device, flags, |dim, stride| {
+        fast_strides[dim] = stride;
+    });
+    let full = measure(shape, None, storage, |dim, stride| {
+        full_strides[dim] = stride
+    })
+    .map(|measured| Meta::new(measured.elements, storage, true, device, flags));
+    let Some(meta) = fast else {
+        return false;
+    };
+    assert_eq!(
+        Ok(meta),
+        full,
+        "the export's fast path disagrees: {shape:?}"
+    );
+    assert_eq!(
+        fast_strides, full_strides,
+        "the export's fast path visits: {shape:?}"
+    );
+    true
 }
 
 #[cfg(test)]
