@@ -191,7 +191,7 @@ unsafe extern "C" fn from_py_object(
         let tensor = unsafe { tensor_of(py, object) }?;
         let tensor = tensor.get();
         tensor.ready_on_work_stream()?;
-        tensor.export(false)
+        tensor.export(Some(py), false)
     };
     // SAFETY: called attached, `out` NULL or writable (exchange API contract).
     unsafe { export_into(out, make) }

@@ -28,6 +28,7 @@ mod import;
 mod numpy_borrow;
 mod readwrite;
 mod schema_export;
+mod shared;
 mod spin;
 mod streams;
 mod tensor;

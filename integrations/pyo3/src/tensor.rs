@@ -17,6 +17,7 @@ use super::errors::ToPyResult;
 use super::exporter::{check_request, wants_versioned};
 use super::fastcall::{self, MethodDef};
 use super::gil::Held;
+use super::shared::{Share, SharedTensor};
 use super::{arrow, Live};
 use dlpack_abi::dlpack::{
     flagless_representable, ConsumerStream, DeviceEvent, ManagedTensor, StreamOrder, TensorView,
@@ -80,7 +81,7 @@ fn ramp(n: usize) -> PyDlpackResult<PyTensor> {
     pyclass(frozen, module = "dlpack_abi", name = "Tensor")
 )]
 pub struct PyTensor {
-    shared: Arc<Held<VersionedTensor>>,
+    shared: SharedTensor,
     writable: bool,
     /// Where the data is ready, and how it is made ready elsewhere.
     order: Ordering,
@@ -149,7 +150,7 @@ impl PyTensor {
     pub(crate) fn with(tensor: Held<VersionedTensor>, writable: bool) -> Self {
         let writable = writable && !tensor.view().flags().contains(DLPackFlags::READ_ONLY);
         Self {
-            shared: Arc::new(tensor),
+            shared: SharedTensor::new(tensor),
             writable,
             order: Ordering::Complete,
         }
@@ -200,7 +201,7 @@ impl PyTensor {
             if let Ok(ours) = source.cast::<PyTensor>() {
                 let ours = ours.get();
                 return Ok(Self {
-                    shared: Arc::clone(&ours.shared),
+                    shared: ours.shared.clone(),
                     writable: ours.writable,
                     // The same data, with the same pending work.
                     order: ours.order.clone(),
@@ -308,7 +309,7 @@ impl PyTensor {
     /// ```
     pub fn share(&self, stream: ConsumerStream) -> PyResult<VersionedTensor> {
         self.ready_on(stream)?;
-        self.export(false)
+        self.export(None, false)
     }
 
     /// The event an Arrow device export of the tensor carries as its `sync_event`, recorded
@@ -427,8 +428,13 @@ impl PyTensor {
         Ok(raw)
     }
 
-    /// A new managed struct sharing the tensor, or a copy of it.
-    pub(crate) fn export<M: DlpackCapsule>(&self, copy: bool) -> PyResult<ManagedTensor<M>> {
+    /// A new managed struct sharing the tensor, or a copy of it. `attached` proves the GIL is
+    /// held, so that the share is counted without a locked instruction ([`SharedTensor`]).
+    pub(crate) fn export<M: DlpackCapsule>(
+        &self,
+        attached: Option<Python<'_>>,
+        copy: bool,
+    ) -> PyResult<ManagedTensor<M>> {
         let view = self.view();
         if copy {
             // The copy is the consumer's own: only the storage flag carries over.
@@ -452,7 +458,10 @@ impl PyTensor {
             })?;
         }
         let owner = Sharing {
-            shared: Arc::clone(&self.shared),
+            share: match attached {
+                Some(py) => self.shared.share_attached(py),
+                None => self.shared.share(),
+            },
             _live: Live::export(),
         };
         // SAFETY: writes are allowed only for `Tensor`s that gave up Rust access (`writable`, so
@@ -510,9 +519,9 @@ impl PyTensor {
         copy: bool,
     ) -> PyResult<Bound<'py, PyCapsule>> {
         if versioned {
-            dlpack_capsule(py, self.export::<DLManagedTensorVersioned>(copy)?)
+            dlpack_capsule(py, self.export::<DLManagedTensorVersioned>(Some(py), copy)?)
         } else {
-            dlpack_capsule(py, self.export::<DLManagedTensor>(copy)?)
+            dlpack_capsule(py, self.export::<DLManagedTensor>(Some(py), copy)?)
         }
     }
 }
@@ -538,9 +547,9 @@ unsafe extern "C" fn tensor_dlpack(
     unsafe { fastcall::call(export, slf, args, nargs, kwnames) }
 }
 
-/// The owner of one export: a reference to the shared tensor, which it re-exports.
+/// The owner of one export: a share of the tensor, which it re-exports.
 struct Sharing {
-    shared: Arc<Held<VersionedTensor>>,
+    share: Share,
     _live: Live,
 }
 
@@ -548,7 +557,7 @@ impl core::ops::Deref for Sharing {
     type Target = VersionedTensor;
 
     fn deref(&self) -> &VersionedTensor {
-        &self.shared
+        &self.share
     }
 }
 
@@ -690,7 +699,7 @@ impl PyTensor {
     ) -> PyResult<Bound<'py, PyTuple>> {
         arrow::check_device_kwargs(kwargs.as_ref())?;
         let event = self.sync_event()?;
-        let tensor = self.export(false)?;
+        let tensor = self.export(Some(py), false)?;
         arrow::tensor_capsules(py, tensor, requested_schema.as_ref(), true, event)
     }
 
@@ -704,7 +713,7 @@ impl PyTensor {
         self.ready_on(ConsumerStream::Host)?;
         arrow::tensor_capsules(
             py,
-            self.export(false)?,
+            self.export(Some(py), false)?,
             requested_schema.as_ref(),
             false,
             None,
