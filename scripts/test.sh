@@ -169,7 +169,8 @@ dependent_builds_three_crates() {
 # (files parsed by the safetensors crate; mapping is outside Miri); the image and burn crates'
 # tests (both crates are plain Rust; candle's SIMD and threads are left out). tests/header.rs
 # reads files and the C test links C, neither of which Miri runs; dlpack-abi-pyo3 calls into
-# libpython, which Miri cannot run either: python_tests covers it.
+# libpython, which Miri cannot run either: python_tests covers it, except for its shared
+# tensor's counts, which Miri runs.
 miri() {
   export MIRIFLAGS="-Zmiri-strict-provenance"
   # One invocation per target: the packages' features unify, so the core is built once.
@@ -183,7 +184,14 @@ miri() {
       --test safetensors --test image --test burn || return 1
   done
   cargo +nightly miri test -q -p dlpack-abi -p dlpack-abi-ndarray \
-    --features dlpack-abi/alloc,dlpack-abi/half,dlpack-abi/num-complex --doc
+    --features dlpack-abi/alloc,dlpack-abi/half,dlpack-abi/num-complex --doc || return 1
+  # dlpack-abi-pyo3's shared tensor (its counts, with a lock in the GIL's place) runs without
+  # Python: Miri checks its atomics on both targets (pyo3 is told the interpreter's version when
+  # cross-compiling).
+  for target in x86_64-unknown-linux-gnu i686-unknown-linux-gnu; do
+    PYO3_CROSS_PYTHON_VERSION=3.11 cargo +nightly miri test -q --target "$target" \
+      -p dlpack-abi-pyo3 --lib shared:: || return 1
+  done
 }
 
 # A short run of each fuzz target (ASan, debug assertions): the DLPack import, the Arrow

@@ -85,6 +85,44 @@ def test_an_export_released_unconsumed_or_consumed_runs_its_deleter_once():
         assert dlpack_abi.counts()["live_exports"] == before
 
 
+@pytest.mark.parametrize("on_a_thread", [False, True])
+def test_the_memory_goes_with_the_last_of_a_tensor_and_its_exports(on_a_thread):
+    """Exports made holding the GIL are counted without a locked instruction: they keep the
+    memory past the Tensor, which goes with the last of them, whichever kind goes last and in
+    whatever order (a capsule left unconsumed, a NumPy array over one, a `Tensor` importing one,
+    a second `Tensor` sharing it), released on this thread or another."""
+    import itertools
+    import threading
+
+    kinds = ["unconsumed", "numpy", "imported", "sharing"]
+    for order in itertools.permutations(kinds):
+        tensor = Tensor.from_dlpack(np.arange(8.0))  # imported: counted until the memory goes
+        before = dlpack_abi.counts()["live_imports"]
+        held = {
+            "unconsumed": tensor.__dlpack__(max_version=(1, 3)),
+            "numpy": np.from_dlpack(tensor),
+            "imported": Tensor.from_dlpack(tensor.__dlpack__(max_version=(1, 3))),
+            "sharing": Tensor.from_dlpack(tensor),
+        }
+        assert np.from_dlpack(held["imported"]).tolist() == list(range(8))
+        del tensor
+        for kind in order[:-1]:
+            del held[kind]
+            gc.collect()
+            # The memory's import, and `imported`'s own while it lives.
+            expected = before + ("imported" in held)
+            assert dlpack_abi.counts()["live_imports"] == expected, (order, kind)
+        if on_a_thread:
+            last = [held.pop(order[-1])]
+            thread = threading.Thread(target=last.clear)
+            thread.start()
+            thread.join()
+        else:
+            del held[order[-1]]
+        gc.collect()
+        assert dlpack_abi.counts()["live_imports"] == before - 1, order
+
+
 def test_a_renamed_export_is_left_to_its_consumer():
     """A consumer that renamed the capsule owns the tensor: the destructor leaves it, and the
     consumer's deleter call releases it."""
