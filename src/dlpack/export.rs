@@ -188,15 +188,25 @@ impl<M: ManagedStruct> ManagedTensor<M> {
             flags.difference(DLPackFlags::IS_COPIED | DLPackFlags::IS_SUBBYTE_TYPE_PADDED) | padded;
         // On error `placed` is dropped, and the owner with it.
         M::representable(flags)?;
-        let (first, end) = view.reach_from_data();
-        let description = TensorDescription::of_reach(&view, (first, end)).with_flags(flags);
-        // The one check validation of the new struct could fail: a tensor that reaches before
-        // its `data` on a device whose `data` is a handle (`of` cannot start the buffer
-        // earlier there). `of` keeps the first element where it was, so the reach shifts by
-        // the change of `byte_offset`.
-        let shift = i128::from(description.byte_offset) - i128::from(view.raw().byte_offset);
-        check_inside(first + shift, end + shift, description.len)?;
         let validated = source.meta();
+        let description = if validated.is_c_contiguous() && validated.elements() != 0 {
+            // Row-major and not empty: the reach starts at the first element and ends with the
+            // compact size, so nothing moves and nothing can reach outside.
+            let start = i128::from(view.raw().byte_offset);
+            let reach = (start, start + validated.byte_size() as i128);
+            debug_assert_eq!(reach, view.reach_from_data());
+            TensorDescription::of_reach(&view, reach).with_flags(flags)
+        } else {
+            let (first, end) = view.reach_from_data();
+            let description = TensorDescription::of_reach(&view, (first, end)).with_flags(flags);
+            // The one check validation of the new struct could fail: a tensor that reaches
+            // before its `data` on a device whose `data` is a handle (`of` cannot start the
+            // buffer earlier there). `of` keeps the first element where it was, so the reach
+            // shifts by the change of `byte_offset`.
+            let shift = i128::from(description.byte_offset) - i128::from(view.raw().byte_offset);
+            check_inside(first + shift, end + shift, description.len)?;
+            description
+        };
         // What validation of the new struct returns: the same shape, strides, dtype and storage
         // (the padding flag is the tensor's), on the same device, with the new flags; never
         // exclusive (`IS_COPIED` is dropped).

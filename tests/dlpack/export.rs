@@ -701,6 +701,96 @@ fn share_refuses_a_handle_tensor_that_reaches_before_its_data_as_from_owner_does
     assert_eq!((described.byte_offset, described.len), (0, 4));
 }
 
+/// `share` takes a row-major tensor's reach from its validated size (no walk over the strides):
+/// the re-export agrees with what `from_owner` makes of the tensor's description, for row-major
+/// tensors with an offset, empty ones, 0-d ones, packed sub-byte ones, extent-1 dimensions with
+/// any stride, NULL strides, and the strided ones beside them.
+#[test]
+fn share_of_row_major_tensors_agrees_with_from_owner() {
+    use crate::fixture::dlpack::{dtype, Fixture};
+    use dlpack_abi::dlpack::{TensorDescription, TensorOwner};
+
+    struct Described(Arc<VersionedTensor>);
+    // SAFETY: describes the validated tensor the `Arc` keeps alive; the test only reads.
+    unsafe impl TensorOwner for Described {
+        fn describe(&mut self) -> TensorDescription<'_> {
+            let padded = self.0.view().flags() & DLPackFlags::IS_SUBBYTE_TYPE_PADDED;
+            TensorDescription::of(&self.0.view()).with_flags(DLPackFlags::READ_ONLY | padded)
+        }
+    }
+    let cases: Vec<(&str, Fixture)> = vec![
+        ("offset", {
+            let mut f = Fixture::f32(&[2, 3]);
+            f.dl.byte_offset = 8;
+            f.set_shape(&[1, 3]);
+            f
+        }),
+        ("empty", {
+            let mut f = Fixture::f32(&[2, 0, 3]);
+            f.dl.byte_offset = 4;
+            f
+        }),
+        ("0-d", Fixture::f32(&[])),
+        (
+            "int4, packed",
+            Fixture::new(&[0x21u8, 0x43], dtype(kDLInt, 4), &[3]),
+        ),
+        ("extent-1 dimensions", {
+            let mut f = Fixture::f32(&[1, 4, 1]);
+            f.set_strides(&[-7, 1, i64::MAX]);
+            f
+        }),
+        ("NULL strides (1.0)", {
+            let mut f = Fixture::f32(&[2, 2]);
+            f.dl.strides = std::ptr::null_mut();
+            f.version.minor = 0;
+            f
+        }),
+        ("reversed", {
+            let mut f = Fixture::f32(&[4]);
+            f.dl.byte_offset = 12;
+            f.set_strides(&[-1]);
+            f
+        }),
+        ("transposed", {
+            let mut f = Fixture::f32(&[2, 3]);
+            f.set_shape(&[3, 2]);
+            f.set_strides(&[1, 3]);
+            f
+        }),
+    ];
+    for (name, mut fixture) in cases {
+        // SAFETY: the fixture's struct, handed over once; the fixture outlives the tensor.
+        let tensor = unsafe { VersionedTensor::from_raw(fixture.versioned()) }.unwrap();
+        let row_major = tensor.view().is_c_contiguous();
+        let shared = Arc::new(tensor);
+        let slow = VersionedTensor::from_owner(Described(Arc::clone(&shared))).unwrap();
+        // SAFETY: READ_ONLY: the test only reads.
+        let fast =
+            unsafe { VersionedTensor::share(Arc::clone(&shared), DLPackFlags::READ_ONLY) }.unwrap();
+        let (a, b) = (slow.view(), fast.view());
+        assert_eq!(
+            (a.raw().data, a.raw().byte_offset, a.device(), a.dtype()),
+            (b.raw().data, b.raw().byte_offset, b.device(), b.dtype()),
+            "{name}"
+        );
+        assert_eq!((a.shape(), a.strides()), (b.shape(), b.strides()), "{name}");
+        assert_eq!(
+            (a.flags(), a.byte_size()),
+            (b.flags(), b.byte_size()),
+            "{name}"
+        );
+        assert_eq!(a.element_offsets(), b.element_offsets(), "{name}");
+        assert_eq!(b.is_c_contiguous(), row_major, "{name}");
+        drop((slow, fast, shared));
+        assert_eq!(
+            fixture.calls(),
+            1,
+            "{name}: the producer's deleter ran once"
+        );
+    }
+}
+
 /// `AlignedVec`: every element type starts on a 64-byte boundary, through growth across blocks,
 /// and exports as written, writable.
 #[test]
