@@ -10,10 +10,19 @@ from conftest import PyCapsule_GetName
 from dlpack_abi import Tensor
 
 ABSENT = object()
-STREAMS = [ABSENT, None, 1, -1, "1", 1.0, True, 1 << 70]
-VERSIONS = [ABSENT, None, (1, 3), (1, 0), (0, 8), (2, 0), (1,), (1, "3"), [1, 3], "1.3", (1 << 70, 0),
-            (True, 3)]
-DEVICES = [ABSENT, None, (1, 0), (2, 0), (1,), "cpu", (1, 1 << 40), (True, 0)]
+
+
+class Int(int):
+    """An int that is not one of CPython's cached small-int objects (read from their address)."""
+
+
+# Small ints (0..15 are read from their address), the ones past them, and ints that are not the
+# cached objects.
+STREAMS = [ABSENT, None, 1, 15, 16, -1, Int(2), "1", 1.0, True, 1 << 70]
+VERSIONS = [ABSENT, None, (1, 3), (1, 0), (0, 8), (2, 0), (15, 15), (16, 0), (Int(1), Int(3)),
+            (1,), (1, "3"), [1, 3], "1.3", (1 << 70, 0), (True, 3), (False, 3)]
+DEVICES = [ABSENT, None, (1, 0), (Int(1), Int(0)), (2, 0), (15, 15), (1,), "cpu", (1, 1 << 40),
+           (True, 0)]
 COPIES = [ABSENT, None, True, False, 1, "yes"]
 
 

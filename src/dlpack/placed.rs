@@ -9,7 +9,7 @@ use core::ptr::{self, NonNull};
 
 use super::description::{check_dims, check_inside, check_reach};
 use super::validate::{self, Meta};
-use super::{Dims, ExportError, ManagedStruct, ManagedTensor, TensorDescription, MAX_NDIM};
+use super::{ExportError, ManagedStruct, ManagedTensor, TensorDescription, MAX_NDIM};
 use crate::raw::DLTensor;
 
 /// The one allocation of an export: the managed struct first (so that a pointer to it is a
@@ -158,14 +158,18 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
     #[inline(always)]
     unsafe fn write_unchecked(self, description: &TensorDescription<'_>) -> NonNull<M> {
         let (shape, strides) = self.dims();
-        // SAFETY: the shape has `ndim` entries (caller): the shape array's room.
-        unsafe { write_dims(description.shape, shape) };
-        // SAFETY: just written.
-        let empty = unsafe { validate::i64_array(shape, self.ndim) }.contains(&0);
+        let mut empty = false;
+        for (dim, extent) in description.shape.iter().enumerate() {
+            empty |= extent == 0;
+            // SAFETY: `dim < ndim`: inside the shape array.
+            unsafe { shape.wrapping_add(dim).write(extent) };
+        }
         match description.strides {
             Some(given) => {
-                // SAFETY: the strides have `ndim` entries (caller): the strides array's room.
-                unsafe { write_dims(given, strides) };
+                for (dim, stride) in given.iter().enumerate() {
+                    // SAFETY: `dim < ndim`: inside the strides array.
+                    unsafe { strides.wrapping_add(dim).write(stride) };
+                }
             }
             None => {
                 // SAFETY: the `ndim` extents just written, initialised and ours.
@@ -257,23 +261,6 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
         unsafe { ctx.cast::<M>().write(header) };
         mem::forget(self);
         header_of(ctx)
-    }
-}
-
-/// Writes `dims` as `i64`s at `to`: copied when they are `i64`s already.
-///
-/// # Safety
-/// `to` has room for `dims.len()` values, and does not overlap `dims`.
-#[inline(always)]
-unsafe fn write_dims(dims: Dims<'_>, to: *mut i64) {
-    if let Some(values) = dims.as_i64() {
-        // SAFETY: room for `values.len()` values, no overlap (caller).
-        unsafe { ptr::copy_nonoverlapping(values.as_ptr(), to, values.len()) };
-        return;
-    }
-    for (dim, value) in dims.iter().enumerate() {
-        // SAFETY: `dim < dims.len()`: inside the room (caller).
-        unsafe { to.wrapping_add(dim).write(value) };
     }
 }
 

@@ -28,18 +28,78 @@ pub(crate) struct DlpackArgs {
     pub(crate) copy: Option<bool>,
 }
 
-/// The four keyword names, interned once (call sites pass interned names, so a pointer
-/// comparison finds them; equality is the fallback), in [`DlpackArgs::set`]'s order.
-fn names(py: Python<'_>) -> PyResult<&[Py<PyString>; 4]> {
-    static NAMES: PyOnceLock<[Py<PyString>; 4]> = PyOnceLock::new();
-    NAMES.get_or_try_init(py, || {
-        Ok([
-            intern!(py, "stream").clone().unbind(),
-            intern!(py, "max_version").clone().unbind(),
-            intern!(py, "dl_device").clone().unbind(),
-            intern!(py, "copy").clone().unbind(),
-        ])
+/// What the parse reads once per process: the four keyword names, interned (call sites pass
+/// interned names, so a pointer comparison finds them; equality is the fallback), in
+/// [`DlpackArgs::set`]'s order, and the small ints.
+struct Known {
+    names: [Py<PyString>; 4],
+    small: SmallInts,
+}
+
+fn known(py: Python<'_>) -> PyResult<&Known> {
+    static KNOWN: PyOnceLock<Known> = PyOnceLock::new();
+    KNOWN.get_or_try_init(py, || {
+        Ok(Known {
+            names: [
+                intern!(py, "stream").clone().unbind(),
+                intern!(py, "max_version").clone().unbind(),
+                intern!(py, "dl_device").clone().unbind(),
+                intern!(py, "copy").clone().unbind(),
+            ],
+            small: SmallInts::new(py)?,
+        })
     })
+}
+
+/// The ints `0..SMALL_INTS`, read from an argument's address: CPython keeps one object per small
+/// int in one array, so `max_version=(1, 3)`, `dl_device=(1, 0)` and `stream=2` pass objects at
+/// known, evenly spaced addresses. The objects are held here, so no other object can take their
+/// addresses; an interpreter that does not space them evenly by a power of two gets no match
+/// (`limit` 0), and every value goes through `PyLong_AsLongLong`.
+struct SmallInts {
+    _held: Vec<Py<PyAny>>,
+    /// The address of `0`.
+    first: usize,
+    /// log2 of the spacing.
+    shift: u32,
+    /// `SMALL_INTS` spacings, or 0 when the objects are not evenly spaced.
+    limit: usize,
+}
+
+/// How many small ints are read from their address: more than DLPack's versions, CPU devices
+/// and CUDA's named streams need.
+const SMALL_INTS: usize = 16;
+
+impl SmallInts {
+    fn new(py: Python<'_>) -> PyResult<Self> {
+        let held = (0..SMALL_INTS)
+            .map(|value| Ok(value.into_pyobject(py)?.into_any().unbind()))
+            .collect::<PyResult<Vec<Py<PyAny>>>>()?;
+        let address = |value: usize| held[value].as_ptr() as usize;
+        let spacing = address(1).wrapping_sub(address(0));
+        let even = spacing.is_power_of_two()
+            && spacing.checked_mul(SMALL_INTS).is_some()
+            && (1..SMALL_INTS).all(|value| address(value) == address(0) + value * spacing);
+        Ok(Self {
+            first: address(0),
+            shift: spacing.trailing_zeros(),
+            limit: if even {
+                SMALL_INTS << spacing.trailing_zeros()
+            } else {
+                0
+            },
+            _held: held,
+        })
+    }
+
+    /// The value of `object` if it is one of the held ints.
+    #[inline(always)]
+    fn value(&self, object: *mut ffi::PyObject) -> Option<i64> {
+        let offset = (object as usize).wrapping_sub(self.first);
+        let at_one = offset < self.limit && offset & ((1 << self.shift) - 1) == 0;
+        // At most `SMALL_INTS - 1`: fits.
+        at_one.then_some((offset >> self.shift) as i64)
+    }
 }
 
 /// Why a value is not an `i64`.
@@ -50,8 +110,18 @@ enum NotInt {
     Range,
 }
 
-/// An int's value (or an object's `__index__`), with no exception left set on failure.
-fn int(value: Borrowed<'_, '_, PyAny>) -> Result<i64, NotInt> {
+/// An int's value (or an object's `__index__`), with no exception left set on failure: a small
+/// int read from its address, any other value asked.
+#[inline(always)]
+fn int(value: Borrowed<'_, '_, PyAny>, small: &SmallInts) -> Result<i64, NotInt> {
+    match small.value(value.as_ptr()) {
+        Some(number) => Ok(number),
+        None => any_int(value),
+    }
+}
+
+/// [`int`] of a value that is not one of the small ints.
+fn any_int(value: Borrowed<'_, '_, PyAny>) -> Result<i64, NotInt> {
     if value.is_instance_of::<PyBool>() {
         return Err(NotInt::Type);
     }
@@ -72,19 +142,24 @@ fn int(value: Borrowed<'_, '_, PyAny>) -> Result<i64, NotInt> {
 }
 
 /// `(a, b)` from a tuple of two ints, read without new references.
-fn pair<T: TryFrom<i64>>(value: Borrowed<'_, '_, PyAny>) -> Option<(T, T)> {
+fn pair<T: TryFrom<i64>>(value: Borrowed<'_, '_, PyAny>, small: &SmallInts) -> Option<(T, T)> {
     let tuple = value.cast::<PyTuple>().ok()?;
     if tuple.len() != 2 {
         return None;
     }
     // SAFETY: indices below the tuple's length; the items are borrowed from the live tuple.
-    let item = |index| int(unsafe { tuple.get_borrowed_item_unchecked(index) }).ok();
+    let item = |index| int(unsafe { tuple.get_borrowed_item_unchecked(index) }, small).ok();
     Some((T::try_from(item(0)?).ok()?, T::try_from(item(1)?).ok()?))
 }
 
 impl DlpackArgs {
     /// Sets keyword `index` (of [`names`]) to `value`, `None` meaning not given.
-    fn set(&mut self, index: usize, value: Borrowed<'_, '_, PyAny>) -> PyResult<()> {
+    fn set(
+        &mut self,
+        index: usize,
+        value: Borrowed<'_, '_, PyAny>,
+        small: &SmallInts,
+    ) -> PyResult<()> {
         if value.is_none() {
             return Ok(());
         }
@@ -96,7 +171,7 @@ impl DlpackArgs {
         };
         match index {
             0 => {
-                self.stream = Some(int(value).map_err(|error| match error {
+                self.stream = Some(int(value, small).map_err(|error| match error {
                     NotInt::Type => wrong("stream", "an int or None"),
                     NotInt::Range => PyValueError::new_err(
                         "__dlpack__() argument 'stream' is out of range for a stream handle",
@@ -104,12 +179,12 @@ impl DlpackArgs {
                 })?);
             }
             1 => {
-                let version = pair(value);
+                let version = pair(value, small);
                 self.max_version =
                     Some(version.ok_or_else(|| wrong("max_version", "a tuple of two ints"))?);
             }
             2 => {
-                let device = pair(value);
+                let device = pair(value, small);
                 self.dl_device =
                     Some(device.ok_or_else(|| wrong("dl_device", "a tuple of two ints"))?);
             }
@@ -149,14 +224,16 @@ impl DlpackArgs {
         let kwnames = unsafe { Borrowed::from_ptr(py, kwnames) };
         // SAFETY: as above.
         let kwnames = unsafe { kwnames.cast_unchecked::<PyTuple>() };
-        let known = names(py)?;
+        let known = known(py)?;
         for (index, name) in kwnames.iter_borrowed().enumerate() {
             let which = match known
+                .names
                 .iter()
                 .position(|known| known.as_ptr() == name.as_ptr())
             {
                 Some(which) => which,
                 None => known
+                    .names
                     .iter()
                     .position(|known| name.eq(known).unwrap_or(false))
                     .ok_or_else(|| {
@@ -172,7 +249,11 @@ impl DlpackArgs {
             // SAFETY: as above: a readable slot.
             let value = unsafe { *slot };
             // SAFETY: a live value, borrowed for the call.
-            parsed.set(which, unsafe { Borrowed::from_ptr(py, value) })?;
+            parsed.set(
+                which,
+                unsafe { Borrowed::from_ptr(py, value) },
+                &known.small,
+            )?;
         }
         Ok(parsed)
     }
