@@ -79,15 +79,14 @@ impl SmallInts {
         let spacing = address(1).wrapping_sub(address(0));
         let even = spacing.is_power_of_two()
             && spacing.checked_mul(SMALL_INTS).is_some()
-            && (1..SMALL_INTS).all(|value| address(value) == address(0) + value * spacing);
+            && (1..SMALL_INTS)
+                .all(|value| address(value) == address(0).wrapping_add(value * spacing));
+        // Not evenly spaced: no address matches (`limit` 0).
+        let shift = if even { spacing.trailing_zeros() } else { 0 };
         Ok(Self {
             first: address(0),
-            shift: spacing.trailing_zeros(),
-            limit: if even {
-                SMALL_INTS << spacing.trailing_zeros()
-            } else {
-                0
-            },
+            shift,
+            limit: if even { SMALL_INTS << shift } else { 0 },
             _held: held,
         })
     }
@@ -249,11 +248,8 @@ impl DlpackArgs {
             // SAFETY: as above: a readable slot.
             let value = unsafe { *slot };
             // SAFETY: a live value, borrowed for the call.
-            parsed.set(
-                which,
-                unsafe { Borrowed::from_ptr(py, value) },
-                &known.small,
-            )?;
+            let value = unsafe { Borrowed::from_ptr(py, value) };
+            parsed.set(which, value, &known.small)?;
         }
         Ok(parsed)
     }
