@@ -1,36 +1,42 @@
 #!/usr/bin/env bash
 # An A/B of the wheel's two export rows (`ours.__dlpack__(max_version=(1, 3))` and
-# `np.from_dlpack(ours)`, each against NumPy's own, alternating in one process) that code layout
-# cannot decide. The same source built from another directory lays its code out differently
-# (path dependencies' metadata hashes change symbol names, and with them LLVM's order), and on
-# this machine that alone moves these rows by up to 10% (BENCHMARKS.md, issue 37, fourth round):
-# more than most changes worth measuring. So each revision is built from K source directories,
-# each build timed in N fresh processes, builds and revisions alternating; a change is real when
-# its builds' medians all move.
+# `np.from_dlpack(ours)`, each against NumPy's own, alternating in one process) that where the
+# machine places the extension in memory cannot decide. The same bytes copied to a new file (new
+# page-cache pages, so new physical addresses for its code and data) move these rows by up to
+# 20% on the development machine, consistently across processes (BENCHMARKS.md, issue 37, fourth
+# round): more than most changes worth measuring, and the reason one build's figures can be a
+# fluke. So each revision's extension is copied to C fresh files, each copy timed in N fresh
+# processes, copies and revisions alternating (and, with --builds K, built from K source
+# directories, which also changes the code's layout); a change is real when the distributions
+# move, not one figure.
 #
-#   scripts/bench_layouts.sh [--builds K] [--runs N] REV...   # defaults: 3 builds, 4 runs
+#   scripts/bench_layouts.sh [--builds K] [--copies C] [--runs N] REV...
+#                                               # defaults: 1 build, 6 copies, 2 runs each
 #
-# Worktrees and installs live under target/layouts/ (the wheel's fat-LTO build, about two
-# minutes each on 2 cores); both are reused when present. Needs the test command's .venv.
+# Worktrees, builds and copies live under target/layouts/ (the wheel's fat-LTO build, a minute
+# or two each on 2 cores); builds are reused when present, copies made fresh. Needs the test
+# command's .venv.
 set -euo pipefail
 
-builds=3
-runs=4
+builds=1
+copies=6
+runs=2
 while [ $# -gt 0 ]; do
   case "$1" in
     --builds) builds=$2; shift 2 ;;
+    --copies) copies=$2; shift 2 ;;
     --runs) runs=$2; shift 2 ;;
     *) break ;;
   esac
 done
-[ $# -gt 0 ] || { sed -n '2,14p' "$0"; exit 2; }
+[ $# -gt 0 ] || { sed -n '2,18p' "$0"; exit 2; }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 python=$root/.venv/bin/python
 layouts=$root/target/layouts
 mkdir -p "$layouts"
 
-# Installs at paths of equal length (the install path moves the rows too): 12-digit revisions.
+# Builds and copies at paths of equal length: 12-digit revisions.
 installs=()
 for rev in "$@"; do
   short=$(git -C "$root" rev-parse --short=12 "$rev")
@@ -46,12 +52,18 @@ for rev in "$@"; do
         { echo "build failed: $layouts/build-$short-$k.log" >&2; exit 1; }
       touch "$site/.complete"
     fi
-    installs+=("$site")
+    for c in $(seq 1 "$copies"); do
+      copy=$layouts/copy-$short-$k-$c
+      rm -rf "$copy"
+      mkdir -p "$copy"
+      cp -r "$site/dlpack_abi" "$copy/"
+      installs+=("$copy")
+    done
   done
 done
 
 measure='
-import os, statistics, sys, timeit
+import os, statistics, timeit
 os.environ["OPENBLAS_NUM_THREADS"] = "1"
 import numpy as np
 import dlpack_abi
@@ -71,21 +83,25 @@ for row, mine, peer in (("__dlpack__", "f(max_version=mv)", "g(max_version=mv)")
 results=$(mktemp)
 trap 'rm -f "$results"' EXIT
 for run in $(seq 1 "$runs"); do
-  for site in "${installs[@]}"; do
-    OPENBLAS_NUM_THREADS=1 PYTHONPATH=$site "$python" -c "$measure" |
-      sed "s|^|$(basename "$site") |" >>"$results"
+  for copy in "${installs[@]}"; do
+    OPENBLAS_NUM_THREADS=1 PYTHONPATH=$copy "$python" -c "$measure" |
+      sed "s|^|$(basename "$copy") |" >>"$results"
   done
 done
-"$python" - "$results" <<'EOF'
+"$python" - "$results" <<'SUMMARY'
 import collections, statistics, sys
-ratios = collections.defaultdict(list)
+processes = collections.defaultdict(list)
+copies = collections.defaultdict(lambda: collections.defaultdict(list))
 for line in open(sys.argv[1]):
-    site, rest = line.split(" ", 1)
+    copy, rest = line.split(" ", 1)
     row, ratio = rest.rsplit(" ", 1)
-    ratios[(site.removeprefix("site-"), row)].append(float(ratio))
-print("| build | row | median of the processes' ratios to NumPy | range |")
+    revision = copy.removeprefix("copy-").split("-")[0]
+    processes[(revision, row)].append(float(ratio))
+    copies[(revision, row)][copy].append(float(ratio))
+print("| revision | row | median of all processes' ratios to NumPy | each copy's median, sorted |")
 print("|---|---|---:|---|")
-for (build, row), values in sorted(ratios.items(), key=lambda item: (item[0][1], item[0][0])):
-    print(f"| {build} | `{row}` | {statistics.median(values):.3f}x | "
-          f"{min(values):.3f}x–{max(values):.3f}x |")
-EOF
+for (revision, row), values in sorted(processes.items(), key=lambda item: (item[0][1], item[0][0])):
+    medians = sorted(statistics.median(v) for v in copies[(revision, row)].values())
+    print(f"| {revision} | `{row}` | {statistics.median(values):.3f}x | "
+          + " ".join(f"{m:.2f}" for m in medians) + " |")
+SUMMARY
