@@ -9,7 +9,7 @@ use core::ops::Deref;
 
 use super::description::{check_inside, checked_ndim};
 use super::placed::Placed;
-use super::validate::Meta;
+use super::validate::{self, Meta};
 use super::{ExportError, ManagedStruct, ManagedTensor, TensorDescription};
 use crate::raw::DLPackFlags;
 
@@ -189,13 +189,14 @@ impl<M: ManagedStruct> ManagedTensor<M> {
         // On error `placed` is dropped, and the owner with it.
         M::representable(flags)?;
         let validated = source.meta();
-        let description = if validated.is_c_contiguous() && validated.elements() != 0 {
-            // Row-major and not empty: the reach starts at the first element and ends with the
-            // compact size, so nothing moves and nothing can reach outside.
+        let compact = (validated.elements() != 0)
+            .then(|| validate::compact_reach(&validated))
+            .flatten();
+        let description = if let Some((first, end)) = compact {
+            // Row-major and not empty: the reach starts at the first element (`byte_offset` on),
+            // so `of_reach` moves nothing and nothing can reach outside the buffer it states.
             let start = i128::from(view.raw().byte_offset);
-            let reach = (start, start + validated.byte_size() as i128);
-            debug_assert_eq!(reach, view.reach_from_data());
-            TensorDescription::of_reach(&view, reach).with_flags(flags)
+            TensorDescription::of_reach(&view, (start + first, start + end)).with_flags(flags)
         } else {
             let (first, end) = view.reach_from_data();
             let description = TensorDescription::of_reach(&view, (first, end)).with_flags(flags);

@@ -565,6 +565,14 @@ pub(crate) fn element_reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta)
     (low.into(), high.into())
 }
 
+/// [`reach`] of a row-major tensor, `[0, byte_size)`, without its shape: `None` for any other.
+/// The one home of that rule, which `ManagedTensor::share` reads too.
+#[inline(always)]
+pub(crate) fn compact_reach(meta: &Meta) -> Option<(i128, i128)> {
+    meta.is_c_contiguous()
+        .then(|| (0, meta.byte_size() as i128))
+}
+
 /// The bytes `[first, end)` that the elements of a validated, non-empty tensor reach, counted
 /// from its first element (`data + byte_offset`): `[0, byte_size)` when compact.
 #[allow(
@@ -572,8 +580,8 @@ pub(crate) fn element_reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta)
     reason = "the identity where `Offset` is `i128`"
 )]
 pub(crate) fn reach(shape: &[i64], strides: Option<&[i64]>, meta: &Meta) -> (i128, i128) {
-    if meta.is_c_contiguous() {
-        return (0, meta.byte_size() as i128);
+    if let Some(compact) = compact_reach(meta) {
+        return compact;
     }
     let (low, high) = element_offsets(shape, strides, meta);
     let (first, end) = meta.storage().byte_range(low, high + 1);

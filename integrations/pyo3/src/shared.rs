@@ -136,7 +136,9 @@ impl SharedTensor {
         if cfg!(Py_GIL_DISABLED) {
             return self.share();
         }
-        // SAFETY: `py` proves this thread holds the GIL (a build with one).
+        // SAFETY: `py` proves this thread is attached, which in a build with a GIL is holding the
+        // one GIL every caller holds: pyo3 refuses to load the module in a subinterpreter, so no
+        // `Tensor` reaches an interpreter with a GIL of its own.
         unsafe { self.share_holding_gil() }
     }
 
