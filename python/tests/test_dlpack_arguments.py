@@ -21,8 +21,9 @@ class Int(int):
 STREAMS = [ABSENT, None, 1, 15, 16, -1, Int(2), "1", 1.0, True, 1 << 70]
 VERSIONS = [ABSENT, None, (1, 3), (1, 0), (0, 8), (2, 0), (15, 15), (16, 0), (Int(1), Int(3)),
             (1,), (1, "3"), [1, 3], "1.3", (1 << 70, 0), (True, 3), (False, 3)]
-DEVICES = [ABSENT, None, (1, 0), (Int(1), Int(0)), (2, 0), (15, 15), (1,), "cpu", (1, 1 << 40),
-           (True, 0)]
+# DLPack numbers plain CPU memory 0: `(1, 15)` is no device a CPU tensor can be exported to.
+DEVICES = [ABSENT, None, (1, 0), (Int(1), Int(0)), (2, 0), (1, 15), (15, 15), (1,), "cpu",
+           (1, 1 << 40), (True, 0)]
 COPIES = [ABSENT, None, True, False, 1, "yes"]
 
 
@@ -98,6 +99,14 @@ def test_positional_and_unknown_arguments_are_refused():
     # A name that is not interned (built at run time) is matched by equality.
     name = "".join(["max_", "version"])
     assert PyCapsule_GetName(tensor.__dlpack__(**{name: (1, 3)})) == b"dltensor_versioned"
+
+
+def test_a_cpu_other_than_device_0_is_refused_with_the_reason():
+    tensor = Tensor.from_dlpack(np.arange(3.0))
+    with pytest.raises(BufferError, match=r"to cpu:15 \(the CPU is device 0\)"):
+        tensor.__dlpack__(max_version=(1, 3), dl_device=(1, 15))
+    with pytest.raises(BufferError, match=r"to cpu:15 \(the CPU is device 0\)"):
+        tensor.__dlpack__(max_version=(1, 3), dl_device=(1, 15), copy=True)
 
 
 def test_the_method_describes_itself():

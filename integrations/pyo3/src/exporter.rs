@@ -269,7 +269,8 @@ pub(crate) fn check_request(
 
 /// Whether `__dlpack__(dl_device=..., copy=...)` asks for a copy of data on `device`, or the
 /// `BufferError` that the array API calls for when it cannot be had: another device than
-/// `device` is reachable only by a copy to the CPU from host-accessible memory.
+/// `device` is reachable only by a copy to the CPU (`(kDLCPU, 0)`: DLPack numbers plain CPU
+/// memory 0) from host-accessible memory.
 fn copy_requested(
     device: DLDevice,
     dl_device: Option<(i32, i32)>,
@@ -285,7 +286,8 @@ fn copy_requested(
     if target == device {
         return Ok(copy == Some(true));
     }
-    if target.device_type == kDLCPU && device.device_type.is_host_accessible() {
+    let the_cpu = target.device_type == kDLCPU && target.device_id == 0;
+    if the_cpu && device.device_type.is_host_accessible() {
         if copy == Some(false) {
             return Err(PyBufferError::new_err(
                 "dl_device asks for a copy to the CPU but copy=False",
@@ -293,8 +295,13 @@ fn copy_requested(
         }
         return Ok(true);
     }
+    let hint = if target.device_type == kDLCPU && !the_cpu {
+        " (the CPU is device 0)"
+    } else {
+        ""
+    };
     Err(PyBufferError::new_err(format!(
-        "cannot export a tensor on {device} to {target}"
+        "cannot export a tensor on {device} to {target}{hint}"
     )))
 }
 
