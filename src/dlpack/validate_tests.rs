@@ -265,6 +265,9 @@ fn the_walk_agrees_with_an_exact_wide_walk() {
         (storage(kDLFloat, 32, 1), 32),
         (storage(kDLUInt, 1, 1), 1),
         (storage(kDLInt, 8, 1), 8),
+        // The widest element a header can state (64 bits x 65535 lanes, 512 KiB): the one that
+        // brings the narrow walk closest to overflowing its `i64` on 32-bit targets.
+        (storage(kDLFloat, 64, u16::MAX), 64 * i128::from(u16::MAX)),
     ];
     let extents = [1, 2, 3, 1 << 20, 1 << 31, 1 << 40, i64::MAX];
     let strides = [
@@ -297,6 +300,60 @@ fn the_walk_agrees_with_an_exact_wide_walk() {
         accepted > cases / 20 && accepted < cases - cases / 20,
         "{accepted}"
     );
+}
+
+/// `Meta` keeps the storage and its four facts in one word: each reads back as it was given,
+/// whatever the others are, a packed sub-byte storage too, and setting one fact leaves the rest.
+#[test]
+fn meta_keeps_each_fact_apart_in_its_one_word() {
+    let cpu = DLDevice {
+        device_type: kDLCPU,
+        device_id: 0,
+    };
+    let cuda = DLDevice {
+        device_type: kDLCUDA,
+        device_id: 0,
+    };
+    let storages = [
+        storage(kDLFloat, 64, u16::MAX),
+        storage(kDLUInt, 1, 1),
+        storage(kDLFloat4_e2m1fn, 4, 1),
+    ];
+    for storage in storages {
+        for (c_contiguous, device, flags) in [
+            (true, cpu, DLPackFlags::IS_COPIED),
+            (false, cpu, DLPackFlags::IS_COPIED | DLPackFlags::READ_ONLY),
+            (true, cuda, DLPackFlags::empty()),
+            (false, cpu, DLPackFlags::from_bits_retain(1 << 40)),
+        ] {
+            let meta = Meta::new(usize::MAX, storage, c_contiguous, device, flags);
+            assert_eq!(meta.elements(), usize::MAX);
+            assert_eq!(meta.storage(), storage, "the storage, packed flag included");
+            assert_eq!(meta.is_c_contiguous(), c_contiguous);
+            // Readable: host memory with only known flags.
+            let readable = device == cpu && flags.bits() >> 40 == 0;
+            assert_eq!(meta.is_readable(), readable);
+            // Exclusive: a copy the consumer may write.
+            assert_eq!(meta.is_exclusive(), flags == DLPackFlags::IS_COPIED);
+            assert!(!meta.is_tracked());
+            for (tracked, exclusive) in [(true, false), (false, true), (true, true)] {
+                let changed = meta.with_tracked(tracked).with_exclusive(exclusive);
+                assert_eq!(
+                    (changed.is_tracked(), changed.is_exclusive()),
+                    (tracked, exclusive)
+                );
+                assert_eq!(
+                    (
+                        changed.storage(),
+                        changed.is_c_contiguous(),
+                        changed.is_readable()
+                    ),
+                    (storage, c_contiguous, readable)
+                );
+                assert_eq!(changed.elements(), usize::MAX);
+            }
+        }
+    }
 }
 
 /// The common tensors the fast path is for: it accepts each (unless its NULL strides are not

@@ -145,7 +145,9 @@ impl SharedTensor {
     /// [`share_attached`](Self::share_attached) without the proof.
     ///
     /// # Safety
-    /// This thread holds the GIL.
+    /// Every call of this function for the tensor's handles is ordered with every other one (one
+    /// happens before the other): holding the GIL, as every caller does, orders them (the unit
+    /// tests hold a lock in its place).
     #[inline]
     unsafe fn share_holding_gil(&self) -> Share {
         #[cfg(target_has_atomic = "64")]
