@@ -337,7 +337,15 @@ fn meta_keeps_each_fact_apart_in_its_one_word() {
             assert_eq!(meta.is_exclusive(), flags == DLPackFlags::IS_COPIED);
             assert!(!meta.is_tracked());
             for (tracked, exclusive) in [(true, false), (false, true), (true, true)] {
-                let changed = meta.with_tracked(tracked).with_exclusive(exclusive);
+                let changed = meta.with_tracked(tracked);
+                // `with_exclusive` exists for exports, which need `alloc`.
+                #[cfg(feature = "alloc")]
+                let changed = changed.with_exclusive(exclusive);
+                let exclusive = if cfg!(feature = "alloc") {
+                    exclusive
+                } else {
+                    meta.is_exclusive()
+                };
                 assert_eq!(
                     (changed.is_tracked(), changed.is_exclusive()),
                     (tracked, exclusive)
