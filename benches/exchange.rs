@@ -4,6 +4,9 @@
 //!
 //! - `floor`: one heap allocation and free of the size of our export's allocation (managed struct,
 //!   context and the shape/strides arrays), the least any exporter that allocates must pay;
+//! - `by-hand`: the same exchange written by hand (`exchange/by_hand.rs`): one allocation, the
+//!   same checks on this path as bare branches, no error values, no cached metadata, the element
+//!   type fixed at `f32`; what any library could reach with these checks kept;
 //! - `dlpark`: dlpark 0.10's export (`Dynamic::compact(..).initialize(Box::new(vec))`) and import
 //!   (`Managed::from_raw`, `validate`, `cpu_slice`).
 //!
@@ -24,6 +27,9 @@ use std::time::Duration;
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
 use dlpack_abi::dlpack::{Export, HostBuffer, HostMemory, VersionedTensor};
 use dlpack_abi::raw::DLManagedTensorVersioned;
+
+#[path = "exchange/by_hand.rs"]
+mod by_hand;
 
 /// A view of the benchmark's vector, lent to the exporter; dropping it does nothing.
 #[derive(Clone, Copy)]
@@ -113,6 +119,9 @@ fn exchange(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("dlpack-abi", elements), |b| {
             b.iter(|| ours(lent, black_box(&shape)))
+        });
+        group.bench_function(BenchmarkId::new("by-hand", elements), |b| {
+            b.iter(|| by_hand::exchange(lent, black_box(&shape)))
         });
         group.bench_function(BenchmarkId::new("dlpark", elements), |b| {
             b.iter(|| dlpark(lent, black_box(&shape)))

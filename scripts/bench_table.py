@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Prints the BENCHMARKS.md table from criterion's results of `cargo bench --bench exchange`:
-median ns per exchange, and the ratios to the floor and to dlpark measured in the same run."""
+median ns per exchange, and the ratios to the floor, to the exchange written by hand
+(`benches/exchange/by_hand.rs`) and to dlpark, all measured in the same run."""
 import json
 import pathlib
 import sys
@@ -17,16 +18,20 @@ def median(name, elements):
 
 rows = []
 for elements in (1, 1_000, 1_000_000, 100_000_000):
-    floor, ours, dlpark = (median(n, elements) for n in ("floor", "dlpack-abi", "dlpark"))
-    if None in (floor, ours, dlpark):
+    floor, ours, by_hand, dlpark = (
+        median(n, elements) for n in ("floor", "dlpack-abi", "by-hand", "dlpark")
+    )
+    if None in (floor, ours, by_hand, dlpark):
         sys.exit(f"missing results for {elements} elements: run `cargo bench --bench exchange`")
     vec = median("dlpack-abi-vec", elements)
     vec_cell = f"{vec:.1f}" if vec is not None and elements <= 1_000 else "—"
     rows.append(
-        f"| {elements:,} | {floor:.1f} | {ours:.1f} | {dlpark:.1f} | {vec_cell} "
-        f"| {ours / floor:.2f}x | {ours / dlpark:.2f}x |"
+        f"| {elements:,} | {floor:.1f} | {ours:.1f} | {by_hand:.1f} | {dlpark:.1f} | {vec_cell} "
+        f"| {ours / floor:.2f}x | {by_hand / floor:.2f}x | {ours / by_hand:.2f}x "
+        f"| {ours / dlpark:.2f}x |"
     )
-print("| elements | floor (ns) | dlpack-abi (ns) | dlpark 0.10 (ns) | dlpack-abi, `Vec` freed (ns) "
-      "| dlpack-abi / floor | dlpack-abi / dlpark |")
-print("|---:|---:|---:|---:|---:|---:|---:|")
+print("| elements | floor (ns) | dlpack-abi (ns) | by hand (ns) | dlpark 0.10 (ns) "
+      "| dlpack-abi, `Vec` freed (ns) | dlpack-abi / floor | by hand / floor "
+      "| dlpack-abi / by hand | dlpack-abi / dlpark |")
+print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 print("\n".join(rows))

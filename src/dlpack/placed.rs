@@ -207,9 +207,9 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
             storage,
             description.device,
             description.flags,
-            |dim, stride| {
+            |dim, extent, stride| {
                 // SAFETY: `dim < ndim`: inside both arrays.
-                unsafe { shape.wrapping_add(dim).write(shape_i64[dim]) };
+                unsafe { shape.wrapping_add(dim).write(extent) };
                 // SAFETY: as above; `stride <= isize::MAX` once the shape is accepted.
                 unsafe { strides.wrapping_add(dim).write(stride as i64) };
             },

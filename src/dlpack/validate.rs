@@ -372,7 +372,8 @@ pub(crate) fn write_row_major(shape: &[i64], mut write: impl FnMut(usize, i64)) 
 
 /// What [`validate`] returns for a tensor with compact row-major strides on `device` with
 /// `flags`, computed from the shape alone (for exports whose other fields are right by
-/// construction); `visit` sees each dimension's compact stride, to write it. It may see a
+/// construction); `visit(dim, extent, stride)` sees each dimension's extent and compact stride,
+/// to write them. It may see a
 /// dimension more than once (the fast path's pass, then the full one): the last value stands,
 /// and is at most `isize::MAX` when the shape is accepted.
 #[cfg(feature = "alloc")]
@@ -382,13 +383,15 @@ pub(crate) fn compact_meta(
     storage: Storage,
     device: DLDevice,
     flags: DLPackFlags,
-    #[cfg_attr(not(feature = "fast-path"), allow(unused_mut))] mut visit: impl FnMut(usize, usize),
+    #[cfg_attr(not(feature = "fast-path"), allow(unused_mut))] mut visit: impl FnMut(usize, i64, usize),
 ) -> Result<Meta, ImportError> {
     #[cfg(feature = "fast-path")]
     if let Some(meta) = compact_meta_fast(shape, storage, device, flags, &mut visit) {
         return Ok(meta);
     }
-    let measured = measure(shape, None, storage, visit)?;
+    let measured = measure(shape, None, storage, |dim, stride| {
+        visit(dim, shape[dim], stride)
+    })?;
     Ok(Meta::new(measured.elements, storage, true, device, flags))
 }
 
@@ -406,12 +409,12 @@ pub(crate) fn compact_meta_fast(
     storage: Storage,
     device: DLDevice,
     flags: DLPackFlags,
-    mut visit: impl FnMut(usize, usize),
+    mut visit: impl FnMut(usize, i64, usize),
 ) -> Option<Meta> {
     let element_bytes = storage.element_bytes()?;
     let mut elements: usize = 1;
     for (dim, &extent) in shape.iter().enumerate().rev() {
-        visit(dim, elements);
+        visit(dim, extent, elements);
         if extent < 1 {
             return None;
         }
@@ -719,7 +722,7 @@ pub mod fuzzing {
                 (0..shape.len()).all(|dim| strides[dim] == row_major_stride(shape, dim))
             };
             if compact {
-                let exported = compact_meta(shape, meta.storage(), t.device, flags, |_, _| {});
+                let exported = compact_meta(shape, meta.storage(), t.device, flags, |_, _, _| {});
                 assert_eq!(exported, Ok(meta), "the export's fast path disagrees");
             }
         }
@@ -737,7 +740,11 @@ fn export_fast_path_agrees(
     flags: DLPackFlags,
 ) -> bool {
     let (mut fast_strides, mut full_strides) = ([0usize; MAX_NDIM], [0usize; MAX_NDIM]);
-    let fast = compact_meta_fast(shape, storage, device, flags, |dim, stride| {
+    let fast = compact_meta_fast(shape, storage, device, flags, |dim, extent, stride| {
+        assert_eq!(
+            extent, shape[dim],
+            "the export's fast path visits {dim} with {extent}"
+        );
         fast_strides[dim] = stride;
     });
     let full = measure(shape, None, storage, |dim, stride| {

@@ -561,7 +561,7 @@ fn the_fast_paths_agree_with_full_validation() {
         }
         #[cfg(feature = "alloc")]
         if let Ok(storage) = Storage::of(t.dtype, flags) {
-            let exported = compact_meta(&shape, storage, t.device, flags, |_, _| {});
+            let exported = compact_meta(&shape, storage, t.device, flags, |_, _, _| {});
             // The export's fast path, where it answers: the same result and the same strides
             // visited as the full pass.
             exports_fast += usize::from(export_fast_path_agrees(&shape, storage, t.device, flags));
