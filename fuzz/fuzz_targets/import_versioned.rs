@@ -3,7 +3,7 @@
 //!
 //! Checks: no crash and no sanitizer report; the deleter runs exactly once whatever happens;
 //! validation's fast paths agree with full validation (and the export's compact fast path with
-//! both); an accepted tensor satisfies the spec's rules (checked here independently, naively);
+//! both, and a row-major export with the same export given its strides); an accepted tensor satisfies the spec's rules (checked here independently, naively);
 //! and when the tensor's reachable bytes lie inside the buffer, every typed read is performed
 //! (so the sanitizer sees each address the crate computes).
 #![no_main]
@@ -134,6 +134,12 @@ fuzz_target!(|h: Header| {
             )
         };
     }
+    check_export_paths(
+        &shape[..usize::from(h.ndim.unsigned_abs()) % 6],
+        usize::from(h.byte_offset % 40),
+        h.wild_byte_offset
+            .map_or(usize::from(h.byte_offset % 8), |o| o as usize),
+    );
     let before = DELETED.load(Ordering::SeqCst);
     // SAFETY: a live header handed over once; shape and strides hold MAX_NDIM values.
     match unsafe { VersionedTensor::from_raw(header) } {
@@ -152,6 +158,43 @@ fuzz_target!(|h: Header| {
         "deleter must run exactly once"
     );
 });
+
+/// The row-major export's one pass (the buffer checked in elements) agrees with the same export
+/// given its row-major strides (validated as an import, the reach checked in bytes): the same
+/// struct, or the same refusal (where the first element's byte offset overflows, the first names
+/// the buffer and the second the offset: both refuse).
+fn check_export_paths(shape: &[i64], len: usize, first: usize) {
+    use dlpack_abi::dlpack::Export;
+    let mut strides = vec![1i64; shape.len()];
+    for dim in (0..shape.len().saturating_sub(1)).rev() {
+        strides[dim] = strides[dim + 1].wrapping_mul(shape[dim + 1].max(1));
+    }
+    let (values, copy) = (vec![0.5f32; len], vec![0.5f32; len]);
+    let (base, copy_base) = (values.as_ptr() as usize, copy.as_ptr() as usize);
+    let fast = Export::new(values, shape).first_element(first).finish();
+    let general = Export::new(copy, shape)
+        .strides(&strides)
+        .first_element(first)
+        .finish();
+    match (&fast, &general) {
+        (Ok(a), Ok(b)) => {
+            let (a, b) = (a.view(), b.view());
+            let from = |view: &TensorView<'_>, base: usize| {
+                (!view.raw().data.is_null()).then(|| view.raw().data as usize - base)
+            };
+            assert_eq!(from(&a, base), from(&b, copy_base));
+            assert_eq!(a.raw().byte_offset, b.raw().byte_offset);
+            assert_eq!((a.shape(), a.strides()), (b.shape(), b.strides()));
+            assert_eq!(
+                (a.flags(), a.element_count()),
+                (b.flags(), b.element_count())
+            );
+        }
+        (Err(_), Err(_)) if first > isize::MAX as usize / 4 => {}
+        (Err(a), Err(b)) => assert_eq!(a, b),
+        _ => panic!("the row-major export disagrees: {fast:?} against {general:?}"),
+    }
+}
 
 /// Independent checks on an accepted tensor, then every typed read when it fits the buffer.
 fn check_accepted(view: &TensorView<'_>, version: DLPackVersion, shape: &[i64], base: usize) {

@@ -12,6 +12,8 @@ mod borrowed;
 mod convert;
 #[cfg(feature = "alloc")]
 mod export;
+#[cfg(feature = "alloc")]
+mod export_paths;
 mod extent;
 mod import;
 mod raw;
