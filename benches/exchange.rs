@@ -54,6 +54,7 @@ unsafe impl HostBuffer for Lent {
     }
 }
 
+#[inline(always)]
 fn ours<B: HostBuffer<Element = f32>>(buffer: B, shape: &[i64]) {
     let raw = Export::new(buffer, shape).finish().unwrap().into_raw();
     // SAFETY: a fresh export, handed over once.
@@ -62,6 +63,7 @@ fn ours<B: HostBuffer<Element = f32>>(buffer: B, shape: &[i64]) {
     black_box((values.as_ptr(), values.len()));
 }
 
+#[inline(always)]
 fn dlpark(lent: Lent, shape: &[i64]) {
     use dlpark::ffi::{DLDataType, DLDevice};
     use dlpark::metadata::Dynamic;
@@ -92,6 +94,7 @@ fn floor_layout() -> Layout {
     Layout::from_size_align(context + 2 * 8, 8).unwrap()
 }
 
+#[inline(always)]
 fn floor(layout: Layout) {
     // SAFETY: a non-zero-size layout; the block is freed with the same layout.
     unsafe {

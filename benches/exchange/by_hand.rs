@@ -1,8 +1,9 @@
 //! The exchange written by hand, as a C programmer would write it against `dlpack.h` for this one
-//! call: the same allocation (struct, size, owner, shape and strides in one block) and the same
-//! checks on this path as dlpack-abi's, each a bare branch, with no error values, no cached
-//! metadata and the element type fixed at `f32` (the dtype is one compare). It bounds what any
-//! library could reach with these checks kept; `benches/exchange.rs` times it next to the floor.
+//! call: the same allocation (struct, layout, owner, shape and strides in one 128-byte block for
+//! one dimension) and the checks dlpack-abi makes on this path, each a bare branch, with no error
+//! values and no cached metadata; the element type is fixed at `f32` (the dtype is one compare)
+//! and the buffer is checked in elements. It shows what one straightforward implementation with
+//! these checks costs; `benches/exchange.rs` times it next to the floor.
 //!
 //! What it checks. Export: at most 64 dimensions, every extent at least 1 (a zero extent is
 //! refused here; dlpack-abi exports empty tensors, off this path), the element count without
@@ -19,11 +20,11 @@ use dlpack_abi::raw::{kDLCPU, DLDevice, DLManagedTensorVersioned, DLPackVersion,
 
 use super::Lent;
 
-/// The one block: the struct, its size (for the deleter), the owner; the dims follow.
+/// The one block: the struct, its layout (for the deleter), the owner; the dims follow.
 #[repr(C)]
 struct Block {
     header: DLManagedTensorVersioned,
-    size: usize,
+    layout: Layout,
     owner: Lent,
 }
 
@@ -36,10 +37,10 @@ unsafe extern "C" fn delete(header: *mut DLManagedTensorVersioned) {
         return;
     }
     let block = header.cast::<Block>();
-    // SAFETY: `export` wrote the size; the block is live until here.
-    let size = unsafe { (*block).size };
-    // SAFETY: allocated by `export` with this size and alignment.
-    unsafe { dealloc(block.cast(), Layout::from_size_align_unchecked(size, 8)) };
+    // SAFETY: `export` wrote the layout before handing the block out; it is live until here.
+    let layout = unsafe { (*block).layout };
+    // SAFETY: allocated by `export` with this layout, freed once.
+    unsafe { dealloc(block.cast(), layout) };
 }
 
 /// The export: `None` for a shape it refuses.
@@ -49,17 +50,18 @@ fn export(lent: Lent, shape: &[i64]) -> Option<*mut DLManagedTensorVersioned> {
     if ndim > 64 {
         return None;
     }
-    let size = size_of::<Block>() + 2 * size_of::<i64>() * ndim;
-    // SAFETY: a non-zero size (the struct), 8-aligned.
-    let layout = unsafe { Layout::from_size_align_unchecked(size, 8) };
-    // SAFETY: as above.
+    // At most 64 dimensions: far from overflowing.
+    let (layout, dims_offset) = Layout::new::<Block>()
+        .extend(Layout::array::<i64>(2 * ndim).ok()?)
+        .ok()?;
+    // SAFETY: a non-zero size (it holds the struct).
     let block = unsafe { alloc(layout) }.cast::<Block>();
     if block.is_null() {
         handle_alloc_error(layout)
     }
-    // The shape, then the strides, right after the block (8-aligned: `Block` is).
-    // SAFETY: inside the allocation (`size`).
-    let dims = unsafe { block.add(1) }.cast::<i64>();
+    // The shape, then the strides, where `extend` placed them.
+    // SAFETY: inside the allocation (`layout`).
+    let dims = unsafe { block.cast::<u8>().add(dims_offset) }.cast::<i64>();
     let mut elements: i64 = 1;
     for dim in (0..ndim).rev() {
         let extent = shape[dim];
@@ -73,15 +75,15 @@ fn export(lent: Lent, shape: &[i64]) -> Option<*mut DLManagedTensorVersioned> {
             None
         };
         let Some(product) = product else {
-            // SAFETY: the block just allocated, passed once.
-            unsafe { delete(block.cast()) };
+            // SAFETY: the block just allocated with `layout`, freed once (nothing in it to drop).
+            unsafe { dealloc(block.cast(), layout) };
             return None;
         };
         elements = product;
     }
     if elements as u64 > lent.len as u64 {
         // SAFETY: as above.
-        unsafe { delete(block.cast()) };
+        unsafe { dealloc(block.cast(), layout) };
         return None;
     }
     let dl_tensor = DLTensor {
@@ -108,7 +110,7 @@ fn export(lent: Lent, shape: &[i64]) -> Option<*mut DLManagedTensorVersioned> {
     unsafe {
         block.write(Block {
             header,
-            size,
+            layout,
             owner: lent,
         })
     };
@@ -118,7 +120,8 @@ fn export(lent: Lent, shape: &[i64]) -> Option<*mut DLManagedTensorVersioned> {
 /// The import and the slice: `None` for a tensor it refuses.
 ///
 /// # Safety
-/// `raw` is NULL or a live struct whose `shape` and `strides` point to `ndim` values.
+/// `raw` is NULL or a live struct whose `shape` and `strides` point to `ndim` values, and whose
+/// elements at `data + byte_offset` are readable and unwritten for `'a`.
 #[inline(always)]
 unsafe fn import<'a>(raw: *mut DLManagedTensorVersioned) -> Option<&'a [f32]> {
     if raw.is_null() {
@@ -136,7 +139,7 @@ unsafe fn import<'a>(raw: *mut DLManagedTensorVersioned) -> Option<&'a [f32]> {
     {
         return None;
     }
-    let ndim = t.ndim as usize;
+    let ndim = usize::try_from(t.ndim).ok()?;
     // SAFETY: `ndim` values (caller).
     let shape = unsafe { std::slice::from_raw_parts(t.shape, ndim) };
     let mut elements: i64 = 1;
@@ -175,6 +178,7 @@ unsafe fn import<'a>(raw: *mut DLManagedTensorVersioned) -> Option<&'a [f32]> {
 }
 
 /// One exchange, as `exchange::ours` does it.
+#[inline(always)]
 pub(super) fn exchange(lent: Lent, shape: &[i64]) {
     let raw = export(lent, shape).unwrap();
     let raw = std::hint::black_box(raw);

@@ -373,9 +373,8 @@ pub(crate) fn write_row_major(shape: &[i64], mut write: impl FnMut(usize, i64)) 
 /// What [`validate`] returns for a tensor with compact row-major strides on `device` with
 /// `flags`, computed from the shape alone (for exports whose other fields are right by
 /// construction); `visit(dim, extent, stride)` sees each dimension's extent and compact stride,
-/// to write them. It may see a
-/// dimension more than once (the fast path's pass, then the full one): the last value stands,
-/// and is at most `isize::MAX` when the shape is accepted.
+/// to write them. It may see a dimension more than once (the fast path's pass, then the full
+/// one): the last value stands, and is at most `isize::MAX` when the shape is accepted.
 #[cfg(feature = "alloc")]
 #[inline(always)]
 pub(crate) fn compact_meta(
@@ -383,7 +382,7 @@ pub(crate) fn compact_meta(
     storage: Storage,
     device: DLDevice,
     flags: DLPackFlags,
-    #[cfg_attr(not(feature = "fast-path"), allow(unused_mut))] mut visit: impl FnMut(usize, i64, usize),
+    mut visit: impl FnMut(usize, i64, usize),
 ) -> Result<Meta, ImportError> {
     #[cfg(feature = "fast-path")]
     if let Some(meta) = compact_meta_fast(shape, storage, device, flags, &mut visit) {

@@ -1,8 +1,8 @@
-//! The row-major export's one pass (the shape checked while the dims are written, the buffer
-//! checked in elements) against the same export given its row-major strides, which takes the
-//! general path (the struct validated as an import, the reach checked in bytes).
+//! The row-major export's one pass (the shape checked while the dims are written, then the
+//! buffer) against the same export given its row-major strides, which takes the general path
+//! (the struct validated as an import, then its reach checked against the buffer).
 
-use dlpack_abi::dlpack::{Export, VersionedTensor};
+use dlpack_abi::dlpack::{Export, ExportError, ImportError, VersionedTensor};
 
 /// The row-major strides of `shape`, zero extents counted as one (what an export writes),
 /// wrapping where they overflow (both exports then refuse the shape).
@@ -54,6 +54,9 @@ fn a_row_major_export_agrees_with_the_same_export_given_its_strides() {
         &[i64::MAX, 2],
         &[1 << 40, 1 << 40],
         &[1 << 61],
+        // The most f32 elements whose bytes fit `isize`, and one more.
+        &[isize::MAX as i64 / 4],
+        &[isize::MAX as i64 / 4 + 1],
     ];
     let mut fast_accepted = 0;
     for len in [0usize, 1, 5, 6, 7] {
@@ -80,10 +83,12 @@ fn a_row_major_export_agrees_with_the_same_export_given_its_strides() {
                         );
                         fast_accepted += 1;
                     }
-                    // Where the first element's byte offset overflows, the row-major export names
-                    // the buffer (`OutsideBuffer`) and the general one the offset
-                    // (`ByteOffsetOverflow`): both refuse.
-                    (Err(_), Err(_)) if first > isize::MAX as usize / 4 => {}
+                    // Where `data + byte_offset` overflows, the row-major export names the buffer
+                    // and the general one the offset: both refuse.
+                    (
+                        Err(ExportError::OutsideBuffer { .. }),
+                        Err(ExportError::Invalid(ImportError::ByteOffsetOverflow { .. })),
+                    ) => {}
                     (Err(a), Err(b)) => assert_eq!(a, b, "{case}"),
                     _ => panic!("{case}: {fast:?} against {general:?}"),
                 }
