@@ -6,6 +6,8 @@ use alloc::sync::Arc;
 use alloc::vec::Vec;
 
 use super::description::{checked_ndim, host_slice};
+#[cfg(feature = "fast-path")]
+use super::placed::ElementRange;
 use super::placed::Placed;
 use super::validate::Storage;
 use super::{Element, ExportError, ManagedStruct, ManagedTensor};
@@ -286,25 +288,67 @@ impl<'a, B: HostBuffer> Export<'a, B> {
             return Ok(tensor);
         }
         // Row-major: the shape alone decides, so validation is computed while the dims are
-        // written, not re-read. The element's storage is validation's own rule, evaluated at
-        // compile time (an export's flags never make it padded).
-        let storage = const {
-            match Storage::of(<B::Element as Element>::DTYPE, DLPackFlags::empty()) {
-                Ok(storage) => storage,
-                Err(_) => panic!("an Element's dtype is valid"),
+        // written, not re-read.
+        #[cfg(feature = "fast-path")]
+        let placed = {
+            // The buffer is the export's alone unless shared (then `READ_ONLY`).
+            let exclusive = !flags.contains(DLPackFlags::READ_ONLY);
+            let buffer = ElementRange {
+                first: first_element,
+                len: memory.len,
+            };
+            // SAFETY: as for `finish_row_major` below, and `buffer` is the description's buffer
+            // (`host_slice`) in elements.
+            match unsafe {
+                placed.try_finish_compact(&description, shape, Self::STORAGE, exclusive, buffer)
+            } {
+                Ok(tensor) => return Ok(tensor),
+                Err(placed) => placed,
             }
         };
-        // SAFETY: no strides and `ndim` is the shape's length; the dtype is the element's, stored
-        // as `storage`; `data` is non-NULL (a `HostBuffer` promise). Exclusive: the buffer is
-        // the export's alone unless shared (then `READ_ONLY`).
-        unsafe {
-            placed.finish_compact(
-                &description,
-                shape,
-                storage,
-                !flags.contains(DLPackFlags::READ_ONLY),
-            )
-        }
+        finish_row_major(
+            placed,
+            memory.start,
+            memory.len,
+            shape,
+            first_element,
+            flags,
+        )
+    }
+
+    /// How an element is stored: validation's own rule, evaluated at compile time (an export's
+    /// flags never make it padded).
+    const STORAGE: Storage = match Storage::of(<B::Element as Element>::DTYPE, DLPackFlags::empty())
+    {
+        Ok(storage) => storage,
+        Err(_) => panic!("an Element's dtype is valid"),
+    };
+}
+
+/// The row-major export of `len` elements at `start` in full: what the fast path leaves (a zero
+/// extent, a refusal, a buffer past `isize::MAX` bytes), out of line where there is one, and
+/// given the description's parts, so that the fast path keeps none of it in memory.
+#[cfg_attr(feature = "fast-path", cold, inline(never))]
+#[cfg_attr(not(feature = "fast-path"), inline(always))]
+fn finish_row_major<M: ManagedStruct, B: HostBuffer>(
+    placed: Placed<M, B>,
+    start: *mut B::Element,
+    len: usize,
+    shape: &[i64],
+    first_element: usize,
+    flags: DLPackFlags,
+) -> Result<ManagedTensor<M>, ExportError> {
+    let description = host_slice(start, len, shape, None, first_element).with_flags(flags);
+    // SAFETY: no strides and `ndim` is the shape's length (`finish_as`); the dtype is the
+    // element's, stored as `STORAGE`; `data` is non-NULL (a `HostBuffer` promise). Exclusive:
+    // the buffer is the export's alone unless shared (then `READ_ONLY`).
+    unsafe {
+        placed.finish_compact(
+            &description,
+            shape,
+            Export::<B>::STORAGE,
+            !flags.contains(DLPackFlags::READ_ONLY),
+        )
     }
 }
 

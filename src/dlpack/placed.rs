@@ -38,6 +38,29 @@ impl<M, O> Context<M, O> {
     }
 }
 
+/// A host buffer in elements: the index of the tensor's first element, and the length.
+#[cfg(feature = "fast-path")]
+#[derive(Clone, Copy)]
+pub(super) struct ElementRange {
+    pub(super) first: usize,
+    pub(super) len: usize,
+}
+
+#[cfg(feature = "fast-path")]
+impl ElementRange {
+    /// Whether `elements` elements of `element_bytes` bytes from `first` lie in the buffer, for a
+    /// buffer of at most `isize::MAX` bytes; `false` for a longer one (the byte check decides).
+    #[inline(always)]
+    fn holds(self, elements: usize, element_bytes: usize) -> bool {
+        // `element_bytes >= 1` for a whole-byte storage; `max` spares the division a zero.
+        self.len <= isize::MAX as usize / element_bytes.max(1)
+            && self
+                .first
+                .checked_add(elements)
+                .is_some_and(|end| end <= self.len)
+    }
+}
+
 /// An allocated context whose owner is in place and whose header is not written yet. Dropping
 /// it drops the owner and frees the allocation.
 pub(super) struct Placed<M: ManagedStruct, O> {
@@ -182,6 +205,57 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
             }
         }
         self.write_header(description, empty)
+    }
+
+    /// The export of a compact row-major description in one pass, for the common shape (every
+    /// extent at least 1) inside a buffer of at most `isize::MAX` bytes, checked in elements:
+    /// `buffer.first + elements <= buffer.len`, which is what the byte check of
+    /// [`finish_compact`](Self::finish_compact) decides there (no product saturates). `Err(self)`
+    /// for anything else, valid or not: `finish_compact` decides, and builds the error.
+    ///
+    /// # Safety
+    /// As for [`finish_compact`](Self::finish_compact), and `buffer` is the description's buffer
+    /// in elements of `storage`'s size: its `data` the start, `byte_offset` the first element's,
+    /// and `len` the length (saturated to bytes).
+    #[cfg(feature = "fast-path")]
+    #[inline(always)]
+    pub(super) unsafe fn try_finish_compact(
+        self,
+        description: &TensorDescription<'_>,
+        shape_i64: &[i64],
+        storage: validate::Storage,
+        exclusive: bool,
+        buffer: ElementRange,
+    ) -> Result<ManagedTensor<M>, Self> {
+        if M::representable(description.flags).is_err() {
+            return Err(self);
+        }
+        let (shape, strides) = self.dims();
+        let meta = validate::compact_meta_fast(
+            shape_i64,
+            storage,
+            description.device,
+            description.flags,
+            |dim, extent, stride| {
+                // SAFETY: `dim < ndim`: inside both arrays.
+                unsafe { shape.wrapping_add(dim).write(extent) };
+                // SAFETY: as above; `stride <= isize::MAX` once the shape is accepted.
+                unsafe { strides.wrapping_add(dim).write(stride as i64) };
+            },
+        );
+        let (Some(meta), Some(element_bytes)) = (meta, storage.element_bytes()) else {
+            return Err(self);
+        };
+        // `meta.elements() >= 1`: no extent is 0.
+        if !buffer.holds(meta.elements(), element_bytes) {
+            return Err(self);
+        }
+        let header = self.write_header(description, false);
+        // SAFETY: the struct just built, which validation would accept with `meta`: its shape and
+        // size were checked above, its strides are compact, its dtype is `storage` (caller),
+        // `data` is non-NULL and every element reached lies in the buffer (so no address
+        // overflows).
+        Ok(unsafe { ManagedTensor::from_validated(header, meta.with_exclusive(exclusive)) })
     }
 
     /// The export of a compact row-major description in one pass: the shape is checked as

@@ -120,10 +120,12 @@ pub(crate) unsafe fn accept_compact(
     version: Option<DLPackVersion>,
     flags: DLPackFlags,
 ) -> Option<Meta> {
-    let n = usize::try_from(t.ndim).ok()?;
-    if n == 0 || n > MAX_NDIM || t.shape.is_null() {
+    // One range check on the `i32`, then a conversion that cannot fail.
+    const _: () = assert!(MAX_NDIM <= i32::MAX as usize);
+    if !(1..=MAX_NDIM as i32).contains(&t.ndim) || t.shape.is_null() {
         return None;
     }
+    let n = usize::try_from(t.ndim).ok()?;
     let storage = Storage::of_whole_bytes(t.dtype)?;
     let element_bytes = storage.element_bytes()?;
     // SAFETY: `shape` is non-NULL and `0 < n`: it points to `n` readable values (caller).

@@ -5,6 +5,7 @@ use core::ffi::c_void;
 use core::fmt;
 use core::marker::PhantomData;
 use core::mem::align_of;
+use core::ptr::NonNull;
 use core::slice;
 
 use super::validate::{self, Meta, KNOWN_FLAGS};
@@ -418,7 +419,7 @@ impl<'a> TensorView<'a> {
     #[inline(always)]
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T], AccessError> {
         self.check_contiguous(false)?;
-        let start = self.typed_ptr::<T>()?;
+        let start = self.slice_start::<T>()?;
         Ok(self.slice_at(start))
     }
 
@@ -439,7 +440,7 @@ impl<'a> TensorView<'a> {
     /// ```
     pub fn as_slice_memory_order<T: Element>(&self) -> Result<&'a [T], AccessError> {
         self.check_contiguous(true)?;
-        let start = self.typed_ptr::<T>()?;
+        let start = self.slice_start::<T>()?;
         Ok(self.slice_at(start))
     }
 
@@ -577,6 +578,27 @@ impl<'a> TensorView<'a> {
     /// ```
     #[inline(always)]
     pub fn typed_ptr<T: Element>(&self) -> Result<*const T, AccessError> {
+        self.checked_start(self.data_ptr().cast::<T>().cast_const())
+    }
+
+    /// Where a slice of the elements starts, after [`typed_ptr`](Self::typed_ptr)'s checks:
+    /// `data + byte_offset`, or for an empty tensor (whose `data` may be anything) a dangling,
+    /// aligned pointer, so that the slice needs no branch of its own.
+    #[inline(always)]
+    fn slice_start<T: Element>(&self) -> Result<*const T, AccessError> {
+        let start = if self.meta.elements() == 0 {
+            NonNull::<T>::dangling().as_ptr().cast_const()
+        } else {
+            self.data_ptr().cast::<T>().cast_const()
+        };
+        self.checked_start(start)
+    }
+
+    /// Every check typed access makes except contiguity, for a first element at `start`:
+    /// host-accessible memory, no unknown flags, `T::DTYPE == dtype`, and `start` aligned for
+    /// `T` (not checked for an empty tensor).
+    #[inline(always)]
+    fn checked_start<T: Element>(&self, start: *const T) -> Result<*const T, AccessError> {
         super::element::assert_size_matches::<T>();
         // One 32-bit comparison for the dtype (code, bits, lanes).
         let dtype: u32 = bytemuck::cast(self.tensor.dtype);
@@ -587,7 +609,6 @@ impl<'a> TensorView<'a> {
                 self.tensor.dtype,
             ));
         }
-        let start = self.data_ptr().cast::<T>().cast_const();
         let address = start as usize;
         if self.meta.elements() > 0 && address % align_of::<T>() != 0 {
             return Err(AccessError::Misaligned {
@@ -633,17 +654,15 @@ impl<'a> TensorView<'a> {
         dtype_mismatch::<T>(self.tensor.dtype)
     }
 
-    /// The contiguous elements at `start`, after `typed_ptr` and `check_contiguous`.
+    /// The contiguous elements at `start`, after `slice_start` and `check_contiguous`.
     #[inline(always)]
     fn slice_at<T>(&self, start: *const T) -> &'a [T] {
-        let elements = self.meta.elements();
-        if elements == 0 {
-            return &[];
-        }
-        // SAFETY: the tensor is non-empty (so `data` is non-NULL), contiguous, of `T`'s dtype,
-        // aligned, and its `elements` elements are readable and unwritten for `'a`
-        // (`from_raw`'s contract); the byte size fits in isize (validated at import).
-        unsafe { slice::from_raw_parts(start, elements) }
+        // SAFETY: `start` is non-NULL and aligned (`slice_start`: dangling for an empty tensor,
+        // otherwise `data + byte_offset` of a non-empty tensor, whose `data` is non-NULL); the
+        // tensor is contiguous, of `T`'s dtype, and its `elements` elements are readable and
+        // unwritten for `'a` (`from_raw`'s contract); the byte size fits in isize (validated at
+        // import).
+        unsafe { slice::from_raw_parts(start, self.meta.elements()) }
     }
 }
 
