@@ -3,10 +3,17 @@
 median ns per exchange, and the ratios to the floor, to the exchange written by hand
 (`benches/exchange/by_hand.rs`) and to dlpark, all measured in the same run."""
 import json
+import os
 import pathlib
 import sys
 
-root = pathlib.Path(__file__).resolve().parent.parent / "target" / "criterion" / "exchange"
+# Criterion's own rule: `CRITERION_HOME` if set, else `target/criterion`.
+home = os.environ.get("CRITERION_HOME")
+root = (
+    pathlib.Path(home)
+    if home
+    else pathlib.Path(__file__).resolve().parent.parent / "target" / "criterion"
+) / "exchange"
 
 
 def median(name, elements):
