@@ -297,8 +297,9 @@ impl<'a, B: HostBuffer> Export<'a, B> {
                 first: first_element,
                 len: memory.len,
             };
-            // SAFETY: as for `finish_row_major` below, and `buffer` is the description's buffer
-            // (`host_slice`) in elements.
+            // SAFETY: as for `finish_row_major` below; `buffer` is the description's buffer
+            // (`host_slice`) in elements of `STORAGE`'s bytes (the element's size, which
+            // `assert_size_matches` ties to its dtype).
             match unsafe {
                 placed.try_finish_compact(&description, shape, Self::STORAGE, exclusive, buffer)
             } {
@@ -306,14 +307,19 @@ impl<'a, B: HostBuffer> Export<'a, B> {
                 Err(placed) => placed,
             }
         };
-        finish_row_major(
-            placed,
-            memory.start,
-            memory.len,
-            shape,
-            first_element,
-            flags,
-        )
+        // SAFETY: `placed` has room for `shape.len()` dims (`Placed::new` above); `start` and
+        // `len` are the owner's memory, just reported; `flags` has `READ_ONLY` where the memory
+        // is shared.
+        unsafe {
+            finish_row_major(
+                placed,
+                memory.start,
+                memory.len,
+                shape,
+                first_element,
+                flags,
+            )
+        }
     }
 
     /// How an element is stored: validation's own rule, evaluated at compile time (an export's
@@ -328,9 +334,14 @@ impl<'a, B: HostBuffer> Export<'a, B> {
 /// The row-major export of `len` elements at `start` in full: what the fast path leaves (a zero
 /// extent, a refusal, a buffer past `isize::MAX` bytes), out of line where there is one, and
 /// given the description's parts, so that the fast path keeps none of it in memory.
+///
+/// # Safety
+/// `placed` has room for `shape.len()` dims; `start` and `len` are what its owner's
+/// [`HostBuffer::memory`] reported (so `start` is non-NULL and the memory lives with the owner);
+/// `flags` has `READ_ONLY` if that memory is shared (the export is then not exclusive).
 #[cfg_attr(feature = "fast-path", cold, inline(never))]
 #[cfg_attr(not(feature = "fast-path"), inline(always))]
-fn finish_row_major<M: ManagedStruct, B: HostBuffer>(
+unsafe fn finish_row_major<M: ManagedStruct, B: HostBuffer>(
     placed: Placed<M, B>,
     start: *mut B::Element,
     len: usize,
@@ -339,9 +350,9 @@ fn finish_row_major<M: ManagedStruct, B: HostBuffer>(
     flags: DLPackFlags,
 ) -> Result<ManagedTensor<M>, ExportError> {
     let description = host_slice(start, len, shape, None, first_element).with_flags(flags);
-    // SAFETY: no strides and `ndim` is the shape's length (`finish_as`); the dtype is the
-    // element's, stored as `STORAGE`; `data` is non-NULL (a `HostBuffer` promise). Exclusive:
-    // the buffer is the export's alone unless shared (then `READ_ONLY`).
+    // SAFETY: no strides, and the dims have room for the shape (caller); the dtype is the
+    // element's, stored as `STORAGE`; `data` is non-NULL (a `HostBuffer` promise, caller).
+    // Exclusive: the buffer is the export's alone unless shared (then `READ_ONLY`, caller).
     unsafe {
         placed.finish_compact(
             &description,

@@ -533,7 +533,9 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     /// Wraps a struct this crate built and whose description it already validated.
     ///
     /// # Safety
-    /// As for [`from_raw`](Self::from_raw), and `meta` is what validating `ptr` would return.
+    /// As for [`from_raw`](Self::from_raw), and `meta` is what validating `ptr` would return,
+    /// except for its exclusive bit, which the caller vouches for (an export of a buffer it
+    /// holds alone).
     #[inline(always)]
     pub(crate) unsafe fn from_validated(ptr: NonNull<M>, meta: Meta) -> Self {
         Self {

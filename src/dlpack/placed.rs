@@ -395,3 +395,46 @@ unsafe fn destroy<M, O>(ctx: *mut Context<M, O>) {
     // SAFETY: the owner is initialised and dropped exactly once, here (caller's contract).
     unsafe { ptr::drop_in_place(Context::owner(ctx)) };
 }
+
+#[cfg(all(test, feature = "fast-path"))]
+mod tests {
+    use super::ElementRange;
+
+    /// The element check against the byte check it stands for (`check_inside` over saturated
+    /// byte lengths), at the edges: lengths at and past `isize::MAX` bytes, first elements that
+    /// overflow, and ends at and past the buffer's.
+    #[test]
+    fn the_element_check_is_the_byte_check_where_it_answers() {
+        for element_bytes in [1usize, 2, 4, 8, 16] {
+            let most = isize::MAX as usize / element_bytes;
+            let lens = [0, 1, 7, most - 1, most, most + 1, usize::MAX];
+            let firsts = [0, 1, 6, most - 1, most, usize::MAX - 1, usize::MAX];
+            for len in lens {
+                for first in firsts {
+                    for elements in [1usize, 2, 7, most, usize::MAX] {
+                        let range = ElementRange { first, len };
+                        let holds = range.holds(elements, element_bytes);
+                        // The byte check, as the general path makes it.
+                        let bytes = |n: usize| n.saturating_mul(element_bytes) as i128;
+                        let start = (first as u64).saturating_mul(element_bytes as u64) as i128;
+                        let end = start + elements as i128 * element_bytes as i128;
+                        let inside = end <= bytes(len);
+                        if holds {
+                            assert!(
+                                inside,
+                                "{element_bytes} B: {elements} from {first} in {len}"
+                            );
+                            assert!(len <= most && first + elements <= len);
+                        } else if len <= most {
+                            // Below the byte limit the element check decides alone.
+                            assert!(
+                                !inside,
+                                "{element_bytes} B: {elements} from {first} in {len}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+}

@@ -418,9 +418,7 @@ impl<'a> TensorView<'a> {
     /// ```
     #[inline(always)]
     pub fn as_slice<T: Element>(&self) -> Result<&'a [T], AccessError> {
-        self.check_contiguous(false)?;
-        let start = self.slice_start::<T>()?;
-        Ok(self.slice_at(start))
+        self.contiguous_slice(false)
     }
 
     /// The elements as a slice in memory order: like [`as_slice`](Self::as_slice), but a
@@ -439,9 +437,7 @@ impl<'a> TensorView<'a> {
     /// # Ok(()) }
     /// ```
     pub fn as_slice_memory_order<T: Element>(&self) -> Result<&'a [T], AccessError> {
-        self.check_contiguous(true)?;
-        let start = self.slice_start::<T>()?;
-        Ok(self.slice_at(start))
+        self.contiguous_slice(true)
     }
 
     /// The element at `index` (one coordinate per dimension), read through the strides, with
@@ -581,17 +577,24 @@ impl<'a> TensorView<'a> {
         self.checked_start(self.data_ptr().cast::<T>().cast_const())
     }
 
-    /// Where a slice of the elements starts, after [`typed_ptr`](Self::typed_ptr)'s checks:
-    /// `data + byte_offset`, or for an empty tensor (whose `data` may be anything) a dangling,
-    /// aligned pointer, so that the slice needs no branch of its own.
+    /// The elements, after `check_contiguous(either_order)` and [`typed_ptr`](Self::typed_ptr)'s
+    /// checks. The slice starts at `data + byte_offset`, or for an empty tensor (whose `data` may
+    /// be anything) at a dangling, aligned pointer, so that it needs no branch of its own.
     #[inline(always)]
-    fn slice_start<T: Element>(&self) -> Result<*const T, AccessError> {
+    fn contiguous_slice<T: Element>(&self, either_order: bool) -> Result<&'a [T], AccessError> {
+        self.check_contiguous(either_order)?;
         let start = if self.meta.elements() == 0 {
             NonNull::<T>::dangling().as_ptr().cast_const()
         } else {
             self.data_ptr().cast::<T>().cast_const()
         };
-        self.checked_start(start)
+        let start = self.checked_start(start)?;
+        // SAFETY: `start` is non-NULL and aligned (dangling for an empty tensor; otherwise
+        // `data + byte_offset` of a non-empty tensor, whose `data` is non-NULL, checked aligned);
+        // the tensor is contiguous (checked above), of `T`'s dtype, and its `elements` elements are
+        // readable and unwritten for `'a` (`from_raw`'s contract); the byte size fits in `isize`
+        // (validated at import).
+        Ok(unsafe { slice::from_raw_parts(start, self.meta.elements()) })
     }
 
     /// Every check typed access makes except contiguity, for a first element at `start`:
@@ -652,17 +655,6 @@ impl<'a> TensorView<'a> {
     #[cold]
     fn dtype_mismatch<T: Element>(&self) -> AccessError {
         dtype_mismatch::<T>(self.tensor.dtype)
-    }
-
-    /// The contiguous elements at `start`, after `slice_start` and `check_contiguous`.
-    #[inline(always)]
-    fn slice_at<T>(&self, start: *const T) -> &'a [T] {
-        // SAFETY: `start` is non-NULL and aligned (`slice_start`: dangling for an empty tensor,
-        // otherwise `data + byte_offset` of a non-empty tensor, whose `data` is non-NULL); the
-        // tensor is contiguous, of `T`'s dtype, and its `elements` elements are readable and
-        // unwritten for `'a` (`from_raw`'s contract); the byte size fits in isize (validated at
-        // import).
-        unsafe { slice::from_raw_parts(start, self.meta.elements()) }
     }
 }
 

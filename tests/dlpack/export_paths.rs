@@ -65,16 +65,21 @@ fn a_row_major_export_agrees_with_the_same_export_given_its_strides() {
                 let strides = row_major(shape);
                 let (values, copy) = (vec![1.0f32; len], vec![1.0f32; len]);
                 let (base, copy_base) = (values.as_ptr(), copy.as_ptr());
-                let fast = Export::new(values, shape).first_element(first).finish();
-                let general = Export::new(copy, shape)
+                // Every other case read-only: the exclusive bit must agree too.
+                let read_only = (len ^ first) % 2 == 1;
+                let mut fast = Export::new(values, shape).first_element(first);
+                let mut general = Export::new(copy, shape)
                     .strides(&strides)
-                    .first_element(first)
-                    .finish();
+                    .first_element(first);
+                if read_only {
+                    (fast, general) = (fast.read_only(), general.read_only());
+                }
+                let (fast, general) = (fast.finish(), general.finish());
                 let case = format!("shape {shape:?} from {first} in {len}");
                 match (&fast, &general) {
                     (Ok(a), Ok(b)) => {
                         assert_eq!(seen(a, base), seen(b, copy_base), "{case}");
-                        // Both exports own the vector alone: writable.
+                        // Writable alike: both own the vector alone, unless read-only.
                         let (mut a, mut b) = (fast.unwrap(), general.unwrap());
                         assert_eq!(
                             a.as_mut_slice::<f32>().map(|s| s.len()),
