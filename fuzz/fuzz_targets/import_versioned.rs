@@ -161,8 +161,9 @@ fuzz_target!(|h: Header| {
 
 /// The row-major export's one pass (the shape checked while the dims are written, then the
 /// buffer) agrees with the same export given its row-major strides (validated as an import, then
-/// its reach checked): the same struct, or the same refusal (where `data + byte_offset`
-/// overflows, the first names the buffer and the second the offset: both refuse).
+/// its reach checked): the same struct, or the same refusal (where the tensor would reach past
+/// the end of the address space, the first names the buffer and the second, which validates
+/// first, the overflow: both refuse).
 fn check_export_paths(shape: &[i64], len: usize, first: usize) {
     use dlpack_abi::dlpack::{Export, ExportError, ImportError};
     let mut strides = vec![1i64; shape.len()];
@@ -192,7 +193,11 @@ fn check_export_paths(shape: &[i64], len: usize, first: usize) {
         }
         (
             Err(ExportError::OutsideBuffer { .. }),
-            Err(ExportError::Invalid(ImportError::ByteOffsetOverflow { .. })),
+            Err(ExportError::Invalid(
+                ImportError::ByteOffsetOverflow { .. }
+                | ImportError::StridesOverflow { .. }
+                | ImportError::AddressOverflow { .. },
+            )),
         ) => {}
         (Err(a), Err(b)) => assert_eq!(a, b),
         _ => panic!("the row-major export disagrees: {fast:?} against {general:?}"),
