@@ -48,12 +48,12 @@ pub(super) struct ElementRange {
 
 #[cfg(feature = "fast-path")]
 impl ElementRange {
-    /// Whether `elements` elements of `element_bytes` bytes from `first` lie in the buffer, for a
-    /// buffer of at most `isize::MAX` bytes; `false` for a longer one (the byte check decides).
+    /// Whether `elements` elements stored as `storage` from `first` lie in the buffer, for a
+    /// buffer whose bytes fit `isize` (`Storage::bytes_for`, the one home of that rule); `false`
+    /// for a longer one (the byte check decides).
     #[inline(always)]
-    fn holds(self, elements: usize, element_bytes: usize) -> bool {
-        // `element_bytes >= 1` for a whole-byte storage; `max` spares the division a zero.
-        self.len <= isize::MAX as usize / element_bytes.max(1)
+    fn holds(self, elements: usize, storage: validate::Storage) -> bool {
+        storage.bytes_for(self.len).is_some()
             && self
                 .first
                 .checked_add(elements)
@@ -230,24 +230,18 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
         if M::representable(description.flags).is_err() {
             return Err(self);
         }
-        let (shape, strides) = self.dims();
         let meta = validate::compact_meta_fast(
             shape_i64,
             storage,
             description.device,
             description.flags,
-            |dim, extent, stride| {
-                // SAFETY: `dim < ndim`: inside both arrays.
-                unsafe { shape.wrapping_add(dim).write(extent) };
-                // SAFETY: as above; `stride <= isize::MAX` once the shape is accepted.
-                unsafe { strides.wrapping_add(dim).write(stride as i64) };
-            },
+            self.dims_writer(),
         );
-        let (Some(meta), Some(element_bytes)) = (meta, storage.element_bytes()) else {
+        let Some(meta) = meta else {
             return Err(self);
         };
         // `meta.elements() >= 1`: no extent is 0.
-        if !buffer.holds(meta.elements(), element_bytes) {
+        if !buffer.holds(meta.elements(), storage) {
             return Err(self);
         }
         let header = self.write_header(description, false);
@@ -275,18 +269,12 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
         exclusive: bool,
     ) -> Result<ManagedTensor<M>, ExportError> {
         M::representable(description.flags)?;
-        let (shape, strides) = self.dims();
         let meta = validate::compact_meta(
             shape_i64,
             storage,
             description.device,
             description.flags,
-            |dim, extent, stride| {
-                // SAFETY: `dim < ndim`: inside both arrays.
-                unsafe { shape.wrapping_add(dim).write(extent) };
-                // SAFETY: as above; `stride <= isize::MAX` once the shape is accepted.
-                unsafe { strides.wrapping_add(dim).write(stride as i64) };
-            },
+            self.dims_writer(),
         )?;
         let meta = meta.with_exclusive(exclusive);
         if meta.elements() > 0 {
@@ -299,6 +287,20 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
         // `data` is non-NULL and every byte reached lies in the buffer (so no address
         // overflows).
         Ok(unsafe { ManagedTensor::from_validated(header, meta) })
+    }
+
+    /// Writes dimension `dim`'s extent and compact stride, for the compact passes
+    /// (`validate::compact_meta` and its fast path), which visit only `dim < ndim`, the dims'
+    /// room (their shape is the one `Placed::new` was given `ndim` for).
+    #[inline(always)]
+    fn dims_writer(&self) -> impl FnMut(usize, i64, usize) {
+        let (shape, strides) = self.dims();
+        move |dim, extent, stride| {
+            // SAFETY: `dim < ndim` (above): inside both arrays.
+            unsafe { shape.wrapping_add(dim).write(extent) };
+            // SAFETY: as above; `stride <= isize::MAX` once the shape is accepted.
+            unsafe { strides.wrapping_add(dim).write(stride as i64) };
+        }
     }
 
     /// The shape and strides arrays after the context.
@@ -399,13 +401,22 @@ unsafe fn destroy<M, O>(ctx: *mut Context<M, O>) {
 #[cfg(all(test, feature = "fast-path"))]
 mod tests {
     use super::ElementRange;
+    use crate::dlpack::validate::Storage;
+    use crate::raw::{kDLUInt, DLDataType, DLPackFlags};
 
     /// The element check against the byte check it stands for (`check_inside` over saturated
     /// byte lengths), at the edges: lengths at and past `isize::MAX` bytes, first elements that
     /// overflow, and ends at and past the buffer's.
     #[test]
     fn the_element_check_is_the_byte_check_where_it_answers() {
-        for element_bytes in [1usize, 2, 4, 8, 16] {
+        for element_bytes in [1u8, 2, 4, 8, 16] {
+            let dtype = DLDataType {
+                code: kDLUInt,
+                bits: 8 * element_bytes,
+                lanes: 1,
+            };
+            let storage = Storage::of(dtype, DLPackFlags::empty()).unwrap();
+            let element_bytes = usize::from(element_bytes);
             let most = isize::MAX as usize / element_bytes;
             let lens = [0, 1, 7, most - 1, most, most + 1, usize::MAX];
             let firsts = [0, 1, 6, most - 1, most, usize::MAX - 1, usize::MAX];
@@ -413,7 +424,7 @@ mod tests {
                 for first in firsts {
                     for elements in [1usize, 2, 7, most, usize::MAX] {
                         let range = ElementRange { first, len };
-                        let holds = range.holds(elements, element_bytes);
+                        let holds = range.holds(elements, storage);
                         // The byte check, as the general path makes it.
                         let bytes = |n: usize| n.saturating_mul(element_bytes) as i128;
                         let start = (first as u64).saturating_mul(element_bytes as u64) as i128;
