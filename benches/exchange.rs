@@ -1,6 +1,9 @@
 //! One DLPack exchange: export a `Vec<f32>` → hand the raw pointer over → import with full
 //! validation → typed slice → drop (the deleter frees the export). Measured for 1, 1 000,
-//! 1 000 000 and 100 000 000 elements against, in the same run:
+//! 1 000 000 and 100 000 000 elements, with the import that learns the element type at the slice
+//! (`dlpack-abi`: `VersionedTensor::from_raw`, then `as_slice::<f32>`) and with the one that
+//! knows it from the start (`dlpack-abi-typed`: `HostSlice::<f32>::from_raw`), against, in the
+//! same run:
 //!
 //! - `floor`: one heap allocation and free of the size of our export's allocation (managed struct,
 //!   context and the shape/strides arrays), the least any exporter that allocates must pay;
@@ -25,7 +28,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, BatchSize, BenchmarkId, Criterion};
-use dlpack_abi::dlpack::{Export, HostBuffer, HostMemory, VersionedTensor};
+use dlpack_abi::dlpack::{Export, HostBuffer, HostMemory, HostSlice, VersionedTensor};
 use dlpack_abi::raw::DLManagedTensorVersioned;
 
 #[path = "exchange/by_hand.rs"]
@@ -60,6 +63,15 @@ fn ours<B: HostBuffer<Element = f32>>(buffer: B, shape: &[i64]) {
     // SAFETY: a fresh export, handed over once.
     let tensor = unsafe { VersionedTensor::from_raw(black_box(raw)) }.unwrap();
     let values = tensor.view().as_slice::<f32>().unwrap();
+    black_box((values.as_ptr(), values.len()));
+}
+
+/// `ours` with the typed import: `HostSlice::from_raw` validates knowing the element type.
+#[inline(always)]
+fn ours_typed<B: HostBuffer<Element = f32>>(buffer: B, shape: &[i64]) {
+    let raw = Export::new(buffer, shape).finish().unwrap().into_raw();
+    // SAFETY: a fresh export, handed over once.
+    let values = unsafe { HostSlice::<f32>::from_raw(black_box(raw)) }.unwrap();
     black_box((values.as_ptr(), values.len()));
 }
 
@@ -122,6 +134,9 @@ fn exchange(c: &mut Criterion) {
         });
         group.bench_function(BenchmarkId::new("dlpack-abi", elements), |b| {
             b.iter(|| ours(lent, black_box(&shape)))
+        });
+        group.bench_function(BenchmarkId::new("dlpack-abi-typed", elements), |b| {
+            b.iter(|| ours_typed(lent, black_box(&shape)))
         });
         group.bench_function(BenchmarkId::new("by-hand", elements), |b| {
             b.iter(|| by_hand::exchange(lent, black_box(&shape)))

@@ -3,7 +3,9 @@
 //!
 //! Checks: no crash and no sanitizer report; the deleter runs exactly once whatever happens;
 //! validation's fast paths agree with full validation (and the export's compact fast path with
-//! both, and a row-major export with the same export given its strides); an accepted tensor satisfies the spec's rules (checked here independently, naively);
+//! both, and a row-major export with the same export given its strides), typed slices' with
+//! their general path, and the typed import (`HostSlice`) with the import and the slice; an
+//! accepted tensor satisfies the spec's rules (checked here independently, naively);
 //! and when the tensor's reachable bytes lie inside the buffer, every typed read is performed
 //! (so the sanitizer sees each address the crate computes).
 #![no_main]
@@ -12,7 +14,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use arbitrary::Arbitrary;
-use dlpack_abi::dlpack::{TensorDescription, TensorOwner, TensorView, VersionedTensor, MAX_NDIM};
+use dlpack_abi::dlpack::{
+    HostSlice, TensorDescription, TensorError, TensorOwner, TensorView, VersionedTensor, MAX_NDIM,
+};
 use dlpack_abi::raw::*;
 use libfuzzer_sys::fuzz_target;
 
@@ -140,15 +144,39 @@ fuzz_target!(|h: Header| {
         h.wild_byte_offset
             .map_or(usize::from(h.byte_offset % 8), |o| o as usize),
     );
+    // The typed import (`HostSlice`) of a twin header: its slice (start and length) or error,
+    // compared below with the import's `as_slice`. Its deleter runs once, here.
+    let before = DELETED.load(Ordering::SeqCst);
+    // SAFETY: `header` is live; the twin is a new box with the same fields.
+    let twin = Box::into_raw(Box::new(unsafe { header.read() }));
+    // SAFETY: the twin, handed over once; shape and strides hold MAX_NDIM values.
+    let typed = unsafe { HostSlice::<f32>::from_raw(twin) }
+        .map(|values| (values.as_ptr() as usize, values.len()));
+    assert_eq!(
+        DELETED.load(Ordering::SeqCst),
+        before + 1,
+        "the twin's deleter runs once"
+    );
+
     let before = DELETED.load(Ordering::SeqCst);
     // SAFETY: a live header handed over once; shape and strides hold MAX_NDIM values.
     match unsafe { VersionedTensor::from_raw(header) } {
         Ok(tensor) => {
             assert_eq!(DELETED.load(Ordering::SeqCst), before);
+            let sliced = tensor
+                .view()
+                .as_slice::<f32>()
+                .map(|values| (values.as_ptr() as usize, values.len()));
+            assert_eq!(
+                typed,
+                sliced.map_err(TensorError::from),
+                "HostSlice disagrees"
+            );
             check_accepted(&tensor.view(), version, &shape, base as usize);
             check_share(tensor, DLPackFlags::from_bits_retain(h.flags % 16));
         }
         Err(error) => {
+            assert_eq!(typed, Err(TensorError::from(error)), "HostSlice disagrees");
             let _ = error.to_string();
         }
     }
@@ -222,6 +250,8 @@ fn check_accepted(view: &TensorView<'_>, version: DLPackVersion, shape: &[i64], 
         assert!(n == 0 || version.minor < 2);
     }
     let _ = format!("{view:?}");
+    // The typed slices' fast path against their general path (pointers and lengths only).
+    dlpack_abi::dlpack::fuzzing::check_slice_paths(view);
 
     // Byte reach, naively, for whole-byte dtypes.
     let bits = i128::from(dtype.bits) * i128::from(dtype.lanes);

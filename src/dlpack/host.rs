@@ -9,7 +9,7 @@ use super::description::{checked_ndim, host_slice};
 #[cfg(feature = "fast-path")]
 use super::placed::ElementRange;
 use super::placed::Placed;
-use super::validate::Storage;
+use super::validate::ElementStorage;
 use super::{Element, ExportError, ManagedStruct, ManagedTensor};
 use crate::raw::DLPackFlags;
 
@@ -298,10 +298,17 @@ impl<'a, B: HostBuffer> Export<'a, B> {
                 len: memory.len,
             };
             // SAFETY: as for `finish_row_major` below; `buffer` is the description's buffer
-            // (`host_slice`) in elements of `STORAGE`'s bytes (the element's size, which
-            // `assert_size_matches` ties to its dtype).
+            // (`host_slice`) in elements of the element's storage (the element's size, which
+            // `assert_size_matches` ties to its dtype), memory that the buffer holds (its
+            // `HostBuffer` promise), so its bytes fit `usize`.
             match unsafe {
-                placed.try_finish_compact(&description, shape, Self::STORAGE, exclusive, buffer)
+                placed.try_finish_compact(
+                    &description,
+                    shape,
+                    ElementStorage::<B::Element>::STORAGE,
+                    exclusive,
+                    buffer,
+                )
             } {
                 Ok(tensor) => return Ok(tensor),
                 Err(placed) => placed,
@@ -321,18 +328,10 @@ impl<'a, B: HostBuffer> Export<'a, B> {
             )
         }
     }
-
-    /// How an element is stored: validation's own rule, evaluated at compile time (an export's
-    /// flags never make it padded).
-    const STORAGE: Storage = match Storage::of(<B::Element as Element>::DTYPE, DLPackFlags::empty())
-    {
-        Ok(storage) => storage,
-        Err(_) => panic!("an Element's dtype is valid"),
-    };
 }
 
 /// The row-major export of `len` elements at `start` in full: what the fast path leaves (a zero
-/// extent, a refusal, a buffer past `isize::MAX` bytes), out of line where there is one, and
+/// extent, a refusal, a buffer too short), out of line where there is one, and
 /// given the description's parts, so that the fast path keeps none of it in memory.
 ///
 /// # Safety
@@ -351,13 +350,13 @@ unsafe fn finish_row_major<M: ManagedStruct, B: HostBuffer>(
 ) -> Result<ManagedTensor<M>, ExportError> {
     let description = host_slice(start, len, shape, None, first_element).with_flags(flags);
     // SAFETY: no strides, and the dims have room for the shape (caller); the dtype is the
-    // element's, stored as `STORAGE`; `data` is non-NULL (a `HostBuffer` promise, caller).
+    // element's, stored as `ElementStorage` says; `data` is non-NULL (a `HostBuffer` promise, caller).
     // Exclusive: the buffer is the export's alone unless shared (then `READ_ONLY`, caller).
     unsafe {
         placed.finish_compact(
             &description,
             shape,
-            Export::<B>::STORAGE,
+            ElementStorage::<B::Element>::STORAGE,
             !flags.contains(DLPackFlags::READ_ONLY),
         )
     }

@@ -491,23 +491,38 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     #[inline(always)]
     pub(crate) unsafe fn check(ptr: NonNull<M>) -> Result<Meta, ImportError> {
         #[cfg(feature = "fast-path")]
-        {
-            // SAFETY: the caller hands over a live struct; `version` is in the permanent prefix.
-            let version = unsafe { M::version(ptr) };
-            if supported(version).is_ok() {
-                // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by
-                // the caller's contract, stays unwritten while we own it.
-                let tensor = unsafe { M::dl_tensor(ptr) };
-                // SAFETY: as above.
-                let flags = unsafe { M::flags(ptr) };
-                // SAFETY: `shape` and `strides` follow the rules validation needs (caller).
-                if let Some(meta) = unsafe { validate::accept_compact(tensor, version, flags) } {
-                    return Ok(meta);
-                }
+        // SAFETY: the caller's contract.
+        if let Some((tensor, version, flags)) = unsafe { Self::known_layout(ptr) } {
+            // SAFETY: `shape` and `strides` follow the rules validation needs (caller).
+            if let Some(meta) = unsafe { validate::accept_compact(tensor, version, flags) } {
+                return Ok(meta);
             }
         }
         // SAFETY: the caller's contract.
         unsafe { Self::check_in_full(ptr) }
+    }
+
+    /// A fast path's way into a struct: its tensor, version and flags where the version's layout
+    /// is known (major 1, or legacy); `None` for another major.
+    ///
+    /// # Safety
+    /// As for [`check`](Self::check); the tensor is borrowed for as long as the caller owns the
+    /// struct.
+    #[cfg(feature = "fast-path")]
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    pub(crate) unsafe fn known_layout<'a>(
+        ptr: NonNull<M>,
+    ) -> Option<(&'a DLTensor, Option<DLPackVersion>, DLPackFlags)> {
+        // SAFETY: the caller hands over a live struct; `version` is in the permanent prefix.
+        let version = unsafe { M::version(ptr) };
+        supported(version).ok()?;
+        // SAFETY: major 1 (or legacy): the whole struct has the layout we know and, by the
+        // caller's contract, stays unwritten while we own it.
+        let tensor = unsafe { M::dl_tensor(ptr) };
+        // SAFETY: as above.
+        let flags = unsafe { M::flags(ptr) };
+        Some((tensor, version, flags))
     }
 
     /// All of [`check`](Self::check), without its fast path: out of line where there is a fast
@@ -548,7 +563,7 @@ impl<M: ManagedStruct> ManagedTensor<M> {
     }
 
     /// What validation learnt about the tensor.
-    #[cfg(feature = "alloc")]
+    #[inline(always)]
     pub(crate) fn meta(&self) -> Meta {
         self.meta
     }

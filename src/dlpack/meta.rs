@@ -1,7 +1,12 @@
 //! What validation learns about a tensor: how one element is stored ([`Storage`], the element
 //! rule every size in the crate comes from) and the cached [`Meta`].
 
+#[cfg(any(feature = "alloc", feature = "fast-path", test, fuzzing))]
+use core::marker::PhantomData;
+
 use super::validate::Offset;
+#[cfg(any(feature = "alloc", feature = "fast-path", test, fuzzing))]
+use super::Element;
 use super::ImportError;
 use crate::raw::{
     kDLFloat4_e2m1fn, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn, DLDataType, DLDataTypeCode, DLDevice,
@@ -14,8 +19,8 @@ pub(crate) const KNOWN_FLAGS: DLPackFlags = DLPackFlags::READ_ONLY
     .union(DLPackFlags::IS_SUBBYTE_TYPE_PADDED);
 
 /// How one element is stored: a whole number of bytes, or packed sub-byte bits (little
-/// bit-endian). Kept in one `u32` (the high bit marks packed bits) so that [`Meta`] stays at 16
-/// bytes.
+/// bit-endian). Kept in one `u32` (the high bit marks packed bits), the high half of [`Meta`]'s
+/// word.
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 pub(crate) struct Storage(u32);
 
@@ -126,19 +131,35 @@ impl Storage {
     }
 }
 
+/// How an element of `T` is stored, computed at compile time by validation's rule
+/// ([`Storage::of`]). `T`'s size is a whole number of bytes (`assert_size_matches`), so no flag
+/// changes it.
+#[cfg(any(feature = "alloc", feature = "fast-path", test, fuzzing))]
+pub(crate) struct ElementStorage<T>(PhantomData<T>);
+
+#[cfg(any(feature = "alloc", feature = "fast-path", test, fuzzing))]
+impl<T: Element> ElementStorage<T> {
+    pub(crate) const STORAGE: Storage = match Storage::of(T::DTYPE, DLPackFlags::empty()) {
+        Ok(storage) => storage,
+        Err(_) => panic!("an Element's dtype is valid"),
+    };
+}
+
 /// What validation learnt about a tensor, cached in its owner so that views and typed access
 /// cost nothing: 16 bytes on 64-bit targets, and on 32-bit ones whose `u64` is 8-aligned (Arm;
 /// 12 on i686).
 ///
-/// The storage and the four facts share one `u64` ([`Meta::new`] computes it whole), so that a
-/// `Meta` is written with two full-width stores and read back with two loads: written field by
-/// field and read whole, as a merged `Result` is, it stalled store forwarding (issue 39).
+/// The storage and the facts share one `u64` ([`Meta::new`] computes it whole), so that a `Meta`
+/// is written with two full-width stores and read back with two loads (written field by field
+/// and read whole, as a merged `Result` is, it stalled store forwarding), and so that typed
+/// access asks all its facts with one masked compare ([`has_all`](Self::has_all)).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Meta {
     /// Product of the extents.
     elements: usize,
-    /// The `Meta::C_CONTIGUOUS`, ... bits in the low bits (tested with 32-bit immediates), the
-    /// [`Storage`] in the high 32.
+    /// The tensor's known flag bits as the flags have them (bits 0 to 2), the facts
+    /// (`Meta::C_CONTIGUOUS`, ...) in bits 3 to 6 (tested with 32-bit immediates), the
+    /// [`Storage`] in the high 32 bits (a register of its own on 32-bit targets).
     word: u64,
 }
 
@@ -146,16 +167,23 @@ pub(crate) struct Meta {
 static_assertions::assert_eq_size!(Meta, [u8; 16]);
 
 impl Meta {
+    /// The flag bits DLPack 1.3 defines, kept as the flags have them (so that a validation that
+    /// knows the flags are known ORs them in): `READ_ONLY` and `IS_COPIED` for
+    /// [`is_exclusive`](Self::is_exclusive), which an export may rewrite
+    /// ([`with_exclusive`](Self::with_exclusive)); `IS_SUBBYTE_TYPE_PADDED`, which the storage
+    /// already reflects.
+    const FLAGS: u64 = KNOWN_FLAGS.bits();
+    /// The two flag bits that say whether the consumer holds the memory alone.
+    const OWNERSHIP: u64 = DLPackFlags::READ_ONLY.union(DLPackFlags::IS_COPIED).bits();
     /// Row-major contiguous by NumPy's rule (extent-1 dimensions skipped; empty tensors are).
-    const C_CONTIGUOUS: u64 = 1;
+    pub(crate) const C_CONTIGUOUS: u64 = 1 << 3;
     /// Host-accessible memory and only known flags: typed access checks dtype and alignment only.
-    const READABLE: u64 = 1 << 1;
-    /// May be written through a safe `&mut`: marked `IS_COPIED` and not `READ_ONLY` (the spec's
-    /// "solely owned by the consumer"), or an export of a uniquely owned Rust buffer.
-    const EXCLUSIVE: u64 = 1 << 2;
+    pub(crate) const READABLE: u64 = 1 << 4;
+    /// At least one element: a typed slice starts at `data + byte_offset`, which must be aligned.
+    pub(crate) const NON_EMPTY: u64 = 1 << 5;
     /// Tracked by a borrow registry: its release hook hears when the owner stops holding the
     /// tensor (`ManagedTensor::track`).
-    const TRACKED: u64 = 1 << 3;
+    const TRACKED: u64 = 1 << 6;
 
     #[inline(always)]
     pub(crate) fn new(
@@ -165,18 +193,27 @@ impl Meta {
         device: DLDevice,
         flags: DLPackFlags,
     ) -> Self {
-        let ownership = flags & (DLPackFlags::IS_COPIED | DLPackFlags::READ_ONLY);
+        const _: () = assert!(Meta::FLAGS < Meta::C_CONTIGUOUS && Meta::TRACKED < 1 << 32);
         let readable = device.device_type.is_host_accessible() && KNOWN_FLAGS.contains(flags);
         let word = u64::from(storage.0) << 32
+            | flags.bits() & Self::FLAGS
             | bit(c_contiguous, Self::C_CONTIGUOUS)
             | bit(readable, Self::READABLE)
-            | bit(ownership == DLPackFlags::IS_COPIED, Self::EXCLUSIVE);
+            | bit(elements != 0, Self::NON_EMPTY);
         Self { elements, word }
     }
 
     #[inline(always)]
     fn has(&self, mask: u64) -> bool {
         self.word & mask != 0
+    }
+
+    /// Whether the tensor has every fact in `facts` (`Meta::C_CONTIGUOUS`, `Meta::READABLE`,
+    /// `Meta::NON_EMPTY`): one masked compare.
+    #[cfg(any(feature = "fast-path", test))]
+    #[inline(always)]
+    pub(crate) fn has_all(&self, facts: u64) -> bool {
+        self.word & facts == facts
     }
 
     #[inline(always)]
@@ -221,18 +258,21 @@ impl Meta {
         self.has(Self::READABLE)
     }
 
-    /// See [`Meta::EXCLUSIVE`].
+    /// May be written through a safe `&mut`: marked `IS_COPIED` and not `READ_ONLY` (the spec's
+    /// "solely owned by the consumer"), or an export of a uniquely owned Rust buffer.
     #[inline(always)]
     pub(crate) fn is_exclusive(&self) -> bool {
-        self.has(Self::EXCLUSIVE)
+        self.word & Self::OWNERSHIP == DLPackFlags::IS_COPIED.bits()
     }
 
     /// Sets whether this consumer holds the memory alone: an `Export` of a uniquely owned buffer
     /// does (unless `READ_ONLY`), a custom owner's export never does (its flags are a claim
     /// about what the consumer may do, not about who else holds the memory).
     #[cfg(feature = "alloc")]
-    pub(crate) fn with_exclusive(self, exclusive: bool) -> Self {
-        self.with(Self::EXCLUSIVE, exclusive)
+    pub(crate) fn with_exclusive(mut self, exclusive: bool) -> Self {
+        let bits = bit(exclusive, DLPackFlags::IS_COPIED.bits());
+        self.word = (self.word & !Self::OWNERSHIP) | bits;
+        self
     }
 
     /// See [`Meta::TRACKED`].

@@ -78,6 +78,7 @@ mod export;
 mod extent;
 #[cfg(feature = "alloc")]
 mod host;
+mod host_slice;
 mod lend;
 mod managed;
 mod meta;
@@ -106,6 +107,7 @@ pub use export::TensorOwner;
 pub use extent::MemoryExtent;
 #[cfg(feature = "alloc")]
 pub use host::{Export, HostBuffer, HostMemory};
+pub use host_slice::HostSlice;
 pub use lend::{BorrowedTensor, BorrowedTensorMut, DLTensorMut, DLTensorRef};
 pub use managed::{
     call_deleter, flagless_representable, LegacyTensor, ManagedStruct, ManagedTensor, Validated,

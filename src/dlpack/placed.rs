@@ -48,16 +48,15 @@ pub(super) struct ElementRange {
 
 #[cfg(feature = "fast-path")]
 impl ElementRange {
-    /// Whether `elements` elements stored as `storage` from `first` lie in the buffer, for a
-    /// buffer whose bytes fit `isize` (`Storage::bytes_for`, the one home of that rule); `false`
-    /// for a longer one (the byte check decides).
+    /// Whether `elements` elements from `first` lie in the buffer: `first + elements <= len`. For
+    /// memory that exists (its bytes fit `usize`, as `TensorDescription::elements` says) this is
+    /// the byte check `finish_compact` makes; that the tensor's own bytes fit `isize` is the
+    /// compact pass's bound (`compact_meta_fast`), not this check's.
     #[inline(always)]
-    fn holds(self, elements: usize, storage: validate::Storage) -> bool {
-        storage.bytes_for(self.len).is_some()
-            && self
-                .first
-                .checked_add(elements)
-                .is_some_and(|end| end <= self.len)
+    fn holds(self, elements: usize) -> bool {
+        self.first
+            .checked_add(elements)
+            .is_some_and(|end| end <= self.len)
     }
 }
 
@@ -208,15 +207,15 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
     }
 
     /// The export of a compact row-major description in one pass, for the common shape (every
-    /// extent at least 1) inside a buffer of at most `isize::MAX` bytes, checked in elements:
-    /// `buffer.first + elements <= buffer.len`, which is what the byte check of
-    /// [`finish_compact`](Self::finish_compact) decides there (no product saturates). `Err(self)`
-    /// for anything else, valid or not: `finish_compact` decides, and builds the error.
+    /// extent at least 1), its buffer checked in elements: `buffer.first + elements <=
+    /// buffer.len`, which is what the byte check of [`finish_compact`](Self::finish_compact)
+    /// decides for memory that exists (no product saturates). `Err(self)` for anything else,
+    /// valid or not: `finish_compact` decides, and builds the error.
     ///
     /// # Safety
     /// As for [`finish_compact`](Self::finish_compact), and `buffer` is the description's buffer
     /// in elements of `storage`'s size: its `data` the start, `byte_offset` the first element's,
-    /// and `len` the length (saturated to bytes).
+    /// and `len` the length (saturated to bytes), of memory that exists (its bytes fit `usize`).
     #[cfg(feature = "fast-path")]
     #[inline(always)]
     pub(super) unsafe fn try_finish_compact(
@@ -241,7 +240,7 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
             return Err(self);
         };
         // `meta.elements() >= 1`: no extent is 0.
-        if !buffer.holds(meta.elements(), storage) {
+        if !buffer.holds(meta.elements()) {
             return Err(self);
         }
         let header = self.write_header(description, false);
@@ -401,48 +400,31 @@ unsafe fn destroy<M, O>(ctx: *mut Context<M, O>) {
 #[cfg(all(test, feature = "fast-path"))]
 mod tests {
     use super::ElementRange;
-    use crate::dlpack::validate::Storage;
-    use crate::raw::{kDLUInt, DLDataType, DLPackFlags};
 
     /// The element check against the byte check it stands for (`check_inside` over saturated
-    /// byte lengths), at the edges: lengths at and past `isize::MAX` bytes, first elements that
-    /// overflow, and ends at and past the buffer's.
+    /// byte lengths), at the edges, for buffers whose bytes fit `usize` (memory that exists):
+    /// lengths at and past `isize::MAX` bytes, first elements that overflow, and ends at and past
+    /// the buffer's.
     #[test]
-    fn the_element_check_is_the_byte_check_where_it_answers() {
-        for element_bytes in [1u8, 2, 4, 8, 16] {
-            let dtype = DLDataType {
-                code: kDLUInt,
-                bits: 8 * element_bytes,
-                lanes: 1,
-            };
-            let storage = Storage::of(dtype, DLPackFlags::empty()).unwrap();
-            let element_bytes = usize::from(element_bytes);
+    fn the_element_check_is_the_byte_check_for_memory_that_exists() {
+        for element_bytes in [1usize, 2, 4, 8, 16] {
             let most = isize::MAX as usize / element_bytes;
-            let lens = [0, 1, 7, most - 1, most, most + 1, usize::MAX];
-            let firsts = [0, 1, 6, most - 1, most, usize::MAX - 1, usize::MAX];
+            let largest = usize::MAX / element_bytes;
+            let lens = [0, 1, 7, most - 1, most, most + 1, largest];
+            let firsts = [0, 1, 6, most - 1, most, largest, usize::MAX - 1, usize::MAX];
             for len in lens {
                 for first in firsts {
-                    for elements in [1usize, 2, 7, most, usize::MAX] {
-                        let range = ElementRange { first, len };
-                        let holds = range.holds(elements, storage);
+                    for elements in [1usize, 2, 7, most, largest, usize::MAX] {
+                        let holds = ElementRange { first, len }.holds(elements);
                         // The byte check, as the general path makes it.
                         let bytes = |n: usize| n.saturating_mul(element_bytes) as i128;
                         let start = (first as u64).saturating_mul(element_bytes as u64) as i128;
                         let end = start + elements as i128 * element_bytes as i128;
-                        let inside = end <= bytes(len);
-                        if holds {
-                            assert!(
-                                inside,
-                                "{element_bytes} B: {elements} from {first} in {len}"
-                            );
-                            assert!(len <= most && first + elements <= len);
-                        } else if len <= most {
-                            // Below the byte limit the element check decides alone.
-                            assert!(
-                                !inside,
-                                "{element_bytes} B: {elements} from {first} in {len}"
-                            );
-                        }
+                        assert_eq!(
+                            holds,
+                            end <= bytes(len),
+                            "{element_bytes} B: {elements} from {first} in {len}"
+                        );
                     }
                 }
             }

@@ -123,8 +123,10 @@ pub(super) fn install(hook: &'static ReleaseHook) -> Result<(), HookInstalled> {
     Err(HookInstalled(unsafe { &*current }))
 }
 
-/// Tells the installed hook that the tensor with `token` is no longer held.
-#[inline]
+/// Tells the installed hook that the tensor with `token` is no longer held. Cold: most tensors
+/// are not tracked, so that their drop falls through the check.
+#[cold]
+#[inline(never)]
 pub(super) fn released(token: usize) {
     let hook = HOOK.load(Ordering::Acquire);
     // SAFETY: NULL, or a `&'static ReleaseHook` stored by `install`: valid for the program's

@@ -13,6 +13,8 @@ use super::{ImportError, MAX_NDIM};
 use crate::raw::DLDevice;
 use crate::raw::{DLDataType, DLPackFlags, DLPackVersion, DLTensor};
 
+#[cfg(any(feature = "alloc", feature = "fast-path", test, fuzzing))]
+pub(crate) use super::meta::ElementStorage;
 pub(crate) use super::meta::{Meta, Storage, KNOWN_FLAGS};
 
 /// Returns the `len` values behind `ptr`, or an empty slice for `len == 0` (never a slice from
@@ -100,8 +102,8 @@ unsafe fn validate_out_of_line(
     unsafe { validate_general(t, version, flags) }
 }
 
-/// The common case, accepted in one pass with no error to build: `1 <= ndim <= MAX_NDIM`, an
-/// element of whole bytes, every extent at least 1, row-major strides (those of extent-1
+/// The common case, accepted in one pass with no error to build: `1 <= ndim <= MAX_NDIM`, only
+/// known flags, an element of whole bytes, every extent at least 1, row-major strides (those of extent-1
 /// dimensions too; or NULL ones where `version` allows them), non-NULL `data`, and
 /// `data + byte_offset` plus the bytes inside the address space. `None` for anything else, valid
 /// or not: [`validate_with`] decides. Where it accepts, it returns exactly what [`validate_with`]
@@ -120,13 +122,32 @@ pub(crate) unsafe fn accept_compact(
     version: Option<DLPackVersion>,
     flags: DLPackFlags,
 ) -> Option<Meta> {
+    // SAFETY: forwarded from the caller.
+    unsafe { accept_compact_with(t, version, flags, Storage::of_whole_bytes) }
+}
+
+/// [`accept_compact`] with its dtype rule given: `storage_of` returns the dtype's storage where
+/// it is of whole bytes and one the caller accepts (what `Storage::of` returns for it), `None`
+/// otherwise. A caller that knows its element type compares the dtype with one instruction
+/// (`HostSlice`).
+///
+/// # Safety
+/// As for [`validate`].
+#[cfg(any(feature = "fast-path", test, fuzzing))]
+#[inline(always)]
+pub(crate) unsafe fn accept_compact_with(
+    t: &DLTensor,
+    version: Option<DLPackVersion>,
+    flags: DLPackFlags,
+    storage_of: impl FnOnce(DLDataType) -> Option<Storage>,
+) -> Option<Meta> {
     // One range check on the `i32`, then a conversion that cannot fail.
     const _: () = assert!(MAX_NDIM <= i32::MAX as usize);
     if !(1..=MAX_NDIM as i32).contains(&t.ndim) || t.shape.is_null() {
         return None;
     }
     let n = usize::try_from(t.ndim).ok()?;
-    let storage = Storage::of_whole_bytes(t.dtype)?;
+    let storage = storage_of(t.dtype)?;
     let element_bytes = storage.element_bytes()?;
     // SAFETY: `shape` is non-NULL and `0 < n`: it points to `n` readable values (caller).
     let shape = unsafe { i64_array(t.shape, n) };
@@ -139,29 +160,17 @@ pub(crate) unsafe fn accept_compact(
         // SAFETY: a non-NULL `strides` points to `n` readable values (caller).
         Some(unsafe { i64_array(t.strides, n) })
     };
-    let elements = match strides {
-        // Each stride must be the next one's times the next extent, the last 1: the row-major
-        // strides, with those of extent-1 dimensions too (others take `validate_with`). Checked
-        // pair by pair, so that no product waits on another.
-        Some(strides) => {
-            if strides[n - 1] != 1 {
-                return None;
-            }
-            for dim in 1..n {
-                if strides[dim - 1] != row_major_step(shape[dim], strides[dim])? {
-                    return None;
-                }
-            }
-            row_major_step(shape[0], strides[0])?
+    // Each stride must be the product of the later extents, the last 1: the row-major strides,
+    // with those of extent-1 dimensions too (others take `validate_with`); NULL strides stand for
+    // them. One loop from the last dimension, entered at least once (`n >= 1`): a tensor of one
+    // dimension takes no branch.
+    let mut elements: i64 = 1;
+    for dim in (0..n).rev() {
+        if strides.map_or(elements, |strides| strides[dim]) != elements {
+            return None;
         }
-        None => {
-            let mut elements: i64 = 1;
-            for &extent in shape.iter().rev() {
-                elements = row_major_step(extent, elements)?;
-            }
-            elements
-        }
-    };
+        elements = row_major_step(shape[dim], elements)?;
+    }
     // An element is at most 31 bytes (248 bits): up to this many elements, the bytes fit in
     // `isize` (no multiply to check). One range check, which also finds a negative product.
     const MOST: i64 = (isize::MAX / 32) as i64;
@@ -173,7 +182,21 @@ pub(crate) unsafe fn accept_compact(
     let start = (t.data as usize).checked_add(usize::try_from(t.byte_offset).ok()?)?;
     // `byte_size >= 1`: the last byte must have an address.
     start.checked_add(byte_size - 1)?;
+    // Unknown flags (which only typed access refuses) take the general path, so that here the
+    // tensor is readable where its device is host memory.
+    if !KNOWN_FLAGS.contains(flags) {
+        return None;
+    }
     Some(Meta::new(elements, storage, true, t.device, flags))
+}
+
+/// The dtype rule of a caller that accepts one element type alone (`HostSlice`), for
+/// [`accept_compact_with`]: `T`'s storage for `T`'s dtype (one comparison), `None` for any other.
+#[cfg(any(feature = "fast-path", test, fuzzing))]
+#[inline(always)]
+pub(crate) fn element_rule<T: super::Element>(dtype: DLDataType) -> Option<Storage> {
+    let is_t = bytemuck::cast::<_, u32>(dtype) == bytemuck::cast::<_, u32>(T::DTYPE);
+    is_t.then_some(ElementStorage::<T>::STORAGE)
 }
 
 /// `stride * extent` for an extent of at least 1, when it fits in `i64`: the row-major stride of
@@ -705,6 +728,22 @@ pub mod fuzzing {
                 "accept_compact disagrees with full validation"
             );
         }
+        // The typed imports' rule (`HostSlice`), for two element types.
+        for accepted in [
+            // SAFETY: forwarded from the caller.
+            unsafe { accept_compact_with(t, version, flags, element_rule::<f32>) },
+            // SAFETY: forwarded from the caller.
+            unsafe { accept_compact_with(t, version, flags, element_rule::<u8>) },
+        ]
+        .into_iter()
+        .flatten()
+        {
+            assert_eq!(
+                Ok(accepted),
+                full,
+                "the typed rule disagrees with full validation"
+            );
+        }
         #[cfg(feature = "alloc")]
         if let (Ok(n), Ok(storage)) = (usize::try_from(t.ndim), Storage::of(t.dtype, flags)) {
             if n <= MAX_NDIM && (n == 0 || !t.shape.is_null()) {
@@ -727,6 +766,16 @@ pub mod fuzzing {
                 assert_eq!(exported, Ok(meta), "the export's fast path disagrees");
             }
         }
+    }
+
+    /// Panics unless `view`'s typed slices are the same from their fast path as from the general
+    /// one, for `u8`, `i16`, `f32`, `u64` and `i128` (nothing is read).
+    pub fn check_slice_paths(view: &crate::dlpack::TensorView<'_>) {
+        view.slice_paths_agree::<u8>();
+        view.slice_paths_agree::<i16>();
+        view.slice_paths_agree::<f32>();
+        view.slice_paths_agree::<u64>();
+        view.slice_paths_agree::<i128>();
     }
 }
 

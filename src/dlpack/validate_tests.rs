@@ -2,6 +2,7 @@
 //! with full validation.
 
 use super::*;
+use crate::dlpack::Element;
 use crate::raw::{
     kDLBool, kDLCPU, kDLCUDA, kDLFloat, kDLFloat4_e2m1fn, kDLFloat6_e2m3fn, kDLFloat6_e3m2fn,
     kDLInt, kDLUInt, DLDataType, DLDataTypeCode, DLDevice,
@@ -302,8 +303,9 @@ fn the_walk_agrees_with_an_exact_wide_walk() {
     );
 }
 
-/// `Meta` keeps the storage and its four facts in one word: each reads back as it was given,
-/// whatever the others are, a packed sub-byte storage too, and setting one fact leaves the rest.
+/// `Meta` keeps the storage and its facts in one word: each reads back as it was given,
+/// whatever the others are (a packed sub-byte storage and the widest one too), and setting one
+/// fact leaves the rest; `has_all` is the facts asked one by one.
 #[test]
 fn meta_keeps_each_fact_apart_in_its_one_word() {
     let cpu = DLDevice {
@@ -316,26 +318,43 @@ fn meta_keeps_each_fact_apart_in_its_one_word() {
     };
     let storages = [
         storage(kDLFloat, 64, u16::MAX),
+        storage(DLDataTypeCode(u8::MAX), u8::MAX, u16::MAX),
         storage(kDLUInt, 1, 1),
         storage(kDLFloat4_e2m1fn, 4, 1),
     ];
+    let facts = [Meta::C_CONTIGUOUS, Meta::READABLE, Meta::NON_EMPTY];
     for storage in storages {
-        for (c_contiguous, device, flags) in [
-            (true, cpu, DLPackFlags::IS_COPIED),
-            (false, cpu, DLPackFlags::IS_COPIED | DLPackFlags::READ_ONLY),
-            (true, cuda, DLPackFlags::empty()),
-            (false, cpu, DLPackFlags::from_bits_retain(1 << 40)),
+        for (elements, c_contiguous, device, flags) in [
+            (usize::MAX, true, cpu, DLPackFlags::IS_COPIED),
+            (
+                1,
+                false,
+                cpu,
+                DLPackFlags::IS_COPIED | DLPackFlags::READ_ONLY,
+            ),
+            (0, true, cuda, DLPackFlags::empty()),
+            (7, false, cpu, DLPackFlags::from_bits_retain(1 << 40 | 7)),
+            (0, false, cpu, DLPackFlags::READ_ONLY),
+            (3, true, cpu, DLPackFlags::IS_SUBBYTE_TYPE_PADDED),
         ] {
-            let meta = Meta::new(usize::MAX, storage, c_contiguous, device, flags);
-            assert_eq!(meta.elements(), usize::MAX);
+            let meta = Meta::new(elements, storage, c_contiguous, device, flags);
+            assert_eq!(meta.elements(), elements);
             assert_eq!(meta.storage(), storage, "the storage, packed flag included");
             assert_eq!(meta.is_c_contiguous(), c_contiguous);
             // Readable: host memory with only known flags.
             let readable = device == cpu && flags.bits() >> 40 == 0;
             assert_eq!(meta.is_readable(), readable);
             // Exclusive: a copy the consumer may write.
-            assert_eq!(meta.is_exclusive(), flags == DLPackFlags::IS_COPIED);
+            let exclusive = flags.bits() & 3 == DLPackFlags::IS_COPIED.bits();
+            assert_eq!(meta.is_exclusive(), exclusive);
             assert!(!meta.is_tracked());
+            let has = [c_contiguous, readable, elements != 0];
+            for asked in 0..8usize {
+                let is_asked = |i: &usize| asked & 1 << i != 0;
+                let mask = (0..3).filter(is_asked).fold(0, |mask, i| mask | facts[i]);
+                let holds = (0..3).filter(is_asked).all(|i| has[i]);
+                assert_eq!(meta.has_all(mask), holds, "{meta:?} asked {mask:#x}");
+            }
             for (tracked, exclusive) in [(true, false), (false, true), (true, true)] {
                 let changed = meta.with_tracked(tracked);
                 // `with_exclusive` exists for exports, which need `alloc`.
@@ -354,11 +373,11 @@ fn meta_keeps_each_fact_apart_in_its_one_word() {
                     (
                         changed.storage(),
                         changed.is_c_contiguous(),
-                        changed.is_readable()
+                        changed.is_readable(),
+                        changed.elements()
                     ),
-                    (storage, c_contiguous, readable)
+                    (storage, c_contiguous, readable, elements)
                 );
-                assert_eq!(changed.elements(), usize::MAX);
             }
         }
     }
@@ -504,7 +523,7 @@ fn the_fast_paths_agree_with_full_validation() {
         dtype(kDLUInt, 248, 1),
     ];
     let addresses = [0usize, 0x1000, usize::MAX / 2, usize::MAX - 64, usize::MAX];
-    let (mut accepted, mut contiguous, mut common) = (0, 0, 0);
+    let (mut accepted, mut contiguous, mut common, mut typed_common) = (0, 0, 0, 0);
     #[cfg_attr(not(feature = "alloc"), allow(unused_mut))]
     let mut exports_fast = 0;
     for _ in 0..cases {
@@ -521,6 +540,7 @@ fn the_fast_paths_agree_with_full_validation() {
             DLPackFlags::empty(),
             DLPackFlags::IS_SUBBYTE_TYPE_PADDED,
             DLPackFlags::IS_COPIED,
+            DLPackFlags::from_bits_retain(1 << 9),
         ]);
         let t = DLTensor {
             data: core::ptr::null_mut::<u8>()
@@ -555,6 +575,19 @@ fn the_fast_paths_agree_with_full_validation() {
             assert_eq!(Ok(meta), full, "{t:?} {shape:?} {strides:?}");
             common += 1;
         }
+        // The typed imports' rule (`HostSlice`): `f32` and `f64` alone.
+        for typed in [
+            // SAFETY: as above.
+            unsafe { accept_compact_with(&t, version, flags, element_rule::<f32>) },
+            // SAFETY: as above.
+            unsafe { accept_compact_with(&t, version, flags, element_rule::<f64>) },
+        ]
+        .into_iter()
+        .flatten()
+        {
+            assert_eq!(Ok(typed), full, "{t:?} {shape:?} {strides:?}");
+            typed_common += 1;
+        }
         if let Ok(meta) = fast {
             accepted += 1;
             contiguous += usize::from(meta.is_c_contiguous() && meta.elements() > 0);
@@ -583,7 +616,75 @@ fn the_fast_paths_agree_with_full_validation() {
         accepted > cases / 20
             && contiguous > cases / 50
             && (common > cases / 200 || cfg!(miri))
+            && (typed_common > cases / 400 || cfg!(miri))
             && (exports_fast > cases / 50 || !cfg!(feature = "alloc")),
-        "{accepted} {contiguous} {common} {exports_fast}"
+        "{accepted} {contiguous} {common} {typed_common} {exports_fast}"
     );
+}
+
+/// Typed slices: the common case's masked compare in `as_slice` (and `as_slice_memory_order`)
+/// returns what the general path returns, the same slice or the same refusal, for four element
+/// types asked of tensors that leave the common case one way each: another dtype, a device that
+/// is not host memory, a flag, a layout, a misaligned start, no element.
+#[test]
+fn the_slice_fast_path_agrees_with_the_general_path() {
+    use crate::dlpack::TensorView;
+    let buffer = [0u128; 8];
+    let base = buffer.as_ptr().cast::<u8>().cast_mut();
+    let layouts: [(&[i64], Option<&[i64]>); 6] = [
+        (&[3], None),
+        (&[2, 3], Some(&[3, 1])),
+        (&[2, 3], Some(&[1, 2])),
+        (&[3], Some(&[2])),
+        (&[0], None),
+        (&[2, 0], Some(&[1, 1])),
+    ];
+    let dtypes = [
+        f32::DTYPE,
+        u8::DTYPE,
+        i16::DTYPE,
+        f64::DTYPE,
+        dtype(kDLFloat, 32, 2),
+        dtype(kDLUInt, 4, 1),
+    ];
+    let devices = [kDLCPU, kDLCUDA];
+    let flags = [0, 1, 2, 3, 1 << 5].map(DLPackFlags::from_bits_retain);
+    let (mut fast, mut cases) = (0, 0);
+    for (shape, strides) in layouts {
+        for dtype in dtypes {
+            for device_type in devices {
+                for flags in flags {
+                    for byte_offset in [0, 1, 2, 4, 8] {
+                        let t = DLTensor {
+                            data: base.cast(),
+                            device: DLDevice {
+                                device_type,
+                                device_id: 0,
+                            },
+                            ndim: i32::try_from(shape.len()).unwrap(),
+                            dtype,
+                            shape: shape.as_ptr().cast_mut(),
+                            strides: strides
+                                .map_or(core::ptr::null_mut(), |s| s.as_ptr().cast_mut()),
+                            byte_offset,
+                        };
+                        let version = Some(DLPackVersion { major: 1, minor: 1 });
+                        // SAFETY: `shape` and `strides` hold `ndim` values.
+                        let meta = unsafe { validate(&t, version, flags) }.expect("valid");
+                        let view = TensorView::new(&t, meta, version, flags);
+                        cases += 1;
+                        fast += usize::from(view.slice_paths_agree::<f32>());
+                        fast += usize::from(view.slice_paths_agree::<u8>());
+                        fast += usize::from(view.slice_paths_agree::<i16>());
+                        fast += usize::from(view.slice_paths_agree::<f64>());
+                    }
+                }
+            }
+        }
+    }
+    // Non-empty slices (the fast path's): the two non-empty C-contiguous layouts, on the CPU,
+    // with known flags (4), of the dtype asked, at the offsets aligned for it (5 for `u8`, 4 for
+    // `i16`, 3 for `f32`, 2 for `f64`). Refusals or empty slices for the rest.
+    assert_eq!(cases, 6 * 6 * 2 * 5 * 5);
+    assert_eq!(fast, 2 * 4 * (5 + 4 + 3 + 2));
 }

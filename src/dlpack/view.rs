@@ -578,10 +578,55 @@ impl<'a> TensorView<'a> {
     }
 
     /// The elements, after `check_contiguous(either_order)` and [`typed_ptr`](Self::typed_ptr)'s
-    /// checks. The slice starts at `data + byte_offset`, or for an empty tensor (whose `data` may
-    /// be anything) at a dangling, aligned pointer, so that it needs no branch of its own.
+    /// checks: the common case ([`common_slice`](Self::common_slice)), or everything else and
+    /// every refusal out of line ([`contiguous_slice_in_full`](Self::contiguous_slice_in_full)),
+    /// which returns the same slice where the common case does (the unit test
+    /// `the_slice_fast_path_agrees_with_the_general_path` and the fuzz property
+    /// `check_slice_paths` check it).
     #[inline(always)]
     fn contiguous_slice<T: Element>(&self, either_order: bool) -> Result<&'a [T], AccessError> {
+        #[cfg(feature = "fast-path")]
+        if let Some(slice) = self.common_slice() {
+            return Ok(slice);
+        }
+        // By value: the copy is made on this cold path, so the view need not be in memory on the
+        // common one.
+        (*self).contiguous_slice_in_full(either_order)
+    }
+
+    /// The elements of a tensor in the common case, which typed slices accept without building an
+    /// error: C-contiguous, readable, at least one element (one masked compare), `T`'s dtype, and
+    /// aligned. `None` for anything else, which
+    /// [`contiguous_slice_in_full`](Self::contiguous_slice_in_full) decides.
+    #[cfg(feature = "fast-path")]
+    #[inline(always)]
+    pub(crate) fn common_slice<T: Element>(&self) -> Option<&'a [T]> {
+        super::element::assert_size_matches::<T>();
+        let start = self.data_ptr().cast::<T>().cast_const();
+        let facts = Meta::C_CONTIGUOUS | Meta::READABLE | Meta::NON_EMPTY;
+        if !self.meta.has_all(facts)
+            || !self.is_dtype_of::<T>()
+            || start as usize % align_of::<T>() != 0
+        {
+            return None;
+        }
+        // SAFETY: `start` is `data + byte_offset` of a non-empty tensor, so non-NULL (validated
+        // at import), and aligned (checked); the tensor is C-contiguous, readable (`has_all`) and
+        // of `T`'s dtype, and its `elements` elements are readable and unwritten for `'a`
+        // (`from_raw`'s contract); the byte size fits in `isize` (validated at import).
+        Some(unsafe { slice::from_raw_parts(start, self.meta.elements()) })
+    }
+
+    /// [`contiguous_slice`](Self::contiguous_slice) for every tensor: out of line where the
+    /// common case has its own path. The slice starts at `data + byte_offset`, or for an empty
+    /// tensor (whose `data` may be anything) at a dangling, aligned pointer, so that it needs no
+    /// branch of its own.
+    #[cfg_attr(feature = "fast-path", cold, inline(never))]
+    #[cfg_attr(not(feature = "fast-path"), inline(always))]
+    pub(crate) fn contiguous_slice_in_full<T: Element>(
+        self,
+        either_order: bool,
+    ) -> Result<&'a [T], AccessError> {
         self.check_contiguous(either_order)?;
         let start = if self.meta.elements() == 0 {
             NonNull::<T>::dangling().as_ptr().cast_const()
@@ -597,15 +642,29 @@ impl<'a> TensorView<'a> {
         Ok(unsafe { slice::from_raw_parts(start, self.meta.elements()) })
     }
 
+    /// Panics unless both typed slices of `T` ([`as_slice`](Self::as_slice) and
+    /// [`as_slice_memory_order`](Self::as_slice_memory_order)) are what the general path
+    /// returns, the same slice (start and length) or the same refusal; returns whether `as_slice`
+    /// gave a non-empty slice (which the fast path may have). For the unit test and the fuzz
+    /// property.
+    #[cfg(any(test, fuzzing))]
+    pub(crate) fn slice_paths_agree<T: Element>(&self) -> bool {
+        let parts = |slice: &[T]| (slice.as_ptr(), slice.len());
+        let general = self.contiguous_slice_in_full::<T>(false).map(parts);
+        assert_eq!(self.as_slice::<T>().map(parts), general, "{self:?}");
+        let either = self.contiguous_slice_in_full::<T>(true).map(parts);
+        let memory_order = self.as_slice_memory_order::<T>().map(parts);
+        assert_eq!(memory_order, either, "{self:?}");
+        general.is_ok_and(|(_, len)| len > 0)
+    }
+
     /// Every check typed access makes except contiguity, for a first element at `start`:
-    /// host-accessible memory, no unknown flags, `T::DTYPE == dtype`, and `start` aligned for
-    /// `T` (not checked for an empty tensor).
+    /// host-accessible memory, no unknown flags, `T::DTYPE == dtype`, and `start` aligned for `T`
+    /// (not checked for an empty tensor).
     #[inline(always)]
     fn checked_start<T: Element>(&self, start: *const T) -> Result<*const T, AccessError> {
         super::element::assert_size_matches::<T>();
-        // One 32-bit comparison for the dtype (code, bits, lanes).
-        let dtype: u32 = bytemuck::cast(self.tensor.dtype);
-        if !self.meta.is_readable() || dtype != bytemuck::cast::<_, u32>(T::DTYPE) {
+        if !self.meta.is_readable() || !self.is_dtype_of::<T>() {
             return Err(refusal::<T>(
                 self.tensor.device,
                 self.flags,
@@ -620,6 +679,12 @@ impl<'a> TensorView<'a> {
             });
         }
         Ok(start)
+    }
+
+    /// Whether the dtype is `T`'s: one 32-bit comparison (code, bits, lanes).
+    #[inline(always)]
+    fn is_dtype_of<T: Element>(&self) -> bool {
+        bytemuck::cast::<_, u32>(self.tensor.dtype) == bytemuck::cast::<_, u32>(T::DTYPE)
     }
 
     /// Refuses a dtype other than `T`'s: the one dtype rule of typed access, for callers that

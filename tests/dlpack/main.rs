@@ -15,6 +15,7 @@ mod export;
 #[cfg(feature = "alloc")]
 mod export_paths;
 mod extent;
+mod host_slice;
 mod import;
 mod raw;
 mod soundness;
