@@ -34,6 +34,7 @@ use crate::raw::DLManagedTensorVersioned;
 ///
 /// // Another element type: refused, and the deleter has run.
 /// let raw = Export::new(vec![1u8, 2], &[2]).finish()?.into_raw();
+/// // SAFETY: as above.
 /// let error = unsafe { HostSlice::<f32>::from_raw(raw) }.unwrap_err();
 /// assert!(matches!(error, TensorError::Access(AccessError::DtypeMismatch { .. })));
 /// # }
@@ -82,6 +83,7 @@ impl<T: Element, M: ManagedStruct> HostSlice<T, M> {
     ///
     /// // Every other element: valid, but not one slice.
     /// let raw = Export::new(vec![1i32, 2, 3], &[2]).strides(&[2]).finish()?.into_raw();
+    /// // SAFETY: as above.
     /// let error = unsafe { HostSlice::<i32>::from_raw(raw) }.unwrap_err();
     /// assert_eq!(error, TensorError::Access(AccessError::NotContiguous));
     /// # }
@@ -152,6 +154,7 @@ impl<T: Element, M: ManagedStruct> HostSlice<T, M> {
     /// use dlpack_abi::dlpack::{Export, HostSlice};
     ///
     /// let raw = Export::new(vec![0.5f64; 4], &[2, 2]).finish()?.into_raw();
+    /// // SAFETY: a live tensor, handed over once.
     /// let values = unsafe { HostSlice::<f64>::from_raw(raw) }?;
     /// assert_eq!(values.as_slice(), [0.5; 4]);
     /// # }
@@ -174,6 +177,7 @@ impl<T: Element, M: ManagedStruct> HostSlice<T, M> {
     /// use dlpack_abi::dlpack::{Export, HostSlice};
     ///
     /// let raw = Export::new(vec![1u8; 6], &[3, 2]).finish()?.into_raw();
+    /// // SAFETY: a live tensor, handed over once.
     /// let values = unsafe { HostSlice::<u8>::from_raw(raw) }?;
     /// assert_eq!(values.tensor().view().shape(), [3, 2]);
     /// # }
@@ -191,6 +195,7 @@ impl<T: Element, M: ManagedStruct> HostSlice<T, M> {
     /// use dlpack_abi::dlpack::{Export, HostSlice};
     ///
     /// let raw = Export::new(vec![1u8, 2], &[2]).finish()?.into_raw();
+    /// // SAFETY: a live tensor, handed over once.
     /// let tensor = unsafe { HostSlice::<u8>::from_raw(raw) }?.into_tensor();
     /// assert_eq!(tensor.view().as_slice::<u8>()?, [1, 2]);
     /// # }
@@ -203,8 +208,7 @@ impl<T: Element, M: ManagedStruct> HostSlice<T, M> {
 
 /// The fast path of [`HostSlice::from_raw`]: the import's common case ([`accept_compact_with`])
 /// with `T`'s dtype as the only element accepted (`element_rule`, one comparison), then the typed
-/// slice's common
-/// case ([`TensorView::common_slice`]). `None` for anything else, valid or not:
+/// slice's common case ([`TensorView::common_slice`]). `None` for anything else, valid or not:
 /// [`HostSlice::from_raw_in_full`] decides. Where it accepts, it returns what the full path
 /// returns: both halves return what the general paths return (the fuzz properties
 /// `check_fast_paths` and `check_slice_paths` check them).

@@ -139,9 +139,18 @@ pub(crate) struct ElementStorage<T>(PhantomData<T>);
 
 #[cfg(any(feature = "alloc", feature = "fast-path", test, fuzzing))]
 impl<T: Element> ElementStorage<T> {
-    pub(crate) const STORAGE: Storage = match Storage::of(T::DTYPE, DLPackFlags::empty()) {
-        Ok(storage) => storage,
-        Err(_) => panic!("an Element's dtype is valid"),
+    /// The storage, or `None` where `T::DTYPE` is not a valid dtype (a user's `Element` may
+    /// declare one).
+    pub(crate) const VALID: Option<Storage> = match Storage::of(T::DTYPE, DLPackFlags::empty()) {
+        Ok(storage) => Some(storage),
+        Err(_) => None,
+    };
+
+    /// The storage, for an export: one of elements of an invalid dtype does not compile.
+    #[cfg(feature = "alloc")]
+    pub(crate) const STORAGE: Storage = match Self::VALID {
+        Some(storage) => storage,
+        None => panic!("an exported Element's dtype is valid"),
     };
 }
 
@@ -157,7 +166,9 @@ impl<T: Element> ElementStorage<T> {
 pub(crate) struct Meta {
     /// Product of the extents.
     elements: usize,
-    /// The tensor's known flag bits as the flags have them (bits 0 to 2), the facts
+    /// The ownership bits, as the flags have them unless an export rewrote them
+    /// ([`with_exclusive`](Self::with_exclusive); read only through
+    /// [`is_exclusive`](Self::is_exclusive)) and `IS_SUBBYTE_TYPE_PADDED` (bits 0 to 2), the facts
     /// (`Meta::C_CONTIGUOUS`, ...) in bits 3 to 6 (tested with 32-bit immediates), the
     /// [`Storage`] in the high 32 bits (a register of its own on 32-bit targets).
     word: u64,

@@ -214,8 +214,9 @@ impl<M: ManagedStruct, O: Send + 'static> Placed<M, O> {
     ///
     /// # Safety
     /// As for [`finish_compact`](Self::finish_compact), and `buffer` is the description's buffer
-    /// in elements of `storage`'s size: its `data` the start, `byte_offset` the first element's,
-    /// and `len` the length (saturated to bytes), of memory that exists (its bytes fit `usize`).
+    /// in elements of `storage`'s size: `first` the index of the tensor's first element (whose
+    /// bytes `byte_offset` counts), `len` the buffer's length in elements, memory that exists
+    /// (its bytes fit `usize`).
     #[cfg(feature = "fast-path")]
     #[inline(always)]
     pub(super) unsafe fn try_finish_compact(

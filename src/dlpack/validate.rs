@@ -40,7 +40,7 @@ pub(crate) fn ndim(t: &DLTensor) -> usize {
 }
 
 /// Validates `t` (`version` is `None` for a legacy tensor). The common case (non-empty,
-/// row-major, whole-byte elements) is accepted by [`accept_compact`], which builds no error;
+/// row-major, whole-byte elements, only known flags) is accepted by [`accept_compact`], which builds no error;
 /// everything else, and every refusal, goes through [`validate_with`] out of line, whose
 /// contiguous tensors take a fast path for their reach. `validate_full` is the same validation
 /// with neither fast path.
@@ -127,8 +127,9 @@ pub(crate) unsafe fn accept_compact(
 }
 
 /// [`accept_compact`] with its dtype rule given: `storage_of` returns the dtype's storage where
-/// it is of whole bytes and one the caller accepts (what `Storage::of` returns for it), `None`
-/// otherwise. A caller that knows its element type compares the dtype with one instruction
+/// the caller accepts the dtype (what `Storage::of` returns for it, under any flags), `None`
+/// otherwise; elements not of whole bytes, or of more than 31 bytes, are left to the general
+/// path here. A caller that knows its element type compares the dtype with one instruction
 /// (`HostSlice`).
 ///
 /// # Safety
@@ -149,6 +150,12 @@ pub(crate) unsafe fn accept_compact_with(
     let n = usize::try_from(t.ndim).ok()?;
     let storage = storage_of(t.dtype)?;
     let element_bytes = storage.element_bytes()?;
+    // The element-count bound below holds for elements of at most 31 bytes: larger ones (many
+    // lanes) take the general path. Both rules' storages are known to be small or constant here,
+    // so the check folds away.
+    if element_bytes > MOST_ELEMENT_BYTES {
+        return None;
+    }
     // SAFETY: `shape` is non-NULL and `0 < n`: it points to `n` readable values (caller).
     let shape = unsafe { i64_array(t.shape, n) };
     let strides = if t.strides.is_null() {
@@ -171,9 +178,9 @@ pub(crate) unsafe fn accept_compact_with(
         }
         elements = row_major_step(shape[dim], elements)?;
     }
-    // An element is at most 31 bytes (248 bits): up to this many elements, the bytes fit in
+    // An element is at most 31 bytes (checked above): up to this many elements, the bytes fit in
     // `isize` (no multiply to check). One range check, which also finds a negative product.
-    const MOST: i64 = (isize::MAX / 32) as i64;
+    const MOST: i64 = (isize::MAX / (MOST_ELEMENT_BYTES as isize + 1)) as i64;
     if !(1..=MOST).contains(&elements) || t.data.is_null() {
         return None;
     }
@@ -190,13 +197,24 @@ pub(crate) unsafe fn accept_compact_with(
     Some(Meta::new(elements, storage, true, t.device, flags))
 }
 
+/// The largest element, in bytes, that [`accept_compact_with`] takes: the widest one-lane
+/// element (248 bits), so that [`Storage::of_whole_bytes`]'s are all taken.
+#[cfg(any(feature = "fast-path", test, fuzzing))]
+const MOST_ELEMENT_BYTES: usize = 31;
+
 /// The dtype rule of a caller that accepts one element type alone (`HostSlice`), for
-/// [`accept_compact_with`]: `T`'s storage for `T`'s dtype (one comparison), `None` for any other.
+/// [`accept_compact_with`]: `T`'s storage for `T`'s dtype (one comparison), `None` for any other,
+/// and for every dtype where `T::DTYPE` is not a valid dtype (a user's `Element` may declare one:
+/// the general path refuses the tensor then).
 #[cfg(any(feature = "fast-path", test, fuzzing))]
 #[inline(always)]
 pub(crate) fn element_rule<T: super::Element>(dtype: DLDataType) -> Option<Storage> {
     let is_t = bytemuck::cast::<_, u32>(dtype) == bytemuck::cast::<_, u32>(T::DTYPE);
-    is_t.then_some(ElementStorage::<T>::STORAGE)
+    if is_t {
+        ElementStorage::<T>::VALID
+    } else {
+        None
+    }
 }
 
 /// `stride * extent` for an extent of at least 1, when it fits in `i64`: the row-major stride of
@@ -700,84 +718,8 @@ fn is_contiguous(shape: &[i64], strides: &[i64], order: Order) -> bool {
 /// not part of the API.
 #[cfg(fuzzing)]
 #[doc(hidden)]
-pub mod fuzzing {
-    use super::*;
-
-    /// Panics unless validation with its fast path returns exactly what full validation returns,
-    /// and, for a tensor with compact row-major (or NULL) strides that validation accepts, unless
-    /// the export's `compact_meta` computes the same result from the shape alone.
-    ///
-    /// # Safety
-    /// As for `validate`: `shape` and `strides` (when non-NULL) point to `ndim` readable values
-    /// when `0 < ndim <= MAX_NDIM`.
-    pub unsafe fn check_fast_paths(
-        t: &DLTensor,
-        version: Option<DLPackVersion>,
-        flags: DLPackFlags,
-    ) {
-        // SAFETY: forwarded from the caller.
-        let fast = unsafe { validate(t, version, flags) };
-        // SAFETY: forwarded from the caller.
-        let full = unsafe { validate_full(t, version, flags) };
-        assert_eq!(fast, full, "the fast path disagrees with full validation");
-        // SAFETY: forwarded from the caller.
-        if let Some(accepted) = unsafe { accept_compact(t, version, flags) } {
-            assert_eq!(
-                Ok(accepted),
-                full,
-                "accept_compact disagrees with full validation"
-            );
-        }
-        // The typed imports' rule (`HostSlice`), for two element types.
-        for accepted in [
-            // SAFETY: forwarded from the caller.
-            unsafe { accept_compact_with(t, version, flags, element_rule::<f32>) },
-            // SAFETY: forwarded from the caller.
-            unsafe { accept_compact_with(t, version, flags, element_rule::<u8>) },
-        ]
-        .into_iter()
-        .flatten()
-        {
-            assert_eq!(
-                Ok(accepted),
-                full,
-                "the typed rule disagrees with full validation"
-            );
-        }
-        #[cfg(feature = "alloc")]
-        if let (Ok(n), Ok(storage)) = (usize::try_from(t.ndim), Storage::of(t.dtype, flags)) {
-            if n <= MAX_NDIM && (n == 0 || !t.shape.is_null()) {
-                // SAFETY: `shape` points to `n` values (caller).
-                let shape = unsafe { i64_array(t.shape, n) };
-                export_fast_path_agrees(shape, storage, t.device, flags);
-            }
-        }
-        #[cfg(feature = "alloc")]
-        if let Ok(meta) = fast {
-            // SAFETY: validated: `shape` (and `strides`) hold `ndim` values.
-            let shape = unsafe { i64_array(t.shape, ndim(t)) };
-            let compact = t.strides.is_null() || {
-                // SAFETY: as above.
-                let strides = unsafe { i64_array(t.strides, ndim(t)) };
-                (0..shape.len()).all(|dim| strides[dim] == row_major_stride(shape, dim))
-            };
-            if compact {
-                let exported = compact_meta(shape, meta.storage(), t.device, flags, |_, _, _| {});
-                assert_eq!(exported, Ok(meta), "the export's fast path disagrees");
-            }
-        }
-    }
-
-    /// Panics unless `view`'s typed slices are the same from their fast path as from the general
-    /// one, for `u8`, `i16`, `f32`, `u64` and `i128` (nothing is read).
-    pub fn check_slice_paths(view: &crate::dlpack::TensorView<'_>) {
-        view.slice_paths_agree::<u8>();
-        view.slice_paths_agree::<i16>();
-        view.slice_paths_agree::<f32>();
-        view.slice_paths_agree::<u64>();
-        view.slice_paths_agree::<i128>();
-    }
-}
+#[path = "validate_fuzzing.rs"]
+pub mod fuzzing;
 
 /// Panics unless [`compact_meta_fast`], where it answers, returns what the full pass returns and
 /// leaves the same strides visited; returns whether it answered. For the fuzz property and the

@@ -655,7 +655,15 @@ impl<'a> TensorView<'a> {
         let either = self.contiguous_slice_in_full::<T>(true).map(parts);
         let memory_order = self.as_slice_memory_order::<T>().map(parts);
         assert_eq!(memory_order, either, "{self:?}");
-        general.is_ok_and(|(_, len)| len > 0)
+        let non_empty = general.is_ok_and(|(_, len)| len > 0);
+        // The common case answers for every non-empty C-contiguous slice, and for nothing else.
+        #[cfg(feature = "fast-path")]
+        assert_eq!(
+            self.common_slice::<T>().map(parts),
+            general.ok().filter(|_| non_empty),
+            "{self:?}"
+        );
+        non_empty
     }
 
     /// Every check typed access makes except contiguity, for a first element at `start`:
@@ -949,3 +957,7 @@ impl<T> fmt::Debug for ElementsMut<'_, T> {
             .finish()
     }
 }
+
+#[cfg(test)]
+#[path = "view_tests.rs"]
+mod tests;

@@ -3,7 +3,7 @@
 //! counted on every path.
 
 use dlpack_abi::dlpack::{
-    AccessError, HostSlice, ImportError, LegacyTensor, TensorError, VersionedTensor,
+    AccessError, Element, HostSlice, ImportError, LegacyTensor, TensorError, VersionedTensor,
 };
 use dlpack_abi::raw::*;
 
@@ -219,4 +219,90 @@ fn an_empty_tensor_is_an_empty_slice_whatever_its_data() {
     assert!(slice.is_empty());
     drop(slice);
     assert_eq!(f.calls(), 1);
+}
+
+/// A user's element of 16 `f32` lanes: 64 bytes, wider than any one-lane dtype.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(transparent)]
+struct Lanes16([f32; 16]);
+// SAFETY: an array of `f32`s: no padding, every bit pattern valid.
+unsafe impl bytemuck::Zeroable for Lanes16 {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Lanes16 {}
+impl dlpack_abi::dlpack::Element for Lanes16 {
+    const DTYPE: DLDataType = DLDataType {
+        code: kDLFloat,
+        bits: 32,
+        lanes: 16,
+    };
+}
+
+/// A user's element whose dtype is not valid: an FP6 code with 8 bits.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[repr(transparent)]
+struct Fp6In8(u8);
+// SAFETY: a byte.
+unsafe impl bytemuck::Zeroable for Fp6In8 {}
+// SAFETY: as above.
+unsafe impl bytemuck::Pod for Fp6In8 {}
+impl dlpack_abi::dlpack::Element for Fp6In8 {
+    const DTYPE: DLDataType = DLDataType {
+        code: kDLFloat6_e2m3fn,
+        bits: 8,
+        lanes: 1,
+    };
+}
+
+/// `HostSlice::<T>::from_raw` against `from_raw` then `as_slice::<T>` on twin fixtures: the same
+/// slice or the same error, and one deleter call each.
+fn agrees<T: dlpack_abi::dlpack::Element + PartialEq + core::fmt::Debug>(
+    make: impl Fn() -> Fixture,
+) -> bool {
+    let (mut typed, mut general) = (make(), make());
+    // SAFETY: live structs, handed over once; shape and strides hold `ndim` values.
+    let slice = unsafe { HostSlice::<T>::from_raw(typed.versioned()) };
+    let tensor = unsafe { VersionedTensor::from_raw(general.versioned()) };
+    let expected = tensor
+        .map_err(TensorError::from)
+        .and_then(|t| Ok(t.view().as_slice::<T>()?.to_vec()));
+    assert_eq!(slice.as_ref().map(|s| s.to_vec()).map_err(|e| *e), expected);
+    let accepted = slice.is_ok();
+    drop(slice);
+    assert_eq!((typed.calls(), general.calls()), (1, 1));
+    accepted
+}
+
+#[test]
+fn a_wide_user_element_is_sized_as_the_general_path_sizes_it() {
+    // Elements whose 64 bytes each overflow `isize` together: refused alike.
+    let most = isize::MAX as i64 / 32;
+    for extent in [most, isize::MAX as i64 / 64 + 1] {
+        let wide = || {
+            let mut f = Fixture::f32(&[32]);
+            f.dl.dtype = Lanes16::DTYPE;
+            f.set_shape(&[extent]);
+            f.set_strides(&[1]);
+            f
+        };
+        assert!(!agrees::<Lanes16>(wide), "{extent}");
+    }
+    // Two of them, which fit: accepted alike.
+    let two = || {
+        let mut f = Fixture::f32(&[32]);
+        f.dl.dtype = Lanes16::DTYPE;
+        f.set_shape(&[2]);
+        f.set_strides(&[1]);
+        f
+    };
+    assert!(agrees::<Lanes16>(two));
+}
+
+#[test]
+fn a_user_element_of_an_invalid_dtype_is_refused_as_the_general_path_refuses_it() {
+    let fp6 = || {
+        let mut f = Fixture::new(&[1u8, 2, 3], Fp6In8::DTYPE, &[3]);
+        f.dl.dtype = Fp6In8::DTYPE;
+        f
+    };
+    assert!(!agrees::<Fp6In8>(fp6));
 }
