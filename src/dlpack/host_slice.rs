@@ -230,7 +230,7 @@ unsafe fn accept_slice<T: Element, M: ManagedStruct>(
 ) -> Option<HostSlice<T, M>> {
     use super::validate::{accept_compact_with, element_rule};
     // SAFETY: `shape` and `strides` follow the rules validation needs (caller).
-    let meta = unsafe { accept_compact_with(tensor, version, flags, element_rule::<T>) }?;
+    let meta = unsafe { accept_compact_with(tensor, version, flags, element_rule::<T>, true) }?;
     let start = super::TensorView::new(tensor, meta, version, flags)
         .common_slice::<T>()
         .map(|values| NonNull::from(values).cast::<T>())?;

@@ -204,8 +204,28 @@ impl Meta {
         device: DLDevice,
         flags: DLPackFlags,
     ) -> Self {
+        let readable = Self::readable(device, flags);
+        Self::with_facts(elements, storage, c_contiguous, readable, flags)
+    }
+
+    /// Whether typed access may read a tensor on `device` with `flags`: host-accessible memory
+    /// and only known flags (the [`READABLE`](Self::READABLE) fact).
+    #[inline(always)]
+    pub(crate) fn readable(device: DLDevice, flags: DLPackFlags) -> bool {
+        device.device_type.is_host_accessible() && KNOWN_FLAGS.contains(flags)
+    }
+
+    /// [`new`](Self::new) given `readable` (what [`readable`](Self::readable) returns for the
+    /// tensor's device and flags), for a fast path that has asked already.
+    #[inline(always)]
+    pub(crate) fn with_facts(
+        elements: usize,
+        storage: Storage,
+        c_contiguous: bool,
+        readable: bool,
+        flags: DLPackFlags,
+    ) -> Self {
         const _: () = assert!(Meta::FLAGS < Meta::C_CONTIGUOUS && Meta::TRACKED < 1 << 32);
-        let readable = device.device_type.is_host_accessible() && KNOWN_FLAGS.contains(flags);
         let word = u64::from(storage.0) << 32
             | flags.bits() & Self::FLAGS
             | bit(c_contiguous, Self::C_CONTIGUOUS)

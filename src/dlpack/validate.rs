@@ -123,14 +123,15 @@ pub(crate) unsafe fn accept_compact(
     flags: DLPackFlags,
 ) -> Option<Meta> {
     // SAFETY: forwarded from the caller.
-    unsafe { accept_compact_with(t, version, flags, Storage::of_whole_bytes) }
+    unsafe { accept_compact_with(t, version, flags, Storage::of_whole_bytes, false) }
 }
 
 /// [`accept_compact`] with its dtype rule given: `storage_of` returns the dtype's storage where
 /// the caller accepts the dtype (what `Storage::of` returns for it, under any flags), `None`
 /// otherwise; elements not of whole bytes, or of more than 31 bytes, are left to the general
 /// path here. A caller that knows its element type compares the dtype with one instruction
-/// (`HostSlice`).
+/// (`HostSlice`). With `readable_only`, a tensor that typed access may not read (not host
+/// memory) is left to the general path too, so that the caller knows the fact.
 ///
 /// # Safety
 /// As for [`validate`].
@@ -141,6 +142,7 @@ pub(crate) unsafe fn accept_compact_with(
     version: Option<DLPackVersion>,
     flags: DLPackFlags,
     storage_of: impl FnOnce(DLDataType) -> Option<Storage>,
+    readable_only: bool,
 ) -> Option<Meta> {
     // One range check on the `i32`, then a conversion that cannot fail.
     const _: () = assert!(MAX_NDIM <= i32::MAX as usize);
@@ -194,7 +196,11 @@ pub(crate) unsafe fn accept_compact_with(
     if !KNOWN_FLAGS.contains(flags) {
         return None;
     }
-    Some(Meta::new(elements, storage, true, t.device, flags))
+    let readable = Meta::readable(t.device, flags);
+    if readable_only && !readable {
+        return None;
+    }
+    Some(Meta::with_facts(elements, storage, true, readable, flags))
 }
 
 /// The largest element, in bytes, that [`accept_compact_with`] takes: the widest one-lane

@@ -27,9 +27,9 @@ pub unsafe fn check_fast_paths(t: &DLTensor, version: Option<DLPackVersion>, fla
     // The typed imports' rule (`HostSlice`), for two element types.
     for accepted in [
         // SAFETY: forwarded from the caller.
-        unsafe { accept_compact_with(t, version, flags, element_rule::<f32>) },
+        unsafe { accept_compact_with(t, version, flags, element_rule::<f32>, true) },
         // SAFETY: forwarded from the caller.
-        unsafe { accept_compact_with(t, version, flags, element_rule::<u8>) },
+        unsafe { accept_compact_with(t, version, flags, element_rule::<u8>, true) },
     ]
     .into_iter()
     .flatten()

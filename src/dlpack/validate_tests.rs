@@ -579,9 +579,9 @@ fn the_fast_paths_agree_with_full_validation() {
         // The typed imports' rule (`HostSlice`): `f32` and `f64` alone.
         for typed in [
             // SAFETY: as above.
-            unsafe { accept_compact_with(&t, version, flags, element_rule::<f32>) },
+            unsafe { accept_compact_with(&t, version, flags, element_rule::<f32>, true) },
             // SAFETY: as above.
-            unsafe { accept_compact_with(&t, version, flags, element_rule::<f64>) },
+            unsafe { accept_compact_with(&t, version, flags, element_rule::<f64>, true) },
         ]
         .into_iter()
         .flatten()

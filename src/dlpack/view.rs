@@ -610,10 +610,14 @@ impl<'a> TensorView<'a> {
         {
             return None;
         }
-        // SAFETY: `start` is `data + byte_offset` of a non-empty tensor, so non-NULL (validated
-        // at import), and aligned (checked); the tensor is C-contiguous, readable (`has_all`) and
-        // of `T`'s dtype, and its `elements` elements are readable and unwritten for `'a`
-        // (`from_raw`'s contract); the byte size fits in `isize` (validated at import).
+        // SAFETY: `start` is `data + byte_offset` of a non-empty tensor: validation found `data`
+        // non-NULL and the sum without wrap-around. (What `from_raw_parts` below needs anyway;
+        // said here, it spares the caller's `Option` a test of the pointer.)
+        unsafe { core::hint::assert_unchecked(!start.is_null()) };
+        // SAFETY: `start` is non-NULL (above) and aligned (checked); the tensor is C-contiguous,
+        // readable (`has_all`) and of `T`'s dtype, and its `elements` elements are readable and
+        // unwritten for `'a` (`from_raw`'s contract); the byte size fits in `isize` (validated at
+        // import).
         Some(unsafe { slice::from_raw_parts(start, self.meta.elements()) })
     }
 
