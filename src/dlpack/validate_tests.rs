@@ -617,7 +617,7 @@ fn the_fast_paths_agree_with_full_validation() {
         accepted > cases / 20
             && contiguous > cases / 50
             && (common > cases / 200 || cfg!(miri))
-            && (typed_common > cases / 400 || cfg!(miri))
+            && (typed_common > cases / 1000 || cfg!(miri))
             && (exports_fast > cases / 50 || !cfg!(feature = "alloc")),
         "{accepted} {contiguous} {common} {typed_common} {exports_fast}"
     );

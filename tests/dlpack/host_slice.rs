@@ -229,7 +229,7 @@ struct Lanes16([f32; 16]);
 unsafe impl bytemuck::Zeroable for Lanes16 {}
 // SAFETY: as above.
 unsafe impl bytemuck::Pod for Lanes16 {}
-impl dlpack_abi::dlpack::Element for Lanes16 {
+impl Element for Lanes16 {
     const DTYPE: DLDataType = DLDataType {
         code: kDLFloat,
         bits: 32,
@@ -245,7 +245,7 @@ struct Fp6In8(u8);
 unsafe impl bytemuck::Zeroable for Fp6In8 {}
 // SAFETY: as above.
 unsafe impl bytemuck::Pod for Fp6In8 {}
-impl dlpack_abi::dlpack::Element for Fp6In8 {
+impl Element for Fp6In8 {
     const DTYPE: DLDataType = DLDataType {
         code: kDLFloat6_e2m3fn,
         bits: 8,
@@ -255,9 +255,7 @@ impl dlpack_abi::dlpack::Element for Fp6In8 {
 
 /// `HostSlice::<T>::from_raw` against `from_raw` then `as_slice::<T>` on twin fixtures: the same
 /// slice or the same error, and one deleter call each.
-fn agrees<T: dlpack_abi::dlpack::Element + PartialEq + core::fmt::Debug>(
-    make: impl Fn() -> Fixture,
-) -> bool {
+fn agrees<T: Element + PartialEq + core::fmt::Debug>(make: impl Fn() -> Fixture) -> bool {
     let (mut typed, mut general) = (make(), make());
     // SAFETY: live structs, handed over once; shape and strides hold `ndim` values.
     let slice = unsafe { HostSlice::<T>::from_raw(typed.versioned()) };
