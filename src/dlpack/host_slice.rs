@@ -111,7 +111,7 @@ impl<T: Element, M: ManagedStruct> HostSlice<T, M> {
     /// As for [`from_raw`](Self::from_raw).
     #[cfg_attr(feature = "fast-path", cold, inline(never))]
     #[cfg_attr(not(feature = "fast-path"), inline(always))]
-    pub(crate) unsafe fn from_raw_in_full(ptr: NonNull<M>) -> Result<Self, TensorError> {
+    unsafe fn from_raw_in_full(ptr: NonNull<M>) -> Result<Self, TensorError> {
         // SAFETY: the caller's contract. On error the deleter has run.
         let tensor = unsafe { ManagedTensor::from_raw(ptr.as_ptr()) }?;
         // On error the tensor is dropped here: its deleter runs.
