@@ -158,9 +158,9 @@ impl<T: Element> ElementStorage<T> {
 /// cost nothing: 16 bytes on 64-bit targets, and on 32-bit ones whose `u64` is 8-aligned (Arm;
 /// 12 on i686).
 ///
-/// The storage and the facts share one `u64` ([`Meta::new`] computes it whole), so that a `Meta`
-/// is written with two full-width stores and read back with two loads (written field by field
-/// and read whole, as a merged `Result` is, it stalled store forwarding), and so that typed
+/// The storage and the facts share one `u64` ([`Meta::with_facts`] computes it whole), so that a
+/// `Meta` is written with two full-width stores and read back with two loads (written field by
+/// field and read whole, as a merged `Result` is, it stalled store forwarding), and so that typed
 /// access asks all its facts with one masked compare ([`has_all`](Self::has_all)).
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Meta {
@@ -274,7 +274,7 @@ impl Meta {
 
     #[inline(always)]
     pub(crate) fn storage(&self) -> Storage {
-        // The high 32 bits (`new`).
+        // The high 32 bits (`with_facts`).
         Storage((self.word >> 32) as u32)
     }
 

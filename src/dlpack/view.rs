@@ -610,9 +610,11 @@ impl<'a> TensorView<'a> {
         {
             return None;
         }
-        // SAFETY: `start` is `data + byte_offset` of a non-empty tensor: validation found `data`
-        // non-NULL and the sum without wrap-around. (What `from_raw_parts` below needs anyway;
-        // said here, it spares the caller's `Option` a test of the pointer.)
+        // SAFETY: `start` is `data + byte_offset` of a non-empty tensor, and every `Meta` is what
+        // validation returns (or, through `from_validated`, would return) for its tensor:
+        // validation refuses a non-empty tensor whose `data` is NULL or whose start wraps
+        // around. (What `from_raw_parts` below needs anyway; said here, it spares the caller's
+        // `Option` a test of the pointer.)
         unsafe { core::hint::assert_unchecked(!start.is_null()) };
         // SAFETY: `start` is non-NULL (above) and aligned (checked); the tensor is C-contiguous,
         // readable (`has_all`) and of `T`'s dtype, and its `elements` elements are readable and
@@ -735,9 +737,10 @@ impl<'a> TensorView<'a> {
     }
 }
 
-/// Why `typed_ptr` refused before the alignment check. Takes the fields by value, so that the
-/// view need not be in memory on the path that does not refuse; inlined, so that a caller that
-/// maps errors to codes keeps only the checks (on small targets).
+/// Why `typed_ptr` refused before the alignment check (the `READABLE` fact is `Meta::readable`'s
+/// rule; this only picks which error names it). Takes the fields by value, so that the view need
+/// not be in memory on the path that does not refuse; inlined, so that a caller that maps errors
+/// to codes keeps only the checks (on small targets).
 #[inline]
 fn refusal<T: Element>(device: DLDevice, flags: DLPackFlags, found: DLDataType) -> AccessError {
     if !device.device_type.is_host_accessible() {

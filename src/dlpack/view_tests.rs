@@ -7,13 +7,13 @@ fn dtype(code: crate::raw::DLDataTypeCode, bits: u8, lanes: u16) -> DLDataType {
     DLDataType { code, bits, lanes }
 }
 
+/// The byte offsets of the tensors' start: aligned for some element types and not others.
+const OFFSETS: [u64; 5] = [0, 1, 2, 4, 8];
+
 /// Typed slices: the common case's masked compare in `as_slice` (and `as_slice_memory_order`)
 /// returns what the general path returns, the same slice or the same refusal, for four element
 /// types asked of tensors that leave the common case one way each: another dtype, a device that
 /// is not host memory, a flag, a layout, a misaligned start, no element.
-/// The byte offsets of the tensors' start: aligned for some element types and not others.
-const OFFSETS: [u64; 5] = [0, 1, 2, 4, 8];
-
 #[test]
 fn the_slice_fast_path_agrees_with_the_general_path() {
     let buffer = [0u128; 8];
