@@ -155,6 +155,13 @@ impl Element for Bool8 {
     const DTYPE: DLDataType = scalar(crate::raw::kDLBool, 8);
 }
 
+/// Whether `dtype` is `T`'s: typed access's and the typed import's one dtype rule, compared as
+/// one `u32` (code, bits and lanes).
+#[inline(always)]
+pub(crate) fn is_dtype_of<T: Element>(dtype: DLDataType) -> bool {
+    bytemuck::cast::<_, u32>(dtype) == bytemuck::cast::<_, u32>(T::DTYPE)
+}
+
 /// Fails to compile (when instantiated) unless `size_of::<T>()` matches `T::DTYPE`: what makes
 /// `Element` safe to implement. Called by typed access and by export.
 pub(crate) fn assert_size_matches<T: Element>() {

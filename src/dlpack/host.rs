@@ -331,8 +331,8 @@ impl<'a, B: HostBuffer> Export<'a, B> {
 }
 
 /// The row-major export of `len` elements at `start` in full: what the fast path leaves (a zero
-/// extent, a refusal, a buffer too short), out of line where there is one, and
-/// given the description's parts, so that the fast path keeps none of it in memory.
+/// extent, a refusal, a buffer too short), out of line where there is one, and given the
+/// description's parts, so that the fast path keeps none of it in memory.
 ///
 /// # Safety
 /// `placed` has room for `shape.len()` dims; `start` and `len` are what its owner's
@@ -350,8 +350,9 @@ unsafe fn finish_row_major<M: ManagedStruct, B: HostBuffer>(
 ) -> Result<ManagedTensor<M>, ExportError> {
     let description = host_slice(start, len, shape, None, first_element).with_flags(flags);
     // SAFETY: no strides, and the dims have room for the shape (caller); the dtype is the
-    // element's, stored as `ElementStorage` says; `data` is non-NULL (a `HostBuffer` promise, caller).
-    // Exclusive: the buffer is the export's alone unless shared (then `READ_ONLY`, caller).
+    // element's, stored as `ElementStorage` says; `data` is non-NULL (a `HostBuffer` promise,
+    // caller). Exclusive: the buffer is the export's alone unless shared (then `READ_ONLY`,
+    // caller).
     unsafe {
         placed.finish_compact(
             &description,

@@ -400,33 +400,48 @@ unsafe fn destroy<M, O>(ctx: *mut Context<M, O>) {
 
 #[cfg(all(test, feature = "fast-path"))]
 mod tests {
-    use super::ElementRange;
+    use core::ptr::NonNull;
 
-    /// The element check against the byte check it stands for (`check_inside` over saturated
-    /// byte lengths), at the edges, for buffers whose bytes fit `usize` (memory that exists):
-    /// lengths at and past `isize::MAX` bytes, first elements that overflow, and ends at and past
-    /// the buffer's.
+    use super::{check_inside, ElementRange, TensorDescription};
+    use crate::dlpack::Element;
+    use crate::raw::{kDLCPU, DLDevice};
+
+    /// The element check against the byte check it stands for, as the general path makes it
+    /// (`TensorDescription::elements`' saturated byte fields, then `check_inside`), at the edges,
+    /// for buffers whose bytes fit `usize` (memory that exists): lengths at and past `isize::MAX`
+    /// bytes, first elements that overflow, and ends at and past the buffer's.
     #[test]
     fn the_element_check_is_the_byte_check_for_memory_that_exists() {
-        for element_bytes in [1usize, 2, 4, 8, 16] {
-            let most = isize::MAX as usize / element_bytes;
-            let largest = usize::MAX / element_bytes;
-            let lens = [0, 1, 7, most - 1, most, most + 1, largest];
-            let firsts = [0, 1, 6, most - 1, most, largest, usize::MAX - 1, usize::MAX];
-            for len in lens {
-                for first in firsts {
-                    for elements in [1usize, 2, 7, most, largest, usize::MAX] {
-                        let holds = ElementRange { first, len }.holds(elements);
-                        // The byte check, as the general path makes it.
-                        let bytes = |n: usize| n.saturating_mul(element_bytes) as i128;
-                        let start = (first as u64).saturating_mul(element_bytes as u64) as i128;
-                        let end = start + elements as i128 * element_bytes as i128;
-                        assert_eq!(
-                            holds,
-                            end <= bytes(len),
-                            "{element_bytes} B: {elements} from {first} in {len}"
-                        );
-                    }
+        agree::<u8>();
+        agree::<u16>();
+        agree::<f32>();
+        agree::<u64>();
+        agree::<u128>();
+    }
+
+    fn agree<T: Element>() {
+        let element_bytes = core::mem::size_of::<T>();
+        let cpu = DLDevice {
+            device_type: kDLCPU,
+            device_id: 0,
+        };
+        let most = isize::MAX as usize / element_bytes;
+        let largest = usize::MAX / element_bytes;
+        let lens = [0, 1, 7, most - 1, most, most + 1, largest];
+        let firsts = [0, 1, 6, most - 1, most, largest, usize::MAX - 1, usize::MAX];
+        for len in lens {
+            for first in firsts {
+                let start = NonNull::<T>::dangling().as_ptr();
+                let description = TensorDescription::elements(start, len, cpu, &[], first);
+                for elements in [1usize, 2, 7, most, largest, usize::MAX] {
+                    let holds = ElementRange { first, len }.holds(elements);
+                    let first_byte = i128::from(description.byte_offset);
+                    let end = first_byte + elements as i128 * element_bytes as i128;
+                    assert_eq!(
+                        holds,
+                        check_inside(first_byte, end, description.len).is_ok(),
+                        "{element_bytes} B: {elements} from {first} in {len}"
+                    );
                 }
             }
         }

@@ -40,10 +40,10 @@ pub(crate) fn ndim(t: &DLTensor) -> usize {
 }
 
 /// Validates `t` (`version` is `None` for a legacy tensor). The common case (non-empty,
-/// row-major, whole-byte elements, only known flags) is accepted by [`accept_compact`], which builds no error;
-/// everything else, and every refusal, goes through [`validate_with`] out of line, whose
-/// contiguous tensors take a fast path for their reach. `validate_full` is the same validation
-/// with neither fast path.
+/// row-major, whole-byte elements, only known flags) is accepted by [`accept_compact`], which
+/// builds no error; everything else, and every refusal, goes through [`validate_with`] out of
+/// line, whose contiguous tensors take a fast path for their reach. `validate_full` is the same
+/// validation with neither fast path.
 ///
 /// # Safety
 /// `t.shape` (when `0 < ndim <= MAX_NDIM`) and `t.strides` (when non-NULL and likewise) point to
@@ -103,8 +103,8 @@ unsafe fn validate_out_of_line(
 }
 
 /// The common case, accepted in one pass with no error to build: `1 <= ndim <= MAX_NDIM`, only
-/// known flags, an element of whole bytes, every extent at least 1, row-major strides (those of extent-1
-/// dimensions too; or NULL ones where `version` allows them), non-NULL `data`, and
+/// known flags, an element of whole bytes, every extent at least 1, row-major strides (those of
+/// extent-1 dimensions too; or NULL ones where `version` allows them), non-NULL `data`, and
 /// `data + byte_offset` plus the bytes inside the address space. `None` for anything else, valid
 /// or not: [`validate_with`] decides. Where it accepts, it returns exactly what [`validate_with`]
 /// returns (unit tests and the fuzz property `check_fast_paths` check it).
@@ -204,9 +204,10 @@ pub(crate) unsafe fn accept_compact_with(
 }
 
 /// The largest element, in bytes, that [`accept_compact_with`] takes: the widest one-lane
-/// element (248 bits), so that [`Storage::of_whole_bytes`]'s are all taken.
+/// element (`u8::MAX` bits, whole bytes: 31), so that [`Storage::of_whole_bytes`]'s are all
+/// taken.
 #[cfg(any(feature = "fast-path", test, fuzzing))]
-const MOST_ELEMENT_BYTES: usize = 31;
+const MOST_ELEMENT_BYTES: usize = u8::MAX as usize / 8;
 
 /// The dtype rule of a caller that accepts one element type alone (`HostSlice`), for
 /// [`accept_compact_with`]: `T`'s storage for `T`'s dtype (one comparison), `None` for any other,
@@ -215,8 +216,7 @@ const MOST_ELEMENT_BYTES: usize = 31;
 #[cfg(any(feature = "fast-path", test, fuzzing))]
 #[inline(always)]
 pub(crate) fn element_rule<T: super::Element>(dtype: DLDataType) -> Option<Storage> {
-    let is_t = bytemuck::cast::<_, u32>(dtype) == bytemuck::cast::<_, u32>(T::DTYPE);
-    if is_t {
+    if super::element::is_dtype_of::<T>(dtype) {
         ElementStorage::<T>::VALID
     } else {
         None

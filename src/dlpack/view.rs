@@ -695,10 +695,10 @@ impl<'a> TensorView<'a> {
         Ok(start)
     }
 
-    /// Whether the dtype is `T`'s: one 32-bit comparison (code, bits, lanes).
+    /// Whether the dtype is `T`'s (`element::is_dtype_of`, the one rule).
     #[inline(always)]
     fn is_dtype_of<T: Element>(&self) -> bool {
-        bytemuck::cast::<_, u32>(self.tensor.dtype) == bytemuck::cast::<_, u32>(T::DTYPE)
+        super::element::is_dtype_of::<T>(self.tensor.dtype)
     }
 
     /// Refuses a dtype other than `T`'s: the one dtype rule of typed access, for callers that
@@ -724,7 +724,7 @@ impl<'a> TensorView<'a> {
     /// ```
     #[inline(always)]
     pub fn check_dtype<T: Element>(&self) -> Result<(), AccessError> {
-        if self.tensor.dtype == T::DTYPE {
+        if self.is_dtype_of::<T>() {
             Ok(())
         } else {
             Err(self.dtype_mismatch::<T>())

@@ -304,3 +304,22 @@ fn a_user_element_of_an_invalid_dtype_is_refused_as_the_general_path_refuses_it(
     };
     assert!(!agrees::<Fp6In8>(fp6));
 }
+
+#[test]
+fn the_same_memory_handed_out_twice_is_two_shared_slices_each_deleted_once() {
+    // A producer may export the same memory twice: two headers over one buffer, both held at
+    // once. `HostSlice` lends only `&[T]`, so both may read; each header's deleter runs once.
+    let mut f = Fixture::f32(&[2, 3]);
+    let mut twin = Fixture::f32(&[2, 3]);
+    twin.dl.data = f.dl.data;
+    // SAFETY: live structs, each handed over once; the memory is only read.
+    let a = unsafe { HostSlice::<f32>::from_raw(f.versioned()) }.unwrap();
+    let b = unsafe { HostSlice::<f32>::from_raw(twin.versioned()) }.unwrap();
+    assert_eq!(a.as_ptr(), b.as_ptr());
+    assert_eq!(*a, *b);
+    drop(a);
+    assert_eq!((f.calls(), twin.calls()), (1, 0));
+    assert_eq!(b.iter().sum::<f32>(), 15.0);
+    drop(b);
+    assert_eq!((f.calls(), twin.calls()), (1, 1));
+}

@@ -90,3 +90,27 @@ fn another_hook_is_refused_and_leaves_the_tensor_untracked() {
     drop((first, second));
     assert_eq!(heard(), [token]);
 }
+
+#[test]
+fn a_tracked_tensor_read_as_a_host_slice_is_reported_once_when_the_slice_is_dropped() {
+    use dlpack_abi::dlpack::HostSlice;
+    let mut tracked = tensor();
+    let token = tracked.token();
+    tracked.track(&HOOK).unwrap();
+    let values = HostSlice::<f32>::from_tensor(tracked)
+        .map_err(|(_, e)| e)
+        .unwrap();
+    assert_eq!(*values, [1.0, 2.0, 3.0]);
+    assert_eq!(heard(), []);
+    drop(values);
+    assert_eq!(heard(), [token]);
+    // Refused: the tensor comes back still tracked, and is reported when it is dropped.
+    let mut tracked = tensor();
+    let token = tracked.token();
+    tracked.track(&HOOK).unwrap();
+    let (back, _) = HostSlice::<u8>::from_tensor(tracked).unwrap_err();
+    assert!(back.is_tracked());
+    assert_eq!(heard(), []);
+    drop(back);
+    assert_eq!(heard(), [token]);
+}
